@@ -1,0 +1,20 @@
+//! schedperf: kube-scheduler's scheduling cycle on a data-oriented core, for benchmarking.
+//!
+//! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
+
+pub mod agent;
+pub mod api;
+pub mod binder;
+pub mod cache;
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod framework;
+pub mod gate;
+pub mod plugins;
+pub mod queue;
+pub mod report;
+pub mod snapshot;
+pub mod stats;
+pub mod workload;
