@@ -1,1 +1,7 @@
-//! (in progress)
+//! The scheduling engine: sampling, the parallel filter and score passes, host selection.
+
+pub mod cycle;
+pub mod sampling;
+
+pub use cycle::{CycleResult, Diagnosis, Engine, NodeFailure, ScoreTable};
+pub use sampling::num_feasible_nodes_to_find;

@@ -1,1 +1,105 @@
-//! (in progress)
+//! The scheduling framework: extension-point interfaces, statuses, cycle state, and a profile's
+//! plugin instances wired to their extension points.
+
+pub mod plugin;
+pub mod status;
+
+use std::sync::Arc;
+
+pub use plugin::{default_normalize_score, CycleCx, CycleState, Plugin, PreFilterResult, MAX_NODE_SCORE};
+pub use status::{Code, Reject, Status};
+
+use crate::config::Profile;
+use crate::plugins::{build_plugin, CompiledArgs};
+use crate::snapshot::Interner;
+
+/// Index of a plugin instance within a [`Framework`].
+pub type PluginId = usize;
+
+/// A profile's plugins, instantiated once each and listed per extension point in execution order.
+pub struct Framework {
+    pub scheduler_name: String,
+    pub percentage_of_nodes_to_score: Option<i32>,
+    pub plugins: Vec<Arc<dyn Plugin>>,
+    pub pre_enqueue: Vec<PluginId>,
+    pub queue_sort: Vec<PluginId>,
+    pub pre_filter: Vec<PluginId>,
+    pub filter: Vec<PluginId>,
+    pub post_filter: Vec<PluginId>,
+    pub pre_score: Vec<PluginId>,
+    /// Score plugins with their weights.
+    pub score: Vec<(PluginId, i64)>,
+    pub reserve: Vec<PluginId>,
+    pub permit: Vec<PluginId>,
+    pub pre_bind: Vec<PluginId>,
+    pub bind: Vec<PluginId>,
+    pub post_bind: Vec<PluginId>,
+}
+
+impl Framework {
+    /// Instantiates `profile`'s plugins. The profile was validated when the config was loaded, so an
+    /// error here is an unknown plugin name that validation let through.
+    pub fn new(profile: &Profile, compiled: &CompiledArgs, interner: &mut Interner) -> Result<Self, String> {
+        let mut fw = Framework {
+            scheduler_name: profile.scheduler_name.clone(),
+            percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
+            plugins: Vec::new(),
+            pre_enqueue: Vec::new(),
+            queue_sort: Vec::new(),
+            pre_filter: Vec::new(),
+            filter: Vec::new(),
+            post_filter: Vec::new(),
+            pre_score: Vec::new(),
+            score: Vec::new(),
+            reserve: Vec::new(),
+            permit: Vec::new(),
+            pre_bind: Vec::new(),
+            bind: Vec::new(),
+            post_bind: Vec::new(),
+        };
+        let p = &profile.plugins;
+        let mut id = |fw: &mut Framework, name: &str| -> Result<PluginId, String> {
+            if let Some(i) = fw.plugins.iter().position(|pl| pl.name() == name) {
+                return Ok(i);
+            }
+            fw.plugins.push(build_plugin(name, &profile.args, compiled, interner)?);
+            Ok(fw.plugins.len() - 1)
+        };
+        macro_rules! wire {
+            ($field:ident) => {
+                for n in &p.$field {
+                    let i = id(&mut fw, n)?;
+                    fw.$field.push(i);
+                }
+            };
+        }
+        wire!(pre_enqueue);
+        wire!(queue_sort);
+        wire!(pre_filter);
+        wire!(filter);
+        wire!(post_filter);
+        wire!(pre_score);
+        wire!(reserve);
+        wire!(permit);
+        wire!(pre_bind);
+        wire!(bind);
+        wire!(post_bind);
+        for (n, w) in &p.score {
+            let i = id(&mut fw, n)?;
+            fw.score.push((i, *w as i64));
+        }
+        Ok(fw)
+    }
+
+    pub fn plugin(&self, id: PluginId) -> &dyn Plugin {
+        self.plugins[id].as_ref()
+    }
+
+    pub fn has_filter_plugins(&self) -> bool {
+        !self.filter.is_empty()
+    }
+
+    pub fn has_score_plugins(&self) -> bool {
+        !self.score.is_empty()
+    }
+}

@@ -1,1 +1,87 @@
-//! (in progress)
+//! The in-tree plugins, one module each with its tests beside it, and the registry that builds
+//! them by name from a profile's args.
+
+pub mod helper;
+pub mod image_locality;
+pub mod node_affinity;
+pub mod node_name;
+pub mod node_ports;
+pub mod node_unschedulable;
+pub mod noderesources;
+pub mod simple;
+pub mod taint_toleration;
+#[cfg(test)]
+pub mod testutil;
+
+use std::sync::Arc;
+
+use crate::config::{PluginArgs, ScoringStrategyType};
+use crate::framework::Plugin;
+use crate::snapshot::{Interner, NodeSelector, PreferredTerm};
+
+/// Plugin inputs compiled by the caller from raw Kubernetes objects in the args.
+#[derive(Clone, Debug, Default)]
+pub struct CompiledArgs {
+    /// NodeAffinityArgs.addedAffinity, required part.
+    pub added_required: Option<NodeSelector>,
+    /// NodeAffinityArgs.addedAffinity, preferred part.
+    pub added_preferred: Vec<PreferredTerm>,
+}
+
+/// The volume plugins that are known names but find nothing to do (pods here have no volumes).
+pub const VOLUME_PLUGINS: &[&str] = &[
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "EBSLimits",
+    "GCEPDLimits",
+    "AzureDiskLimits",
+    "CinderLimits",
+];
+
+/// Builds plugin `name` from `args`. `Err` names an unknown plugin.
+pub fn build_plugin(name: &str, args: &PluginArgs, compiled: &CompiledArgs, interner: &mut Interner) -> Result<Arc<dyn Plugin>, String> {
+    let scored = |interner: &mut Interner, rs: &[crate::config::ResourceSpec]| -> Vec<noderesources::ScoredResource> {
+        rs.iter().map(|r| noderesources::ScoredResource { name: interner.intern(&r.name), weight: r.weight }).collect()
+    };
+    let p: Arc<dyn Plugin> = match name {
+        simple::PRIORITY_SORT => Arc::new(simple::PrioritySort),
+        simple::SCHEDULING_GATES => Arc::new(simple::SchedulingGates),
+        simple::DEFAULT_BINDER => Arc::new(simple::DefaultBinder),
+        node_unschedulable::NAME => Arc::new(node_unschedulable::NodeUnschedulable),
+        node_name::NAME => Arc::new(node_name::NodeName),
+        taint_toleration::NAME => Arc::new(taint_toleration::TaintToleration),
+        node_ports::NAME => Arc::new(node_ports::NodePorts),
+        image_locality::NAME => Arc::new(image_locality::ImageLocality),
+        node_affinity::NAME => Arc::new(node_affinity::NodeAffinity {
+            added_required: compiled.added_required.clone(),
+            added_preferred: compiled.added_preferred.clone(),
+        }),
+        noderesources::FIT => {
+            let a = &args.node_resources_fit;
+            let strategy = match a.scoring_strategy.kind {
+                ScoringStrategyType::LeastAllocated => noderesources::StrategyKind::LeastAllocated,
+                ScoringStrategyType::MostAllocated => noderesources::StrategyKind::MostAllocated,
+                ScoringStrategyType::RequestedToCapacityRatio => noderesources::StrategyKind::RequestedToCapacityRatio(
+                    a.scoring_strategy.shape.iter().map(|p| (p.utilization as i64, p.score as i64)).collect(),
+                ),
+            };
+            Arc::new(noderesources::Fit {
+                ignored_resources: a.ignored_resources.iter().map(|r| interner.intern(r)).collect(),
+                ignored_resource_groups: a.ignored_resource_groups.clone(),
+                strategy,
+                resources: scored(interner, &a.scoring_strategy.resources),
+            })
+        }
+        noderesources::BALANCED => {
+            Arc::new(noderesources::BalancedAllocation { resources: scored(interner, &args.balanced_allocation.resources) })
+        }
+        v if VOLUME_PLUGINS.contains(&v) => {
+            let name: &'static str = VOLUME_PLUGINS.iter().find(|n| **n == v).expect("listed");
+            Arc::new(simple::NoVolumes(name))
+        }
+        other => return Err(format!("unknown plugin {other:?}")),
+    };
+    Ok(p)
+}

@@ -1,0 +1,462 @@
+//! One scheduling cycle: PreFilter, the sampled filter pass, PreScore/Score/NormalizeScore, and
+//! host selection, as `schedule_one.go` runs them.
+//!
+//! Determinism: nodes are filtered in blocks in rotation order from `next_start_node_index`; blocks
+//! may be evaluated in parallel, but results are merged in order and cut exactly after the k-th
+//! feasible node. So which nodes were evaluated, which were feasible, and which node is chosen do
+//! not depend on the thread count. The only randomness (ties in selectHost) comes from a seeded RNG
+//! consumed on the scheduling thread.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use super::sampling::num_feasible_nodes_to_find;
+use crate::framework::{Code, CycleCx, CycleState, Framework, PluginId, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
+
+/// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
+pub const FILTER_BLOCK_NODES: usize = 128;
+/// Below this many nodes to evaluate, the filter pass stays on the calling thread: rayon's
+/// fork/join costs more than it saves (measured with `cargo bench --bench cycle`).
+pub const PARALLEL_MIN_FILTER_NODES: usize = 2048;
+/// Below this many feasible nodes, scoring stays on the calling thread.
+pub const PARALLEL_MIN_SCORE_NODES: usize = 2048;
+
+/// A node rejected by a filter plugin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeFailure {
+    pub node: NodeIdx,
+    pub plugin: PluginId,
+    pub reject: Reject,
+}
+
+/// Why a pod did not fit: the PreFilter rejection, or every evaluated node's first failing filter.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnosis {
+    /// A PreFilter plugin rejected the pod for every node.
+    pub pre_filter: Option<(PluginId, Status)>,
+    /// Nodes outside a PreFilterResult (UnschedulableAndUnresolvable).
+    pub pre_filter_excluded: usize,
+    /// The plugins that narrowed the node set.
+    pub pre_filter_result_plugins: Vec<PluginId>,
+    pub failures: Vec<NodeFailure>,
+    pub num_all_nodes: usize,
+}
+
+impl Diagnosis {
+    /// The plugins that rejected the pod on at least one node (the queue's hint input).
+    pub fn rejector_plugins(&self) -> Vec<PluginId> {
+        let mut v: Vec<PluginId> = self.failures.iter().map(|f| f.plugin).collect();
+        v.extend(self.pre_filter.as_ref().map(|(p, _)| *p));
+        v.extend(self.pre_filter_result_plugins.iter().copied());
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// `FitError.Error()`: "0/N nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {...}."
+    pub fn message(&self, fw: &Framework, cx: CycleCx<'_>, state: &CycleState) -> String {
+        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        if let Some((_, st)) = &self.pre_filter {
+            for r in &st.reasons {
+                *counts.entry(r.clone()).or_default() += self.num_all_nodes;
+            }
+        }
+        if self.pre_filter_excluded > 0 {
+            let names: Vec<&str> = self.pre_filter_result_plugins.iter().map(|p| fw.plugin(*p).name()).collect();
+            *counts.entry(format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" "))).or_default() += self.pre_filter_excluded;
+        }
+        for f in &self.failures {
+            for r in fw.plugin(f.plugin).reasons(cx, state, f.reject) {
+                *counts.entry(r).or_default() += 1;
+            }
+        }
+        let mut parts: Vec<String> = counts.into_iter().map(|(r, n)| format!("{n} {r}")).collect();
+        parts.sort();
+        format!("0/{} nodes are available: {}.", self.num_all_nodes, parts.join(", "))
+    }
+}
+
+/// The outcome of one cycle.
+#[derive(Debug)]
+pub enum CycleResult {
+    Scheduled {
+        node: NodeIdx,
+        /// Nodes filtered (feasible + failed), as upstream's `EvaluatedNodes`.
+        evaluated_nodes: usize,
+        feasible_nodes: usize,
+    },
+    Unschedulable(Diagnosis),
+    Error(Status),
+}
+
+/// Per-plugin scores of one cycle (for `explain`).
+#[derive(Clone, Debug, Default)]
+pub struct ScoreTable {
+    /// (plugin, weight, normalized scores aligned with the feasible nodes).
+    pub plugins: Vec<(PluginId, i64, Vec<i64>)>,
+    pub totals: Vec<i64>,
+}
+
+/// The scheduling-cycle engine: the rotating start index, the seeded RNG, the thread pool.
+pub struct Engine {
+    /// `nextStartNodeIndex`.
+    pub next_start_node_index: usize,
+    pub global_percentage_of_nodes_to_score: Option<i32>,
+    rng: ChaCha8Rng,
+    pool: Option<Arc<rayon::ThreadPool>>,
+    pub state: CycleState,
+}
+
+impl Engine {
+    /// `threads` = 1 keeps every pass on the calling thread.
+    pub fn new(seed: u64, threads: usize, global_percentage_of_nodes_to_score: Option<i32>) -> Self {
+        let pool = (threads > 1).then(|| {
+            Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts"))
+        });
+        Engine {
+            next_start_node_index: 0,
+            global_percentage_of_nodes_to_score,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            pool,
+            state: CycleState::new(),
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.as_ref().map_or(1, |p| p.current_num_threads())
+    }
+
+    /// Runs the PreFilter plugins. Returns the plugins whose Filter is skipped, and the node-name
+    /// restriction, or the rejection.
+    pub fn run_pre_filter(
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &mut CycleState,
+    ) -> Result<(Vec<bool>, Option<Vec<Sym>>, Vec<PluginId>), (PluginId, Status)> {
+        let mut skip = vec![false; fw.plugins.len()];
+        let mut names: Option<Vec<Sym>> = None;
+        let mut narrowing = Vec::new();
+        for &pid in &fw.pre_filter {
+            let (st, res) = fw.plugin(pid).pre_filter(cx, state);
+            match st.code {
+                Code::Success => {}
+                Code::Skip => {
+                    skip[pid] = true;
+                    continue;
+                }
+                _ => return Err((pid, st.with_plugin(fw.plugin(pid).name()))),
+            }
+            if let Some(n) = res.node_names {
+                narrowing.push(pid);
+                names = Some(match names {
+                    None => n,
+                    Some(prev) => prev.into_iter().filter(|x| n.contains(x)).collect(),
+                });
+            }
+        }
+        Ok((skip, names, narrowing))
+    }
+
+    /// Schedules one pod: returns the chosen node, or why none fits. Does not change the snapshot.
+    pub fn schedule_one(&mut self, fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> CycleResult {
+        let n_all = snap.nodes.len();
+        let mut diag = Diagnosis { num_all_nodes: n_all, ..Default::default() };
+        if n_all == 0 {
+            return CycleResult::Unschedulable(diag);
+        }
+        let cx = CycleCx { snap, pod };
+        let mut state = std::mem::take(&mut self.state);
+        state.clear();
+        let result = self.schedule_with_state(fw, cx, &mut state, &mut diag);
+        self.state = state;
+        result
+    }
+
+    fn schedule_with_state(&mut self, fw: &Framework, cx: CycleCx<'_>, state: &mut CycleState, diag: &mut Diagnosis) -> CycleResult {
+        let snap = cx.snap;
+        let n_all = snap.nodes.len();
+        let (skip, names, narrowing) = match Self::run_pre_filter(fw, cx, state) {
+            Ok(v) => v,
+            Err((pid, st)) => {
+                if st.code == Code::Error {
+                    return CycleResult::Error(st);
+                }
+                diag.pre_filter = Some((pid, st));
+                return CycleResult::Unschedulable(std::mem::take(diag));
+            }
+        };
+        diag.pre_filter_result_plugins = narrowing;
+
+        // A nominated node is tried alone first.
+        if let Some(nom) = cx.pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+            let mut out = Vec::new();
+            filter_nodes(fw, cx, state, &skip, &[nom], &mut out);
+            if out[0].is_none() {
+                return CycleResult::Scheduled { node: nom, evaluated_nodes: 1, feasible_nodes: 1 };
+            }
+        }
+
+        let restricted: Option<Vec<NodeIdx>> = names.map(|ns| ns.iter().filter_map(|n| snap.nodes.idx_of(*n)).collect());
+        if let Some(r) = &restricted {
+            diag.pre_filter_excluded = n_all - r.len();
+        }
+        let n = restricted.as_ref().map_or(n_all, |r| r.len());
+        let k = if !fw.has_score_plugins() {
+            1.min(n)
+        } else {
+            num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, self.global_percentage_of_nodes_to_score, n)
+        };
+        let start = if n == 0 { 0 } else { self.next_start_node_index % n };
+        let (feasible, failures) = self.find_feasible(fw, cx, state, &skip, restricted.as_deref(), n, start, k);
+        let processed = feasible.len() + failures.len() + diag.pre_filter_excluded;
+        self.next_start_node_index = (self.next_start_node_index + processed) % n_all;
+        diag.failures = failures;
+
+        match feasible.len() {
+            0 => CycleResult::Unschedulable(std::mem::take(diag)),
+            1 => CycleResult::Scheduled {
+                node: feasible[0],
+                evaluated_nodes: 1 + diag.failures.len() + diag.pre_filter_excluded,
+                feasible_nodes: 1,
+            },
+            _ => match self.score(fw, cx, state, &feasible, false) {
+                Err(st) => CycleResult::Error(st),
+                Ok(table) => {
+                    let chosen = select_host(&mut self.rng, &feasible, &table.totals);
+                    CycleResult::Scheduled {
+                        node: chosen,
+                        evaluated_nodes: feasible.len() + diag.failures.len() + diag.pre_filter_excluded,
+                        feasible_nodes: feasible.len(),
+                    }
+                }
+            },
+        }
+    }
+
+    /// The filter pass: evaluates nodes in rotation order from `start` in blocks until `k` are
+    /// feasible; returns the feasible nodes (in order) and the failures of the nodes evaluated
+    /// before the k-th feasible one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn find_feasible(
+        &self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        skip: &[bool],
+        restricted: Option<&[NodeIdx]>,
+        n: usize,
+        start: usize,
+        k: usize,
+    ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
+        let node_at = |pos: usize| -> NodeIdx {
+            let j = (start + pos) % n;
+            match restricted {
+                Some(r) => r[j],
+                None => NodeIdx(j as u32),
+            }
+        };
+        let mut feasible = Vec::with_capacity(k.min(n));
+        let mut failures = Vec::new();
+        if k == 0 || n == 0 {
+            return (feasible, failures);
+        }
+        if !fw.filter.iter().any(|&p| !skip[p]) {
+            feasible.extend((0..k.min(n)).map(node_at));
+            return (feasible, failures);
+        }
+        let blocks = n.div_ceil(FILTER_BLOCK_NODES);
+        let eval_block = |b: usize| -> (Vec<NodeIdx>, Vec<Option<(PluginId, Reject)>>) {
+            let lo = b * FILTER_BLOCK_NODES;
+            let hi = (lo + FILTER_BLOCK_NODES).min(n);
+            let ids: Vec<NodeIdx> = (lo..hi).map(node_at).collect();
+            let mut verdicts = Vec::with_capacity(ids.len());
+            filter_nodes(fw, cx, state, skip, &ids, &mut verdicts);
+            (ids, verdicts)
+        };
+        // Merges one evaluated block in order; returns true once k feasible nodes are found.
+        let mut merge = |ids: Vec<NodeIdx>, verdicts: Vec<Option<(PluginId, Reject)>>| -> bool {
+            for (id, v) in ids.into_iter().zip(verdicts) {
+                match v {
+                    None => {
+                        feasible.push(id);
+                        if feasible.len() >= k {
+                            return true;
+                        }
+                    }
+                    Some((plugin, reject)) => failures.push(NodeFailure { node: id, plugin, reject }),
+                }
+            }
+            false
+        };
+        let parallel = self.pool.as_ref().filter(|_| k.min(n) >= PARALLEL_MIN_FILTER_NODES || n >= PARALLEL_MIN_FILTER_NODES * 4);
+        match parallel {
+            None => {
+                for b in 0..blocks {
+                    let (ids, v) = eval_block(b);
+                    if merge(ids, v) {
+                        break;
+                    }
+                }
+            }
+            Some(pool) => {
+                // Waves of blocks, sized so one wave covers the nodes still expected to be needed.
+                let wave = (pool.current_num_threads() * 4).max(1);
+                let mut b = 0;
+                'waves: while b < blocks {
+                    let hi = (b + wave).min(blocks);
+                    let results: Vec<_> = pool.install(|| (b..hi).into_par_iter().map(eval_block).collect());
+                    for (ids, v) in results {
+                        if merge(ids, v) {
+                            break 'waves;
+                        }
+                    }
+                    b = hi;
+                }
+            }
+        }
+        (feasible, failures)
+    }
+
+    /// PreScore, Score and NormalizeScore for the feasible nodes; weighted totals.
+    pub fn score(&self, fw: &Framework, cx: CycleCx<'_>, state: &mut CycleState, feasible: &[NodeIdx], keep_plugin_scores: bool) -> Result<ScoreTable, Status> {
+        let mut skip = vec![false; fw.plugins.len()];
+        for &pid in &fw.pre_score {
+            let st = fw.plugin(pid).pre_score(cx, state, feasible);
+            match st.code {
+                Code::Success => {}
+                Code::Skip => skip[pid] = true,
+                _ => return Err(st.with_plugin(fw.plugin(pid).name())),
+            }
+        }
+        let state: &CycleState = state;
+        let n = feasible.len();
+        let mut table = ScoreTable { plugins: Vec::new(), totals: vec![0; n] };
+        let mut scores = vec![0i64; n];
+        for &(pid, weight) in &fw.score {
+            if skip[pid] {
+                continue;
+            }
+            let plugin = fw.plugin(pid);
+            scores.iter_mut().for_each(|s| *s = 0);
+            let res: Result<(), Status> = match self.pool.as_ref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES) {
+                Some(pool) => {
+                    let chunk = n.div_ceil(pool.current_num_threads() * 4).max(FILTER_BLOCK_NODES);
+                    pool.install(|| {
+                        feasible
+                            .par_chunks(chunk)
+                            .zip(scores.par_chunks_mut(chunk))
+                            .map(|(nodes, out)| plugin.score(cx, state, nodes, out))
+                            .collect::<Result<(), Status>>()
+                    })
+                }
+                None => plugin.score(cx, state, feasible, &mut scores),
+            };
+            res.map_err(|st| st.with_plugin(plugin.name()))?;
+            plugin.normalize(cx, state, feasible, &mut scores);
+            if let Some(bad) = scores.iter().find(|s| !(0..=MAX_NODE_SCORE).contains(*s)) {
+                return Err(Status::new(
+                    Code::Error,
+                    format!("plugin {:?} returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing", plugin.name()),
+                ));
+            }
+            for (t, s) in table.totals.iter_mut().zip(&scores) {
+                *t += s * weight;
+            }
+            if keep_plugin_scores {
+                table.plugins.push((pid, weight, scores.clone()));
+            }
+        }
+        Ok(table)
+    }
+
+    /// Host selection for `explain` (same RNG stream as the engine).
+    pub fn select(&mut self, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
+        select_host(&mut self.rng, feasible, totals)
+    }
+}
+
+/// Runs the filter plugins in order over `nodes`; `verdicts[i]` is the first rejection of
+/// `nodes[i]` (or `None`). A node stops at its first failing plugin, as upstream.
+pub fn filter_nodes(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    nodes: &[NodeIdx],
+    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
+) {
+    verdicts.clear();
+    verdicts.resize(nodes.len(), None);
+    let mut alive: Vec<NodeIdx> = nodes.to_vec();
+    let mut pos: Vec<u32> = (0..nodes.len() as u32).collect();
+    let mut out: Vec<Option<Reject>> = Vec::with_capacity(nodes.len());
+    for &pid in &fw.filter {
+        if skip[pid] || alive.is_empty() {
+            continue;
+        }
+        out.clear();
+        out.resize(alive.len(), None);
+        fw.plugin(pid).filter(cx, state, &alive, &mut out);
+        let mut w = 0;
+        for r in 0..alive.len() {
+            match out[r] {
+                Some(rej) => verdicts[pos[r] as usize] = Some((pid, rej)),
+                None => {
+                    alive[w] = alive[r];
+                    pos[w] = pos[r];
+                    w += 1;
+                }
+            }
+        }
+        alive.truncate(w);
+        pos.truncate(w);
+    }
+}
+
+/// `selectHost`: the highest total; ties broken uniformly at random by reservoir sampling.
+pub fn select_host(rng: &mut ChaCha8Rng, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
+    assert!(!feasible.is_empty() && feasible.len() == totals.len(), "select_host needs scored nodes");
+    let mut best = 0;
+    let mut ties = 1u32;
+    for i in 1..feasible.len() {
+        if totals[i] > totals[best] {
+            best = i;
+            ties = 1;
+        } else if totals[i] == totals[best] {
+            ties += 1;
+            if rng.gen_range(0..ties) == 0 {
+                best = i;
+            }
+        }
+    }
+    feasible[best]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_host_picks_max_and_spreads_ties() {
+        let nodes: Vec<NodeIdx> = (0..4).map(NodeIdx).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        assert_eq!(select_host(&mut rng, &nodes, &[1, 9, 3, 2]), NodeIdx(1));
+        let mut hits = [0u32; 4];
+        for _ in 0..4000 {
+            hits[select_host(&mut rng, &nodes, &[5, 5, 1, 5]).ix()] += 1;
+        }
+        assert_eq!(hits[2], 0, "lower score never chosen");
+        for i in [0, 1, 3] {
+            assert!((1100..1600).contains(&hits[i]), "ties spread uniformly: {hits:?}");
+        }
+        let mut a = ChaCha8Rng::seed_from_u64(3);
+        let mut b = ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..100 {
+            assert_eq!(select_host(&mut a, &nodes, &[5, 5, 5, 5]), select_host(&mut b, &nodes, &[5, 5, 5, 5]));
+        }
+    }
+}

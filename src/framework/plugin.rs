@@ -1,0 +1,166 @@
+//! The plugin interface: one method per extension point, each with a default that says "not
+//! implemented here". Which plugins run at which point is decided by the profile (the config), as
+//! upstream; a plugin's method is called only at the points it is enabled for.
+//!
+//! Dynamic dispatch is paid once per pod (PreFilter, PreScore) or once per chunk of nodes (Filter,
+//! Score), never once per node.
+
+use std::any::Any;
+
+use super::status::{Code, Reject, Status};
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
+
+/// What a plugin sees of the cycle: the snapshot and the pod being scheduled.
+#[derive(Clone, Copy)]
+pub struct CycleCx<'a> {
+    pub snap: &'a Snapshot,
+    pub pod: &'a PodInfo,
+}
+
+/// Per-pod state written at PreFilter/PreScore and read at Filter/Score, keyed by plugin name.
+#[derive(Default)]
+pub struct CycleState {
+    entries: Vec<(&'static str, Box<dyn Any + Send + Sync>)>,
+}
+
+impl CycleState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn write<T: Any + Send + Sync>(&mut self, key: &'static str, value: T) {
+        if let Some(e) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+            e.1 = Box::new(value);
+        } else {
+            self.entries.push((key, Box::new(value)));
+        }
+    }
+
+    pub fn read<T: Any>(&self, key: &'static str) -> Option<&T> {
+        self.entries.iter().find(|(k, _)| *k == key).and_then(|(_, v)| v.downcast_ref::<T>())
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+/// What PreFilter returns besides its status: optionally, the only nodes worth filtering.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PreFilterResult {
+    /// `Some(names)`: only these nodes can pass (`PreFilterResult.NodeNames`).
+    pub node_names: Option<Vec<crate::snapshot::Sym>>,
+}
+
+/// A scheduling framework plugin.
+pub trait Plugin: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// PreEnqueue: `Success` lets the pod into the active queue; `Pending`/`UnschedulableAndUnresolvable` keep it out.
+    fn pre_enqueue(&self, _pod: &PodInfo) -> Status {
+        Status::success()
+    }
+
+    /// PreFilter: compute per-pod state; may reject the pod outright, skip this plugin's Filter,
+    /// or narrow the nodes to filter.
+    fn pre_filter(&self, _cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {
+        (Status::success(), PreFilterResult::default())
+    }
+
+    /// Filter: for each node in `nodes` write `None` (passes) or a rejection into `out[i]`.
+    /// `out` has the same length as `nodes` and is all `None` on entry.
+    fn filter(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _out: &mut [Option<Reject>]) {}
+
+    /// The reason strings for a rejection this plugin wrote.
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, _reject: Reject) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// PreScore: `Skip` drops this plugin's Score for this pod.
+    fn pre_score(&self, _cx: CycleCx<'_>, _state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
+        Status::success()
+    }
+
+    /// Score: raw scores for `nodes` into `out` (same length).
+    fn score(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _out: &mut [i64]) -> Result<(), Status> {
+        Ok(())
+    }
+
+    /// NormalizeScore over every scored node (`nodes[i]` has `scores[i]`).
+    fn normalize(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _scores: &mut [i64]) {}
+
+    /// Reserve: called after the pod is assumed on `node`.
+    fn reserve(&self, _cx: CycleCx<'_>, _state: &mut CycleState, _node: NodeIdx) -> Status {
+        Status::success()
+    }
+
+    /// Unreserve: undo Reserve after a later failure.
+    fn unreserve(&self, _cx: CycleCx<'_>, _state: &mut CycleState, _node: NodeIdx) {}
+
+    /// Permit: `Success`, a rejection, or `Wait` with a timeout in `permit_timeout`.
+    fn permit(&self, _cx: CycleCx<'_>, _state: &mut CycleState, _node: NodeIdx) -> (Status, std::time::Duration) {
+        (Status::success(), std::time::Duration::ZERO)
+    }
+
+    /// Whether this plugin's filter verdicts can be changed by preemption (used by the queue's hints
+    /// and PostFilter); by default `Unschedulable` can and `UnschedulableAndUnresolvable` cannot.
+    fn resolvable(&self, code: Code) -> bool {
+        code == Code::Unschedulable
+    }
+}
+
+/// `helper.DefaultNormalizeScore`: scale to [0, max] by the highest raw score; `reverse` flips.
+pub fn default_normalize_score(max_priority: i64, reverse: bool, scores: &mut [i64]) {
+    let max_count = scores.iter().copied().fold(0, i64::max);
+    if max_count == 0 {
+        if reverse {
+            scores.iter_mut().for_each(|s| *s = max_priority);
+        }
+        return;
+    }
+    for s in scores.iter_mut() {
+        let mut v = max_priority * *s / max_count;
+        if reverse {
+            v = max_priority - v;
+        }
+        *s = v;
+    }
+}
+
+/// The highest node score (`framework.MaxNodeScore`).
+pub const MAX_NODE_SCORE: i64 = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_normalize_score_table() {
+        // (raw, reverse, want): cases of plugins/helper/normalize_score_test.go.
+        let cases: &[(&[i64], bool, &[i64])] = &[
+            (&[10, 20, 30, 40], false, &[25, 50, 75, 100]),
+            (&[10, 20, 30, 40], true, &[75, 50, 25, 0]),
+            (&[0, 0, 0], false, &[0, 0, 0]),
+            (&[0, 0, 0], true, &[100, 100, 100]),
+            (&[1000, 10, 20, 30], false, &[100, 1, 2, 3]),
+            (&[1000, 10, 20, 30], true, &[0, 99, 98, 97]),
+            (&[1, 1, 1, 1], false, &[100, 100, 100, 100]),
+        ];
+        for (raw, reverse, want) in cases {
+            let mut s = raw.to_vec();
+            default_normalize_score(100, *reverse, &mut s);
+            assert_eq!(&s, want, "raw {raw:?} reverse {reverse}");
+        }
+    }
+
+    #[test]
+    fn cycle_state_overwrites_by_key() {
+        let mut s = CycleState::new();
+        s.write("A", 1u32);
+        s.write("A", 2u32);
+        s.write("B", "x");
+        assert_eq!(s.read::<u32>("A"), Some(&2));
+        assert_eq!(s.read::<&str>("B"), Some(&"x"));
+        assert_eq!(s.read::<u32>("B"), None);
+    }
+}

@@ -1,0 +1,122 @@
+//! ImageLocality: nodes that already hold the pod's images score higher, scaled by how widely each
+//! image is spread. `plugins/imagelocality`.
+
+use crate::framework::{CycleCx, CycleState, Plugin, Status, MAX_NODE_SCORE};
+use crate::snapshot::NodeIdx;
+
+pub const NAME: &str = "ImageLocality";
+
+const MB: i64 = 1024 * 1024;
+/// Below this sum a node scores 0.
+pub const MIN_THRESHOLD: i64 = 23 * MB;
+/// Per container: at or above this sum a node scores 100.
+pub const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
+
+pub struct ImageLocality;
+
+/// `calculatePriority`: clamp the sum to [min, max·containers] and scale to 0..=100.
+pub fn calculate_priority(sum: i64, num_containers: i64) -> i64 {
+    let max_threshold = MAX_CONTAINER_THRESHOLD * num_containers;
+    let sum = if sum < MIN_THRESHOLD { MIN_THRESHOLD } else if sum > max_threshold { max_threshold } else { sum };
+    MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD)
+}
+
+/// `normalizedImageName`: add `:latest` when the name has no tag.
+pub fn normalized_image_name(name: &str) -> String {
+    let last_colon = name.rfind(':');
+    let last_slash = name.rfind('/');
+    let has_tag = match (last_colon, last_slash) {
+        (Some(c), Some(s)) => c > s,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if has_tag {
+        name.to_string()
+    } else {
+        format!("{name}:latest")
+    }
+}
+
+impl Plugin for ImageLocality {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let t = &cx.snap.nodes;
+        let total = t.len() as f64;
+        // Per pod image: its spread (nodes with it / all nodes); absent everywhere means no score.
+        let images: Vec<(crate::snapshot::Sym, f64)> = cx
+            .pod
+            .images
+            .iter()
+            .map(|img| (img.0, t.image_num_nodes(img.0) as f64 / total))
+            .filter(|(_, spread)| *spread > 0.0)
+            .collect();
+        let containers = cx.pod.container_count as i64;
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            let mut sum = 0i64;
+            if !t.images[n.ix()].is_empty() {
+                for &(img, spread) in &images {
+                    if let Some(size) = t.image_size(n, img) {
+                        sum += (size as f64 * spread) as i64;
+                    }
+                }
+            }
+            *o = calculate_priority(sum, containers);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::score_all;
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::snapshot::Snapshot;
+
+    #[test]
+    fn priority_table() {
+        // image_locality_test.go TestImageLocalityPriority, with node1 {gcr.io/40:latest 40MB,
+        // gcr.io/300:latest 300MB, gcr.io/2000:latest 2000MB} and node2 {gcr.io/250:latest 250MB,
+        // gcr.io/10:latest+v1 10MB}.
+        let cases: &[(&str, &[&str], [i64; 2])] = &[
+            ("two images spread on two nodes, prefer the larger", &["gcr.io/40", "gcr.io/250"], [0, 5]),
+            ("images on the same node", &["gcr.io/40", "gcr.io/300"], [7, 0]),
+            ("a large image on half the nodes", &["gcr.io/2000", "gcr.io/10"], [49, 0]),
+        ];
+        for (name, images, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "node1")
+                .image(&["gcr.io/40:latest", "gcr.io/40:v1"], 40 * MB)
+                .image(&["gcr.io/300:latest", "gcr.io/300:v1"], 300 * MB)
+                .image(&["gcr.io/2000:latest"], 2000 * MB)
+                .add();
+            MakeNode::new(&mut snap, "node2")
+                .image(&["gcr.io/250:latest"], 250 * MB)
+                .image(&["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MB)
+                .add();
+            let mut p = MakePod::new(&mut snap, "p");
+            for img in *images {
+                p = p.image(&normalized_image_name(img));
+            }
+            let pod = p.build();
+            assert_eq!(score_all(&ImageLocality, &snap, &pod), Some(want.to_vec()), "{name}");
+        }
+    }
+
+    #[test]
+    fn normalization() {
+        for (input, want) in [
+            ("gcr.io/10", "gcr.io/10:latest"),
+            ("gcr.io/10:v1", "gcr.io/10:v1"),
+            ("localhost:5000/img", "localhost:5000/img:latest"),
+            ("localhost:5000/img:1", "localhost:5000/img:1"),
+            ("busybox", "busybox:latest"),
+        ] {
+            assert_eq!(normalized_image_name(input), want);
+        }
+        assert_eq!(calculate_priority(0, 0), 0, "no containers, no division by zero");
+    }
+}

@@ -1,0 +1,239 @@
+//! NodeAffinity: `spec.nodeSelector` AND required node affinity (Filter), preferred terms (Score),
+//! plus the scheduler-enforced `addedAffinity` of NodeAffinityArgs. `plugins/nodeaffinity`.
+
+use super::helper::{ResolvedLabelSet, ResolvedSelector, ResolvedTerm};
+use crate::framework::{default_normalize_score, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, Code, MAX_NODE_SCORE};
+use crate::snapshot::{NodeIdx, NodeSelector, PreferredTerm, Sym};
+
+pub const NAME: &str = "NodeAffinity";
+pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+pub const ERR_REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
+pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
+
+const DETAIL_POD: u64 = 0;
+const DETAIL_ENFORCED: u64 = 1;
+
+/// The plugin with its compiled `addedAffinity`.
+#[derive(Default)]
+pub struct NodeAffinity {
+    pub added_required: Option<NodeSelector>,
+    pub added_preferred: Vec<PreferredTerm>,
+}
+
+impl NodeAffinity {
+    /// The union over terms of `metadata.name In` names, when every term pins names (PreFilterResult).
+    /// `Some(empty)` means the terms conflict.
+    fn pinned_node_names(sel: &NodeSelector) -> Option<Vec<Sym>> {
+        let mut union: Option<Vec<Sym>> = None;
+        for term in &sel.terms {
+            let mut term_names: Option<Vec<Sym>> = None;
+            for f in term.fields.iter().filter(|f| f.in_set) {
+                term_names = Some(match term_names {
+                    None => vec![f.name],
+                    Some(prev) => prev.into_iter().filter(|n| *n == f.name).collect(),
+                });
+            }
+            let names = term_names?;
+            let u = union.get_or_insert_with(Vec::new);
+            for n in names {
+                if !u.contains(&n) {
+                    u.push(n);
+                }
+            }
+        }
+        union
+    }
+}
+
+impl Plugin for NodeAffinity {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_filter(&self, cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {
+        let pod = cx.pod;
+        if pod.required_affinity.is_none() && self.added_required.is_none() && pod.node_selector.is_empty() {
+            return (Status::skip(), PreFilterResult::default());
+        }
+        let Some(req) = &pod.required_affinity else { return (Status::success(), PreFilterResult::default()) };
+        if req.terms.is_empty() {
+            return (Status::success(), PreFilterResult::default());
+        }
+        match Self::pinned_node_names(req) {
+            Some(names) if names.is_empty() => {
+                (Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON_CONFLICT), PreFilterResult::default())
+            }
+            Some(names) => (Status::success(), PreFilterResult { node_names: Some(names) }),
+            None => (Status::success(), PreFilterResult::default()),
+        }
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        let snap = cx.snap;
+        let added = self.added_required.as_ref().map(|s| ResolvedSelector::new(snap, &s.terms));
+        let selector = ResolvedLabelSet::new(snap, &cx.pod.node_selector);
+        let required = cx.pod.required_affinity.as_ref().map(|s| ResolvedSelector::new(snap, &s.terms));
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            if added.as_ref().is_some_and(|a| !a.matches(snap, n)) {
+                *o = Some(Reject::unresolvable(DETAIL_ENFORCED));
+            } else if !selector.matches(n) || required.as_ref().is_some_and(|r| !r.matches(snap, n)) {
+                *o = Some(Reject::unresolvable(DETAIL_POD));
+            }
+        }
+    }
+
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
+        let r = if reject.detail == DETAIL_ENFORCED { ERR_REASON_ENFORCED } else { ERR_REASON_POD };
+        vec![r.to_string()]
+    }
+
+    fn pre_score(&self, cx: CycleCx<'_>, _state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
+        if cx.pod.preferred_affinity.is_empty() && self.added_preferred.is_empty() {
+            return Status::skip();
+        }
+        Status::success()
+    }
+
+    fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let snap = cx.snap;
+        let terms: Vec<(i64, ResolvedTerm<'_>)> = self
+            .added_preferred
+            .iter()
+            .chain(cx.pod.preferred_affinity.iter())
+            .filter(|t| t.weight != 0)
+            .map(|t| (t.weight as i64, ResolvedTerm::new(snap, &t.term)))
+            .collect();
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            *o = terms.iter().filter(|(_, t)| t.matches(snap, n)).map(|(w, _)| *w).sum();
+        }
+        Ok(())
+    }
+
+    fn normalize(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], scores: &mut [i64]) {
+        default_normalize_score(MAX_NODE_SCORE, false, scores);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_one, score_all};
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::snapshot::{LabelOp, LabelRequirement, NameRequirement, NodeTerm, Snapshot};
+    use smallvec::smallvec;
+
+    #[test]
+    fn filter_table() {
+        // node_affinity_test.go TestNodeAffinity (a selection), as (name, node labels, pod builder, want pass).
+        type Build = fn(MakePod<'_>) -> MakePod<'_>;
+        let cases: Vec<(&str, Vec<(&str, &str)>, Build, bool)> = vec![
+            ("no selector schedules anywhere", vec![], |p| p, true),
+            ("missing labels", vec![], |p| p.node_selector("foo", "bar"), false),
+            ("same labels", vec![("foo", "bar")], |p| p.node_selector("foo", "bar"), true),
+            ("node labels are superset", vec![("foo", "bar"), ("baz", "blah")], |p| p.node_selector("foo", "bar"), true),
+            ("node labels are subset", vec![("foo", "bar")], |p| p.node_selector("foo", "bar").node_selector("baz", "blah"), false),
+            ("In matches", vec![("foo", "bar")], |p| p.affinity_in("foo", &["bar", "value2"]), true),
+            ("In does not match", vec![("foo", "bar")], |p| p.affinity_in("foo", &["value1", "value2"]), false),
+            ("terms are ORed", vec![("foo", "bar")], |p| p.affinity_in("foo", &["x"]).affinity_in("foo", &["bar"]), true),
+            ("selector AND affinity", vec![("foo", "bar")], |p| p.affinity_in("foo", &["bar"]).node_selector("baz", "q"), false),
+        ];
+        for (name, labels, build, want) in cases {
+            let mut snap = Snapshot::new();
+            let mut n = MakeNode::new(&mut snap, "node1");
+            for (k, v) in &labels {
+                n = n.label(k, v);
+            }
+            n.add();
+            let pod = build(MakePod::new(&mut snap, "p")).build();
+            let got = filter_one(&NodeAffinity::default(), &snap, &pod, "node1");
+            assert_eq!(got.is_ok(), want, "{name}: {got:?}");
+            if let Err((code, r)) = got {
+                assert_eq!(code, Code::UnschedulableAndUnresolvable, "{name}");
+                assert_eq!(r, vec![ERR_REASON_POD.to_string()], "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn operators() {
+        // (operator, node label value or None, want)
+        let mut snap = Snapshot::new();
+        let key = snap.interner.intern("k");
+        let v5 = snap.interner.intern("5");
+        let vx = snap.interner.intern("x");
+        let cases: Vec<(LabelOp, Option<&str>, bool)> = vec![
+            (LabelOp::Gt(4), Some("5"), true),
+            (LabelOp::Gt(5), Some("5"), false),
+            (LabelOp::Lt(6), Some("5"), true),
+            (LabelOp::Gt(1), Some("x"), false),
+            (LabelOp::Gt(1), None, false),
+            (LabelOp::NotIn(smallvec![vx]), None, true),
+            (LabelOp::NotIn(smallvec![v5]), Some("5"), false),
+            (LabelOp::Exists, None, false),
+            (LabelOp::DoesNotExist, None, true),
+            (LabelOp::DoesNotExist, Some("x"), false),
+        ];
+        for (i, (op, val, want)) in cases.into_iter().enumerate() {
+            let name = format!("n{i}");
+            let mut n = MakeNode::new(&mut snap, &name);
+            if let Some(v) = val {
+                n = n.label("k", v);
+            }
+            n.add();
+            let mut pod = MakePod::new(&mut snap, "p").build();
+            pod.required_affinity = Some(NodeSelector {
+                terms: vec![NodeTerm { labels: vec![LabelRequirement { key, op: op.clone() }], fields: vec![], valid: true }],
+            });
+            assert_eq!(filter_one(&NodeAffinity::default(), &snap, &pod, &name).is_ok(), want, "{op:?} on {val:?}");
+        }
+    }
+
+    #[test]
+    fn match_fields_prefilter_and_enforced() {
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "a").add();
+        MakeNode::new(&mut snap, "b").add();
+        let a = snap.interner.intern("a");
+        let mut pod = MakePod::new(&mut snap, "p").build();
+        pod.required_affinity = Some(NodeSelector {
+            terms: vec![NodeTerm { labels: vec![], fields: vec![NameRequirement { in_set: true, name: a }], valid: true }],
+        });
+        let cx = CycleCx { snap: &snap, pod: &pod };
+        let (st, res) = NodeAffinity::default().pre_filter(cx, &mut CycleState::new());
+        assert!(st.is_success());
+        assert_eq!(res.node_names, Some(vec![a]));
+        assert!(filter_one(&NodeAffinity::default(), &snap, &pod, "a").is_ok());
+        assert!(filter_one(&NodeAffinity::default(), &snap, &pod, "b").is_err());
+        // Scheduler-enforced affinity rejects with its own reason.
+        let plugin = NodeAffinity {
+            added_required: Some(NodeSelector {
+                terms: vec![NodeTerm { labels: vec![], fields: vec![NameRequirement { in_set: true, name: a }], valid: true }],
+            }),
+            added_preferred: vec![],
+        };
+        let plain = MakePod::new(&mut snap, "q").build();
+        assert_eq!(
+            filter_one(&plugin, &snap, &plain, "b"),
+            Err((Code::UnschedulableAndUnresolvable, vec![ERR_REASON_ENFORCED.to_string()]))
+        );
+        assert!(filter_one(&plugin, &snap, &plain, "a").is_ok());
+    }
+
+    #[test]
+    fn score_table() {
+        // TestNodeAffinityPriority: all nodes same priority when no preferences; weights summed.
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "machine1").label("foo", "bar").add();
+        MakeNode::new(&mut snap, "machine2").label("key", "value").add();
+        MakeNode::new(&mut snap, "machine3").label("foo", "bar").label("key", "value").label("az", "az1").add();
+        let pod = MakePod::new(&mut snap, "p")
+            .preferred_in(2, "foo", &["bar"])
+            .preferred_in(4, "key", &["value"])
+            .preferred_in(5, "az", &["az1"])
+            .build();
+        // Raw 2, 4, 11 -> 18, 36, 100.
+        assert_eq!(score_all(&NodeAffinity::default(), &snap, &pod), Some(vec![18, 36, 100]));
+        let none = MakePod::new(&mut snap, "q").build();
+        assert_eq!(score_all(&NodeAffinity::default(), &snap, &none), None, "PreScore skips without preferences");
+    }
+}

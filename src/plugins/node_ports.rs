@@ -1,0 +1,105 @@
+//! NodePorts: a pod's host ports must be free on the node (`plugins/nodeports`,
+//! `HostPortInfo.CheckConflict`).
+
+use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status};
+use crate::snapshot::{HostPort, NodeIdx, Sym};
+
+pub const NAME: &str = "NodePorts";
+pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
+
+pub struct NodePorts;
+
+/// Whether `want` conflicts with ports in `used` (both sanitized). A wildcard IP (`0.0.0.0`)
+/// conflicts with the same protocol and port on any IP, and any IP conflicts with the wildcard.
+pub fn conflicts(used: &[HostPort], want: &HostPort, wildcard: Sym) -> bool {
+    if want.port <= 0 {
+        return false;
+    }
+    used.iter().any(|u| {
+        u.port == want.port
+            && u.protocol == want.protocol
+            && (want.ip == wildcard || u.ip == wildcard || u.ip == want.ip)
+    })
+}
+
+impl Plugin for NodePorts {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_filter(&self, cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {
+        if cx.pod.host_ports.iter().all(|p| p.port <= 0) {
+            return (Status::skip(), PreFilterResult::default());
+        }
+        (Status::success(), PreFilterResult::default())
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        if cx.pod.host_ports.is_empty() {
+            return;
+        }
+        let wildcard = cx.snap.wk.default_host_ip;
+        let cols = &cx.snap.nodes.host_ports;
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let used = &cols[n.ix()];
+            if !used.is_empty() && cx.pod.host_ports.iter().any(|p| conflicts(used, p, wildcard)) {
+                *o = Some(Reject::unschedulable(0));
+            }
+        }
+    }
+
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, _reject: Reject) -> Vec<String> {
+        vec![ERR_REASON.to_string()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::filter_one;
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::snapshot::Snapshot;
+
+    type Ports = &'static [(&'static str, &'static str, i32)];
+
+    #[test]
+    fn table() {
+        // node_ports_test.go TestNodePorts: (name, pod ports, existing ports on the node, want fit).
+        let cases: &[(&str, Ports, Ports, bool)] = &[
+            ("nothing running", &[], &[], true),
+            ("other port", &[("UDP", "127.0.0.1", 8080)], &[("UDP", "127.0.0.1", 9090)], true),
+            ("same udp port", &[("UDP", "127.0.0.1", 8080)], &[("UDP", "127.0.0.1", 8080)], false),
+            ("same tcp port", &[("TCP", "127.0.0.1", 8080)], &[("TCP", "127.0.0.1", 8080)], false),
+            ("different host ip", &[("TCP", "127.0.0.1", 8080)], &[("TCP", "127.0.0.2", 8080)], true),
+            ("different protocol", &[("UDP", "127.0.0.1", 8080)], &[("TCP", "127.0.0.1", 8080)], true),
+            ("second udp port conflict", &[("UDP", "127.0.0.1", 8000), ("UDP", "127.0.0.1", 8080)], &[("UDP", "127.0.0.1", 8080)], false),
+            ("first tcp port conflict", &[("TCP", "127.0.0.1", 8001), ("UDP", "127.0.0.1", 8080)], &[("TCP", "127.0.0.1", 8001), ("UDP", "127.0.0.1", 8081)], false),
+            ("first tcp port conflict due to 0.0.0.0 hostIP", &[("TCP", "0.0.0.0", 8001)], &[("TCP", "127.0.0.1", 8001)], false),
+            ("TCP hostPort conflict due to 0.0.0.0 hostIP", &[("TCP", "10.0.10.10", 8001), ("TCP", "0.0.0.0", 8001)], &[("TCP", "127.0.0.1", 8001)], false),
+            ("second tcp port conflict to 0.0.0.0 hostIP", &[("TCP", "127.0.0.1", 8001)], &[("TCP", "0.0.0.0", 8001)], false),
+            ("second different protocol", &[("UDP", "127.0.0.1", 8001)], &[("TCP", "0.0.0.0", 8001)], true),
+            ("UDP hostPort conflict due to 0.0.0.0 hostIP", &[("UDP", "127.0.0.1", 8001)], &[("TCP", "0.0.0.0", 8001), ("UDP", "0.0.0.0", 8001)], false),
+            ("empty ip and protocol default to 0.0.0.0/TCP", &[("", "", 8001)], &[("TCP", "127.0.0.1", 8001)], false),
+        ];
+        for (name, want_ports, used, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "n").add();
+            let mut existing = MakePod::new(&mut snap, "existing");
+            for (pr, ip, port) in *used {
+                existing = existing.host_port(pr, ip, *port);
+            }
+            existing.place("n");
+            let mut p = MakePod::new(&mut snap, "p");
+            for (pr, ip, port) in *want_ports {
+                p = p.host_port(pr, ip, *port);
+            }
+            let pod = p.build();
+            let got = filter_one(&NodePorts, &snap, &pod, "n");
+            assert_eq!(got.is_ok(), *want, "{name}");
+            if let Err((code, r)) = got {
+                assert_eq!(code, crate::framework::Code::Unschedulable);
+                assert_eq!(r, vec![ERR_REASON.to_string()]);
+            }
+        }
+    }
+}

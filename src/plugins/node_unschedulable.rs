@@ -1,0 +1,71 @@
+//! NodeUnschedulable: nodes with `spec.unschedulable` reject pods that do not tolerate
+//! `node.kubernetes.io/unschedulable:NoSchedule` (`plugins/nodeunschedulable`).
+
+use crate::framework::{CycleCx, CycleState, Plugin, Reject};
+use crate::snapshot::{tolerations_tolerate, NodeIdx, Taint, TaintEffect};
+
+pub const NAME: &str = "NodeUnschedulable";
+pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+
+pub struct NodeUnschedulable;
+
+impl Plugin for NodeUnschedulable {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        let taint = Taint { key: cx.snap.wk.taint_unschedulable, value: cx.snap.wk.empty, effect: TaintEffect::NoSchedule };
+        if tolerations_tolerate(&cx.pod.tolerations, &taint) {
+            return;
+        }
+        let col = &cx.snap.nodes.unschedulable;
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            if col[n.ix()] {
+                *o = Some(Reject::unresolvable(0));
+            }
+        }
+    }
+
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, _reject: Reject) -> Vec<String> {
+        vec![ERR_REASON_UNSCHEDULABLE.to_string()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::filter_one;
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::snapshot::{Snapshot, TolerationOp};
+
+    #[test]
+    fn table() {
+        // Cases of node_unschedulable_test.go: (node unschedulable, pod tolerates, want pass).
+        let cases = [
+            ("schedule pod to normal node", false, false, true),
+            ("unschedulable node rejects pod", true, false, false),
+            ("normal node, pod tolerates", false, true, true),
+            ("unschedulable node, pod tolerates unschedulable taint", true, true, true),
+        ];
+        for (name, unsched, tolerates, want) in cases {
+            let mut snap = Snapshot::new();
+            let mut n = MakeNode::new(&mut snap, "n");
+            if unsched {
+                n = n.unschedulable();
+            }
+            n.add();
+            let mut p = MakePod::new(&mut snap, "p");
+            if tolerates {
+                p = p.toleration("node.kubernetes.io/unschedulable", TolerationOp::Exists, "", Some(TaintEffect::NoSchedule));
+            }
+            let pod = p.build();
+            let got = filter_one(&NodeUnschedulable, &snap, &pod, "n");
+            assert_eq!(got.is_ok(), want, "{name}");
+            if let Err((code, reasons)) = got {
+                assert_eq!(code, crate::framework::Code::UnschedulableAndUnresolvable, "{name}");
+                assert_eq!(reasons, vec![ERR_REASON_UNSCHEDULABLE.to_string()], "{name}");
+            }
+        }
+    }
+}

@@ -1,0 +1,518 @@
+//! NodeResourcesFit (Filter + the three scoring strategies) and NodeResourcesBalancedAllocation,
+//! `plugins/noderesources`. All scoring is integer math as upstream, except BalancedAllocation's
+//! standard deviation (f64, as upstream).
+
+use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::{NodeIdx, Snapshot, Sym};
+
+pub const FIT: &str = "NodeResourcesFit";
+pub const BALANCED: &str = "NodeResourcesBalancedAllocation";
+
+/// `MaxCustomPriorityScore`: RequestedToCapacityRatio shape scores run 0..=10, scaled by 10.
+pub const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
+/// Utilization runs 0..=100 in RequestedToCapacityRatio shapes.
+const MAX_UTILIZATION: i64 = 100;
+
+/// The scoring strategy of NodeResourcesFitArgs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StrategyKind {
+    LeastAllocated,
+    MostAllocated,
+    /// Shape points (utilization 0..=100, score 0..=10 as configured).
+    RequestedToCapacityRatio(Vec<(i64, i64)>),
+}
+
+/// A resource the scorer looks at, with its weight.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScoredResource {
+    pub name: Sym,
+    pub weight: i64,
+}
+
+/// Which column a resource name refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ResKind {
+    Cpu,
+    Memory,
+    Ephemeral,
+    Scalar(Sym),
+    /// Not a resource the node table tracks (e.g. `pods`): always skipped.
+    Other,
+}
+
+fn res_kind(snap: &Snapshot, name: Sym) -> ResKind {
+    match snap.interner.resolve(name) {
+        "cpu" => ResKind::Cpu,
+        "memory" => ResKind::Memory,
+        "ephemeral-storage" => ResKind::Ephemeral,
+        s if is_scalar_resource_name(s) => ResKind::Scalar(name),
+        _ => ResKind::Other,
+    }
+}
+
+/// `IsExtendedResourceName`: outside the `kubernetes.io/` namespace, not `requests.`-prefixed, with a `/`.
+pub fn is_extended_resource_name(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    !native && !name.starts_with("requests.")
+}
+
+/// `IsScalarResourceName`: extended, hugepages, prefixed native or attachable-volume resources.
+pub fn is_scalar_resource_name(name: &str) -> bool {
+    is_extended_resource_name(name)
+        || name.starts_with("hugepages-")
+        || name.starts_with("attachable-volumes-")
+        || (name.contains("kubernetes.io/") && name.contains('/'))
+}
+
+/// One resource of a score, resolved against the node table for one pod.
+struct ScoreColumn<'a> {
+    alloc: &'a [i64],
+    requested: &'a [i64],
+    pod_request: i64,
+    weight: i64,
+}
+
+/// Resolves the configured resources for one pod: `use_requested` picks real requests (Balanced)
+/// over the non-zero scoring defaults (Fit). Resources a pod does not request that are scalar,
+/// and resources the table does not track, are left out (upstream's `(0, 0)`).
+fn score_columns<'a>(snap: &'a Snapshot, cx: CycleCx<'_>, resources: &[ScoredResource], use_requested: bool) -> Vec<ScoreColumn<'a>> {
+    let t = &snap.nodes;
+    let pod = cx.pod;
+    let mut out = Vec::with_capacity(resources.len());
+    for r in resources {
+        let col = match res_kind(snap, r.name) {
+            ResKind::Cpu => {
+                let (req, pod_request) = if use_requested {
+                    (&t.req_cpu_milli, pod.requests.cpu_milli)
+                } else {
+                    (&t.non_zero_cpu_milli, pod.non_zero_cpu_milli)
+                };
+                ScoreColumn { alloc: &t.alloc_cpu_milli, requested: req, pod_request, weight: r.weight }
+            }
+            ResKind::Memory => {
+                let (req, pod_request) = if use_requested {
+                    (&t.req_memory, pod.requests.memory)
+                } else {
+                    (&t.non_zero_memory, pod.non_zero_memory)
+                };
+                ScoreColumn { alloc: &t.alloc_memory, requested: req, pod_request, weight: r.weight }
+            }
+            ResKind::Ephemeral => ScoreColumn {
+                alloc: &t.alloc_ephemeral_storage,
+                requested: &t.req_ephemeral_storage,
+                pod_request: pod.requests.ephemeral_storage,
+                weight: r.weight,
+            },
+            ResKind::Scalar(name) => {
+                let pod_request = pod.requests.scalar(name);
+                if pod_request == 0 {
+                    continue;
+                }
+                let Some(c) = t.scalar_column(name) else { continue };
+                ScoreColumn { alloc: &c.allocatable, requested: &c.requested, pod_request, weight: r.weight }
+            }
+            ResKind::Other => continue,
+        };
+        out.push(col);
+    }
+    out
+}
+
+/// `leastRequestedScore`.
+#[inline]
+pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    (capacity - requested) * MAX_NODE_SCORE / capacity
+}
+
+/// `mostRequestedScore`: requests above capacity count as capacity.
+#[inline]
+pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 {
+        return 0;
+    }
+    requested.min(capacity) * MAX_NODE_SCORE / capacity
+}
+
+/// `BuildBrokenLinearFunction` over shape points already scaled to 0..=100 scores.
+#[inline]
+pub fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
+    for i in 0..shape.len() {
+        if p <= shape[i].0 {
+            if i == 0 {
+                return shape[0].1;
+            }
+            let (u0, s0) = shape[i - 1];
+            let (u1, s1) = shape[i];
+            return s0 + (s1 - s0) * (p - u0) / (u1 - u0);
+        }
+    }
+    shape.last().map_or(0, |s| s.1)
+}
+
+/// NodeResourcesFit.
+pub struct Fit {
+    pub ignored_resources: Vec<Sym>,
+    pub ignored_resource_groups: Vec<String>,
+    pub strategy: StrategyKind,
+    pub resources: Vec<ScoredResource>,
+}
+
+/// PreFilter state: the pod's scalar requests that are checked, with their columns' positions.
+struct FitState {
+    scalars: Vec<(Sym, i64, Option<usize>)>,
+}
+
+impl Fit {
+    fn fit_state(&self, cx: CycleCx<'_>) -> FitState {
+        let snap = cx.snap;
+        let scalars = cx
+            .pod
+            .requests
+            .scalars
+            .iter()
+            .filter(|(_, q)| *q != 0)
+            .filter(|(name, _)| {
+                let s = snap.interner.resolve(*name);
+                if !is_extended_resource_name(s) {
+                    return true;
+                }
+                let prefix = s.split('/').next().unwrap_or("");
+                !(self.ignored_resources.contains(name) || self.ignored_resource_groups.iter().any(|g| g == prefix))
+            })
+            .map(|&(name, q)| (name, q, snap.nodes.scalars.iter().position(|c| c.name == name)))
+            .collect();
+        FitState { scalars }
+    }
+
+    fn shape_scaled(&self) -> Vec<(i64, i64)> {
+        match &self.strategy {
+            StrategyKind::RequestedToCapacityRatio(shape) => {
+                shape.iter().map(|&(u, s)| (u, s * (MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE))).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+const FIT_PODS: u64 = 1;
+const FIT_CPU: u64 = 1 << 1;
+const FIT_MEMORY: u64 = 1 << 2;
+const FIT_EPHEMERAL: u64 = 1 << 3;
+const FIT_SCALAR_SHIFT: u32 = 4;
+
+impl Plugin for Fit {
+    fn name(&self) -> &'static str {
+        FIT
+    }
+
+    fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
+        state.write(FIT, self.fit_state(cx));
+        (Status::success(), PreFilterResult::default())
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        let owned;
+        let st = match state.read::<FitState>(FIT) {
+            Some(s) => s,
+            None => {
+                owned = self.fit_state(cx);
+                &owned
+            }
+        };
+        let t = &cx.snap.nodes;
+        let r = &cx.pod.requests;
+        let all_zero = r.cpu_milli == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalars.is_empty();
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let i = n.ix();
+            let mut bits = 0u64;
+            if t.pod_count[i] as i64 + 1 > t.alloc_pods[i] {
+                bits |= FIT_PODS;
+            }
+            if !all_zero {
+                if r.cpu_milli > 0 && r.cpu_milli > t.alloc_cpu_milli[i] - t.req_cpu_milli[i] {
+                    bits |= FIT_CPU;
+                }
+                if r.memory > 0 && r.memory > t.alloc_memory[i] - t.req_memory[i] {
+                    bits |= FIT_MEMORY;
+                }
+                if r.ephemeral_storage > 0 && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
+                    bits |= FIT_EPHEMERAL;
+                }
+                for (j, &(_, q, col)) in st.scalars.iter().enumerate() {
+                    let free = col.map_or(0, |c| t.scalars[c].allocatable[i] - t.scalars[c].requested[i]);
+                    if q > free {
+                        bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
+                    }
+                }
+            }
+            if bits != 0 {
+                *o = Some(Reject::unschedulable(bits));
+            }
+        }
+    }
+
+    fn reasons(&self, cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
+        let owned;
+        let st = match state.read::<FitState>(FIT) {
+            Some(s) => s,
+            None => {
+                owned = self.fit_state(cx);
+                &owned
+            }
+        };
+        let b = reject.detail;
+        let mut out = Vec::new();
+        if b & FIT_PODS != 0 {
+            out.push("Too many pods".to_string());
+        }
+        if b & FIT_CPU != 0 {
+            out.push("Insufficient cpu".to_string());
+        }
+        if b & FIT_MEMORY != 0 {
+            out.push("Insufficient memory".to_string());
+        }
+        if b & FIT_EPHEMERAL != 0 {
+            out.push("Insufficient ephemeral-storage".to_string());
+        }
+        for (j, (name, _, _)) in st.scalars.iter().enumerate() {
+            if b & (1 << (FIT_SCALAR_SHIFT + j.min(59) as u32)) != 0 {
+                out.push(format!("Insufficient {}", cx.snap.interner.resolve(*name)));
+            }
+        }
+        out
+    }
+
+    fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let cols = score_columns(cx.snap, cx, &self.resources, false);
+        match &self.strategy {
+            StrategyKind::LeastAllocated => score_weighted(&cols, nodes, out, least_requested_score),
+            StrategyKind::MostAllocated => score_weighted(&cols, nodes, out, most_requested_score),
+            StrategyKind::RequestedToCapacityRatio(_) => {
+                let shape = self.shape_scaled();
+                score_rtcr(&cols, nodes, out, &shape)
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Least/MostAllocated: weighted integer average over resources the node has.
+fn score_weighted(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: fn(i64, i64) -> i64) {
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let i = n.ix();
+        let (mut score, mut weights) = (0i64, 0i64);
+        for c in cols {
+            let alloc = c.alloc[i];
+            if alloc == 0 {
+                continue;
+            }
+            score += f(c.requested[i] + c.pod_request, alloc) * c.weight;
+            weights += c.weight;
+        }
+        *o = if weights == 0 { 0 } else { score / weights };
+    }
+}
+
+/// RequestedToCapacityRatio: only resources scoring above 0 are averaged, rounded.
+fn score_rtcr(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], shape: &[(i64, i64)]) {
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let i = n.ix();
+        let (mut score, mut weights) = (0i64, 0i64);
+        for c in cols {
+            let alloc = c.alloc[i];
+            if alloc == 0 {
+                continue;
+            }
+            let req = c.requested[i] + c.pod_request;
+            let util = if req > alloc { MAX_UTILIZATION } else { req * MAX_UTILIZATION / alloc };
+            let s = broken_linear(shape, util);
+            if s > 0 {
+                score += s * c.weight;
+                weights += c.weight;
+            }
+        }
+        *o = if weights == 0 { 0 } else { (score as f64 / weights as f64).round() as i64 };
+    }
+}
+
+/// NodeResourcesBalancedAllocation: 100 × (1 − std of the requested fractions).
+pub struct BalancedAllocation {
+    pub resources: Vec<ScoredResource>,
+}
+
+/// `balancedResourceScorer` for one node's fractions.
+pub fn balanced_score(fractions: &[f64]) -> i64 {
+    let std = match fractions.len() {
+        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
+        n if n > 2 => {
+            let mean = fractions.iter().sum::<f64>() / n as f64;
+            (fractions.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n as f64).sqrt()
+        }
+        _ => 0.0,
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+impl Plugin for BalancedAllocation {
+    fn name(&self) -> &'static str {
+        BALANCED
+    }
+
+    fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let cols = score_columns(cx.snap, cx, &self.resources, true);
+        let mut fr: smallvec::SmallVec<[f64; 4]> = smallvec::SmallVec::new();
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let i = n.ix();
+            fr.clear();
+            for c in &cols {
+                let alloc = c.alloc[i];
+                if alloc == 0 {
+                    continue;
+                }
+                let f = (c.requested[i] + c.pod_request) as f64 / alloc as f64;
+                fr.push(f.min(1.0));
+            }
+            *o = balanced_score(&fr);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_one, score_all};
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::framework::Code;
+
+    fn cpu_mem(snap: &mut Snapshot) -> Vec<ScoredResource> {
+        vec![
+            ScoredResource { name: snap.interner.intern("cpu"), weight: 1 },
+            ScoredResource { name: snap.interner.intern("memory"), weight: 1 },
+        ]
+    }
+
+    fn fit(snap: &mut Snapshot, strategy: StrategyKind) -> Fit {
+        Fit { ignored_resources: vec![], ignored_resource_groups: vec![], strategy, resources: cpu_mem(snap) }
+    }
+
+    #[test]
+    fn enough_requests_table() {
+        // fit_test.go TestEnoughRequests: node 10 cpu / 20 memory / 32 pods with 5/19 used by an existing pod,
+        // extended resource example.com/aaa: 5. (name, pod cpu, pod mem, pod scalar aaa, existing cpu, existing mem, want reasons)
+        let cases: &[(&str, i64, i64, i64, i64, i64, &[&str])] = &[
+            ("no resources requested always fits", 0, 0, 0, 10, 20, &[]),
+            ("too many resources fails", 1, 1, 0, 10, 20, &["Insufficient cpu", "Insufficient memory"]),
+            ("too many cpu fails", 1, 1, 0, 10, 1, &["Insufficient cpu"]),
+            ("fits exactly", 5, 5, 0, 5, 15, &[]),
+            ("one resource memory fits", 2, 1, 0, 9, 5, &["Insufficient cpu"]),
+            ("one resource cpu fits", 1, 2, 0, 5, 19, &["Insufficient memory"]),
+            ("equal edge case", 5, 1, 0, 5, 19, &[]),
+            ("extended resource fits", 1, 1, 1, 0, 0, &[]),
+            ("extended resource capacity enforced", 1, 1, 10, 0, 0, &["Insufficient example.com/aaa"]),
+        ];
+        for (name, cpu, mem, aaa, ecpu, emem, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "n").capacity(10, 20).pods(32).scalar("example.com/aaa", 5).add();
+            if *ecpu > 0 || *emem > 0 {
+                MakePod::new(&mut snap, "existing").req(*ecpu, *emem).place("n");
+            }
+            let mut p = MakePod::new(&mut snap, "p").req(*cpu, *mem);
+            if *aaa > 0 {
+                p = p.scalar_req("example.com/aaa", *aaa);
+            }
+            let pod = p.build();
+            let plugin = fit(&mut snap, StrategyKind::LeastAllocated);
+            let got = filter_one(&plugin, &snap, &pod, "n");
+            if want.is_empty() {
+                assert!(got.is_ok(), "{name}: {got:?}");
+            } else {
+                let (code, reasons) = got.expect_err(name);
+                assert_eq!(code, Code::Unschedulable, "{name}");
+                assert_eq!(reasons, want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn too_many_pods_and_ignored_resources() {
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "n").capacity(10, 20).pods(1).add();
+        MakePod::new(&mut snap, "existing").place("n");
+        let pod = MakePod::new(&mut snap, "p").build();
+        let plugin = fit(&mut snap, StrategyKind::LeastAllocated);
+        assert_eq!(filter_one(&plugin, &snap, &pod, "n"), Err((Code::Unschedulable, vec!["Too many pods".to_string()])));
+
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "n").capacity(10, 20).add();
+        let pod = MakePod::new(&mut snap, "p").req(1, 1).scalar_req("example.com/bbb", 1).build();
+        let mut plugin = fit(&mut snap, StrategyKind::LeastAllocated);
+        assert!(filter_one(&plugin, &snap, &pod, "n").is_err());
+        plugin.ignored_resource_groups = vec!["example.com".to_string()];
+        assert!(filter_one(&plugin, &snap, &pod, "n").is_ok(), "ignored group skips the check");
+        plugin.ignored_resource_groups.clear();
+        plugin.ignored_resources = vec![snap.interner.intern("example.com/bbb")];
+        assert!(filter_one(&plugin, &snap, &pod, "n").is_ok(), "ignored resource skips the check");
+    }
+
+    #[test]
+    fn least_and_most_allocated_scores() {
+        // least_allocated_test.go "nothing scheduled, resources requested, differently sized nodes":
+        // node1 4000m/10000, node2 6000m/10000, pod 3000m/5000 -> 37 and 50 (least); most: 62, 50.
+        for (strategy, want) in [(StrategyKind::LeastAllocated, vec![37, 50]), (StrategyKind::MostAllocated, vec![62, 50])] {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "node1").capacity(4000, 10000).add();
+            MakeNode::new(&mut snap, "node2").capacity(6000, 10000).add();
+            let pod = MakePod::new(&mut snap, "p").req(3000, 5000).build();
+            let plugin = fit(&mut snap, strategy.clone());
+            assert_eq!(score_all(&plugin, &snap, &pod), Some(want), "{strategy:?}");
+        }
+    }
+
+    #[test]
+    fn requested_to_capacity_ratio_scores() {
+        // requested_to_capacity_ratio_test.go: shape {0:10, 100:0} (i.e. least allocated-like),
+        // nodes 4000m/10000 and 6000m/10000 both empty, pod 3000m/5000: cpu util 75 and 50, memory 50.
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "node1").capacity(4000, 10000).add();
+        MakeNode::new(&mut snap, "node2").capacity(6000, 10000).add();
+        let pod = MakePod::new(&mut snap, "p").req(3000, 5000).build();
+        let plugin = fit(&mut snap, StrategyKind::RequestedToCapacityRatio(vec![(0, 10), (100, 0)]));
+        // node1: cpu 100-75=25, mem 50 -> round(75/2)=38; node2: 50, 50 -> 50.
+        assert_eq!(score_all(&plugin, &snap, &pod), Some(vec![38, 50]));
+        assert_eq!(broken_linear(&[(10, 10), (50, 100)], 5), 10);
+        assert_eq!(broken_linear(&[(10, 10), (50, 100)], 30), 55);
+        assert_eq!(broken_linear(&[(10, 10), (50, 100)], 90), 100);
+    }
+
+    #[test]
+    fn balanced_allocation_scores() {
+        // balanced_allocation_test.go "nothing scheduled, resources requested, differently sized nodes": 87, 100.
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "node1").capacity(4000, 10000).add();
+        MakeNode::new(&mut snap, "node2").capacity(6000, 10000).add();
+        let pod = MakePod::new(&mut snap, "p").req(3000, 5000).build();
+        let resources = cpu_mem(&mut snap);
+        let plugin = BalancedAllocation { resources };
+        assert_eq!(score_all(&plugin, &snap, &pod), Some(vec![87, 100]));
+        assert_eq!(balanced_score(&[0.5, 0.5, 0.5]), 100);
+        assert_eq!(balanced_score(&[1.0]), 100);
+    }
+
+    #[test]
+    fn resource_name_classes() {
+        for (name, ext, scalar) in [
+            ("example.com/foo", true, true),
+            ("cpu", false, false),
+            ("hugepages-2Mi", false, true),
+            ("kubernetes.io/foo", false, true),
+            ("requests.example.com/foo", false, false),
+        ] {
+            assert_eq!(is_extended_resource_name(name), ext, "{name}");
+            assert_eq!(is_scalar_resource_name(name), scalar, "{name}");
+        }
+    }
+}

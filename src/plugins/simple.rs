@@ -1,0 +1,79 @@
+//! Plugins with little to compute here: PrioritySort (queue order), SchedulingGates (PreEnqueue),
+//! DefaultBinder (Bind through the node agent), and the volume plugins, which find nothing to do
+//! because pods in this engine carry no volumes (upstream's PreFilter returns Skip for such pods).
+
+use crate::framework::{Code, CycleCx, CycleState, Plugin, PreFilterResult, Status};
+use crate::snapshot::PodInfo;
+
+pub const PRIORITY_SORT: &str = "PrioritySort";
+pub const SCHEDULING_GATES: &str = "SchedulingGates";
+pub const DEFAULT_BINDER: &str = "DefaultBinder";
+
+/// QueueSort: higher priority first, then earlier queue timestamp (`priority_sort.go`).
+pub struct PrioritySort;
+
+impl PrioritySort {
+    /// `Less(a, b)`: whether `a` is popped before `b`.
+    pub fn less(a_priority: i32, a_ts: u64, b_priority: i32, b_ts: u64) -> bool {
+        a_priority > b_priority || (a_priority == b_priority && a_ts < b_ts)
+    }
+}
+
+impl Plugin for PrioritySort {
+    fn name(&self) -> &'static str {
+        PRIORITY_SORT
+    }
+}
+
+/// PreEnqueue: a pod with scheduling gates waits outside the active queue.
+pub struct SchedulingGates;
+
+impl Plugin for SchedulingGates {
+    fn name(&self) -> &'static str {
+        SCHEDULING_GATES
+    }
+
+    fn pre_enqueue(&self, pod: &PodInfo) -> Status {
+        if pod.scheduling_gates.is_empty() {
+            return Status::success();
+        }
+        Status::new(Code::UnschedulableAndUnresolvable, format!("waiting for scheduling gates: [{}]", pod.scheduling_gates.join(" ")))
+    }
+}
+
+/// Bind: the binder hands the pod to the node agent (the API server's bind, here).
+pub struct DefaultBinder;
+
+impl Plugin for DefaultBinder {
+    fn name(&self) -> &'static str {
+        DEFAULT_BINDER
+    }
+}
+
+/// A volume plugin (VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits, and the
+/// in-tree limits). Pods here have no volumes, so PreFilter returns Skip, as upstream does for a
+/// pod without volumes, and Filter never runs.
+pub struct NoVolumes(pub &'static str);
+
+impl Plugin for NoVolumes {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn pre_filter(&self, _cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {
+        (Status::skip(), PreFilterResult::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_sort_less() {
+        // (a prio, a ts, b prio, b ts, a first)
+        for (ap, at, bp, bt, want) in [(10, 5, 1, 1, true), (1, 1, 10, 5, false), (5, 1, 5, 2, true), (5, 2, 5, 1, false), (5, 1, 5, 1, false)] {
+            assert_eq!(PrioritySort::less(ap, at, bp, bt), want);
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! TaintToleration: `NoSchedule`/`NoExecute` taints must be tolerated (Filter); fewer intolerable
+//! `PreferNoSchedule` taints score higher (Score, normalized in reverse). `plugins/tainttoleration`.
+//!
+//! Nodes share taint lists, so both verdicts are computed once per distinct taint set per pod and
+//! looked up per node.
+
+use crate::framework::{default_normalize_score, CycleCx, CycleState, Plugin, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::{tolerations_tolerate, NodeIdx, TaintEffect, Toleration};
+
+pub const NAME: &str = "TaintToleration";
+
+/// "No untolerated taint" in the per-set filter table.
+const TOLERATED: u32 = u32::MAX;
+
+pub struct TaintToleration;
+
+/// For each taint set: the index of the first untolerated NoSchedule/NoExecute taint (or `TOLERATED`).
+fn filter_table(cx: CycleCx<'_>) -> Vec<u32> {
+    let sets = &cx.snap.nodes.taint_sets;
+    (0..sets.len() as u32)
+        .map(|s| {
+            sets.get(s)
+                .iter()
+                .position(|t| {
+                    matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+                        && !tolerations_tolerate(&cx.pod.tolerations, t)
+                })
+                .map_or(TOLERATED, |i| i as u32)
+        })
+        .collect()
+}
+
+/// For each taint set: how many PreferNoSchedule taints no toleration (of effect empty or
+/// PreferNoSchedule) tolerates.
+fn score_table(cx: CycleCx<'_>) -> Vec<i64> {
+    let prefer: Vec<Toleration> = cx
+        .pod
+        .tolerations
+        .iter()
+        .filter(|t| t.effect.is_none() || t.effect == Some(TaintEffect::PreferNoSchedule))
+        .copied()
+        .collect();
+    let sets = &cx.snap.nodes.taint_sets;
+    (0..sets.len() as u32)
+        .map(|s| {
+            sets.get(s)
+                .iter()
+                .filter(|t| t.effect == TaintEffect::PreferNoSchedule && !tolerations_tolerate(&prefer, t))
+                .count() as i64
+        })
+        .collect()
+}
+
+struct PreScoreState(Vec<i64>);
+
+impl Plugin for TaintToleration {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        let table = filter_table(cx);
+        if table.iter().all(|&t| t == TOLERATED) {
+            return;
+        }
+        let col = &cx.snap.nodes.taint_set;
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let set = col[n.ix()];
+            let t = table[set as usize];
+            if t != TOLERATED {
+                *o = Some(Reject::unresolvable(((set as u64) << 32) | t as u64));
+            }
+        }
+    }
+
+    fn reasons(&self, cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
+        let set = (reject.detail >> 32) as u32;
+        let idx = (reject.detail & 0xffff_ffff) as usize;
+        let taint = cx.snap.nodes.taint_sets.get(set)[idx];
+        let i = &cx.snap.interner;
+        vec![format!("node(s) had untolerated taint {{{}: {}}}", i.resolve(taint.key), i.resolve(taint.value))]
+    }
+
+    fn pre_score(&self, cx: CycleCx<'_>, state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
+        state.write(NAME, PreScoreState(score_table(cx)));
+        Status::success()
+    }
+
+    fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let owned;
+        let table = match state.read::<PreScoreState>(NAME) {
+            Some(s) => &s.0,
+            None => {
+                owned = score_table(cx);
+                &owned
+            }
+        };
+        let col = &cx.snap.nodes.taint_set;
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            *o = table[col[n.ix()] as usize];
+        }
+        Ok(())
+    }
+
+    fn normalize(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], scores: &mut [i64]) {
+        default_normalize_score(MAX_NODE_SCORE, true, scores);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{filter_one, score_all};
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::snapshot::{Snapshot, TolerationOp::*};
+    use TaintEffect::*;
+
+    type Tol = (&'static str, crate::snapshot::TolerationOp, &'static str, Option<TaintEffect>);
+
+    #[test]
+    fn filter_table_cases() {
+        // taint_toleration_test.go TestTaintTolerationFilter: (name, node taints, pod tolerations, want reason).
+        let cases: Vec<(&str, Vec<(&str, &str, TaintEffect)>, Vec<Tol>, Option<&str>)> = vec![
+            ("no tolerations, tainted node", vec![("dedicated", "user1", NoSchedule)], vec![], Some("node(s) had untolerated taint {dedicated: user1}")),
+            ("toleration matches", vec![("dedicated", "user1", NoSchedule)], vec![("dedicated", Equal, "user1", Some(NoSchedule))], None),
+            ("toleration value differs", vec![("dedicated", "user1", NoSchedule)], vec![("dedicated", Equal, "user2", Some(NoSchedule))], Some("node(s) had untolerated taint {dedicated: user1}")),
+            ("exists tolerates any value", vec![("foo", "bar", NoSchedule)], vec![("foo", Exists, "", Some(NoSchedule))], None),
+            ("multiple taints, all tolerated", vec![("dedicated", "user2", NoSchedule), ("foo", "bar", NoSchedule)], vec![("dedicated", Equal, "user2", Some(NoSchedule)), ("foo", Exists, "", Some(NoSchedule))], None),
+            ("effect mismatch", vec![("foo", "bar", NoSchedule)], vec![("foo", Equal, "bar", Some(PreferNoSchedule))], Some("node(s) had untolerated taint {foo: bar}")),
+            ("PreferNoSchedule taint is ignored by filter", vec![("foo", "bar", PreferNoSchedule)], vec![], None),
+            ("empty effect tolerates all effects", vec![("foo", "bar", NoExecute)], vec![("foo", Equal, "bar", None)], None),
+            ("empty key with Exists tolerates everything", vec![("a", "b", NoSchedule), ("c", "d", NoExecute)], vec![("", Exists, "", None)], None),
+        ];
+        for (name, taints, tols, want) in cases {
+            let mut snap = Snapshot::new();
+            let mut n = MakeNode::new(&mut snap, "n");
+            for (k, v, e) in &taints {
+                n = n.taint(k, v, *e);
+            }
+            n.add();
+            let mut p = MakePod::new(&mut snap, "p");
+            for (k, op, v, e) in &tols {
+                p = p.toleration(k, *op, v, *e);
+            }
+            let pod = p.build();
+            let got = filter_one(&TaintToleration, &snap, &pod, "n");
+            match want {
+                None => assert!(got.is_ok(), "{name}: {got:?}"),
+                Some(r) => {
+                    let (code, reasons) = got.expect_err(name);
+                    assert_eq!(code, crate::framework::Code::UnschedulableAndUnresolvable, "{name}");
+                    assert_eq!(reasons, vec![r.to_string()], "{name}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn score_table_cases() {
+        // TestTaintTolerationScore.
+        type Case = (&'static str, Vec<Tol>, Vec<Vec<(&'static str, &'static str, TaintEffect)>>, Vec<i64>);
+        let cases: Vec<Case> = vec![
+            (
+                "node with taints tolerated by the pod gets higher score",
+                vec![("foo", Equal, "bar", Some(PreferNoSchedule))],
+                vec![vec![("foo", "bar", PreferNoSchedule)], vec![("foo", "blah", PreferNoSchedule)]],
+                vec![100, 0],
+            ),
+            (
+                "all taints tolerated",
+                vec![("cpu-type", Equal, "arm64", Some(PreferNoSchedule)), ("disk-type", Equal, "ssd", Some(PreferNoSchedule))],
+                vec![vec![], vec![("cpu-type", "arm64", PreferNoSchedule)], vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)]],
+                vec![100, 100, 100],
+            ),
+            (
+                "more intolerable taints score lower",
+                vec![("foo", Equal, "bar", Some(PreferNoSchedule))],
+                vec![vec![], vec![("cpu-type", "arm64", PreferNoSchedule)], vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)]],
+                vec![100, 50, 0],
+            ),
+            (
+                "only PreferNoSchedule taints count",
+                vec![("cpu-type", Equal, "arm64", Some(NoSchedule)), ("disk-type", Equal, "ssd", Some(NoSchedule))],
+                vec![vec![], vec![("cpu-type", "arm64", NoSchedule)], vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)]],
+                vec![100, 100, 0],
+            ),
+            ("no taints, no tolerations", vec![], vec![vec![("cpu-type", "arm64", PreferNoSchedule)], vec![]], vec![0, 100]),
+        ];
+        for (name, tols, nodes, want) in cases {
+            let mut snap = Snapshot::new();
+            for (i, taints) in nodes.iter().enumerate() {
+                let mut n = MakeNode::new(&mut snap, &format!("n{i}"));
+                for (k, v, e) in taints {
+                    n = n.taint(k, v, *e);
+                }
+                n.add();
+            }
+            let mut p = MakePod::new(&mut snap, "p");
+            for (k, op, v, e) in &tols {
+                p = p.toleration(k, *op, v, *e);
+            }
+            let pod = p.build();
+            assert_eq!(score_all(&TaintToleration, &snap, &pod), Some(want), "{name}");
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Builders for tests, in the spirit of kube-scheduler's `st.MakeNode()` / `st.MakePod()` wrappers.
+
+use smallvec::SmallVec;
+
+use super::*;
+
+/// Builds a [`NodeSpec`] against a snapshot's interner.
+pub struct MakeNode<'a> {
+    snap: &'a mut Snapshot,
+    spec: NodeSpec,
+}
+
+impl<'a> MakeNode<'a> {
+    pub fn new(snap: &'a mut Snapshot, name: &str) -> Self {
+        let name = snap.interner.intern(name);
+        MakeNode { snap, spec: NodeSpec { name, allowed_pod_number: 110, ..Default::default() } }
+    }
+
+    pub fn capacity(mut self, cpu_milli: i64, memory: i64) -> Self {
+        self.spec.allocatable.cpu_milli = cpu_milli;
+        self.spec.allocatable.memory = memory;
+        self
+    }
+
+    pub fn pods(mut self, n: i64) -> Self {
+        self.spec.allowed_pod_number = n;
+        self
+    }
+
+    pub fn ephemeral(mut self, bytes: i64) -> Self {
+        self.spec.allocatable.ephemeral_storage = bytes;
+        self
+    }
+
+    pub fn scalar(mut self, name: &str, v: i64) -> Self {
+        let s = self.snap.interner.intern(name);
+        self.spec.allocatable.scalars.push((s, v));
+        self.spec.allocatable.scalars.sort_by(|a, b| self.snap.interner.resolve(a.0).cmp(self.snap.interner.resolve(b.0)));
+        self
+    }
+
+    pub fn label(mut self, k: &str, v: &str) -> Self {
+        let (k, v) = (self.snap.interner.intern(k), self.snap.interner.intern(v));
+        self.spec.labels.retain(|(kk, _)| *kk != k);
+        self.spec.labels.push((k, v));
+        self.spec.labels.sort();
+        self
+    }
+
+    pub fn taint(mut self, k: &str, v: &str, effect: TaintEffect) -> Self {
+        let (key, value) = (self.snap.interner.intern(k), self.snap.interner.intern(v));
+        self.spec.taints.push(Taint { key, value, effect });
+        self
+    }
+
+    pub fn unschedulable(mut self) -> Self {
+        self.spec.unschedulable = true;
+        self
+    }
+
+    pub fn image(mut self, names: &[&str], size: i64) -> Self {
+        for n in names {
+            let s = self.snap.interner.intern(n);
+            self.spec.images.push((s, size));
+        }
+        self
+    }
+
+    /// Adds the node to the snapshot.
+    pub fn add(self) -> NodeIdx {
+        let MakeNode { snap, spec } = self;
+        snap.add_node(&spec).expect("test node names are unique")
+    }
+}
+
+/// Builds a [`PodInfo`] against a snapshot's interner.
+pub struct MakePod<'a> {
+    snap: &'a mut Snapshot,
+    pod: PodInfo,
+}
+
+static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl<'a> MakePod<'a> {
+    pub fn new(snap: &'a mut Snapshot, name: &str) -> Self {
+        let uid = PodUid(NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let pod = PodInfo {
+            uid,
+            namespace: snap.wk.default_namespace,
+            name: name.to_string(),
+            labels: Vec::new(),
+            node_name: None,
+            requests: Resources::default(),
+            non_zero_cpu_milli: 100,
+            non_zero_memory: 200 * 1024 * 1024,
+            node_selector: Vec::new(),
+            required_affinity: None,
+            preferred_affinity: Vec::new(),
+            tolerations: Vec::new(),
+            host_ports: Vec::new(),
+            images: Vec::new(),
+            container_count: 1,
+            priority: 0,
+            preemption_policy: PreemptionPolicy::default(),
+            scheduler_name: snap.wk.default_scheduler,
+            scheduling_gates: Vec::new(),
+            terminating: false,
+            host_network: false,
+            nominated_node: None,
+        };
+        MakePod { snap, pod }
+    }
+
+    /// Sets requests as one container would (non-zero scoring values follow them).
+    pub fn req(mut self, cpu_milli: i64, memory: i64) -> Self {
+        self.pod.requests.cpu_milli = cpu_milli;
+        self.pod.requests.memory = memory;
+        self.pod.non_zero_cpu_milli = cpu_milli;
+        self.pod.non_zero_memory = memory;
+        self
+    }
+
+    pub fn scalar_req(mut self, name: &str, v: i64) -> Self {
+        let s = self.snap.interner.intern(name);
+        self.pod.requests.scalars.push((s, v));
+        self
+    }
+
+    pub fn label(mut self, k: &str, v: &str) -> Self {
+        let (k, v) = (self.snap.interner.intern(k), self.snap.interner.intern(v));
+        self.pod.labels.push((k, v));
+        self.pod.labels.sort();
+        self
+    }
+
+    pub fn node_selector(mut self, k: &str, v: &str) -> Self {
+        let (k, v) = (self.snap.interner.intern(k), self.snap.interner.intern(v));
+        self.pod.node_selector.push((k, v));
+        self.pod.node_selector.sort();
+        self
+    }
+
+    pub fn node_name(mut self, n: &str) -> Self {
+        self.pod.node_name = Some(self.snap.interner.intern(n));
+        self
+    }
+
+    pub fn toleration(mut self, key: &str, op: TolerationOp, value: &str, effect: Option<TaintEffect>) -> Self {
+        let key = if key.is_empty() { None } else { Some(self.snap.interner.intern(key)) };
+        let value = self.snap.interner.intern(value);
+        self.pod.tolerations.push(Toleration { key, op, value, effect });
+        self
+    }
+
+    pub fn host_port(mut self, protocol: &str, ip: &str, port: i32) -> Self {
+        let protocol = self.snap.interner.intern(if protocol.is_empty() { "TCP" } else { protocol });
+        let ip = self.snap.interner.intern(if ip.is_empty() { "0.0.0.0" } else { ip });
+        self.pod.host_ports.push(HostPort { protocol, ip, port });
+        self
+    }
+
+    pub fn image(mut self, name: &str) -> Self {
+        let s = self.snap.interner.intern(name);
+        self.pod.images.push(ImageRef(s));
+        self.pod.container_count = self.pod.images.len() as u32;
+        self
+    }
+
+    /// Adds a required node-affinity term made of `In` requirements.
+    pub fn affinity_in(mut self, key: &str, values: &[&str]) -> Self {
+        let key = self.snap.interner.intern(key);
+        let vals: SmallVec<[Sym; 4]> = values.iter().map(|v| self.snap.interner.intern(v)).collect();
+        let term = NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
+        self.pod.required_affinity.get_or_insert_with(NodeSelector::default).terms.push(term);
+        self
+    }
+
+    pub fn preferred_in(mut self, weight: i32, key: &str, values: &[&str]) -> Self {
+        let key = self.snap.interner.intern(key);
+        let vals: SmallVec<[Sym; 4]> = values.iter().map(|v| self.snap.interner.intern(v)).collect();
+        let term = NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
+        self.pod.preferred_affinity.push(PreferredTerm { weight, term });
+        self
+    }
+
+    pub fn priority(mut self, p: i32) -> Self {
+        self.pod.priority = p;
+        self
+    }
+
+    pub fn build(self) -> PodInfo {
+        self.pod
+    }
+
+    /// Places the pod on `node` in the snapshot.
+    pub fn place(self, node: &str) -> Arc<PodInfo> {
+        let MakePod { snap, pod } = self;
+        let node = snap.interner.intern(node);
+        let pod = Arc::new(pod);
+        snap.place_pod(pod.clone(), node).expect("test pods go on known nodes");
+        pod
+    }
+}
