@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{decode_value, API_VERSION};
+use super::{decode_value, null_as_default, API_VERSION};
 use crate::error::InputError;
 
 /// Upstream `config.MaxCustomPriorityScore`: the highest score of a utilization shape point.
@@ -162,30 +162,30 @@ fn default_resources() -> Vec<ResourceSpec> {
 #[serde(rename_all = "camelCase")]
 struct RawResourceSpec {
     name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     weight: i64,
 }
 
 #[derive(Deserialize)]
 struct RawShapePoint {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     utilization: i32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     score: i32,
 }
 
 #[derive(Deserialize)]
 struct RawRequestedToCapacityRatio {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     shape: Vec<RawShapePoint>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawScoringStrategy {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     kind: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     resources: Vec<RawResourceSpec>,
     requested_to_capacity_ratio: Option<RawRequestedToCapacityRatio>,
 }
@@ -193,16 +193,16 @@ struct RawScoringStrategy {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawFitArgs {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     ignored_resources: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     ignored_resource_groups: Vec<String>,
     scoring_strategy: Option<RawScoringStrategy>,
 }
 
 #[derive(Deserialize)]
 struct RawBalancedAllocationArgs {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     resources: Vec<RawResourceSpec>,
 }
 
@@ -215,20 +215,20 @@ struct RawNodeAffinityArgs {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawPodTopologySpreadArgs {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     default_constraints: Vec<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     defaulting_type: String,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawConstraint {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     max_skew: i32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     topology_key: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     when_unsatisfiable: String,
     label_selector: Option<Value>,
 }
@@ -237,7 +237,7 @@ struct RawConstraint {
 #[serde(rename_all = "camelCase")]
 struct RawInterPodAffinityArgs {
     hard_pod_affinity_weight: Option<i32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     ignore_preferred_terms_of_existing_pods: bool,
 }
 

@@ -151,7 +151,7 @@ struct RawConfig {
     percentage_of_nodes_to_score: Option<i32>,
     pod_initial_backoff_seconds: Option<i64>,
     pod_max_backoff_seconds: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     profiles: Vec<RawProfile>,
 }
 
@@ -161,7 +161,7 @@ struct RawProfile {
     scheduler_name: Option<String>,
     percentage_of_nodes_to_score: Option<i32>,
     plugins: Option<RawPlugins>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     plugin_config: Vec<RawPluginConfig>,
 }
 
@@ -204,9 +204,9 @@ impl RawPlugins {
 
 #[derive(Deserialize, Default)]
 struct RawPluginSet {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     enabled: Vec<RawPlugin>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     disabled: Vec<RawPlugin>,
 }
 
@@ -219,8 +219,17 @@ struct RawPlugin {
 #[derive(Deserialize)]
 struct RawPluginConfig {
     name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     args: Value,
+}
+
+/// Deserializes an absent or `null` field as the type's default, as Kubernetes decoding does.
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Deserializes `value` into `T`, naming the failing field path (relative to `value`).
@@ -233,8 +242,16 @@ pub(crate) fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, Input
 }
 
 fn parse_inner(text: &str, file: &str) -> Result<SchedulerConfig, InputError> {
-    let doc: Value = serde_norway::from_str(text)
+    // Going through the YAML value rejects repeated keys, which a direct decode would let the last win.
+    let yaml: serde_norway::Value = serde_norway::from_str(text)
         .map_err(|e| InputError::new("", "", format!("invalid YAML: {e}")))?;
+    let doc: Value = serde_json::to_value(yaml).map_err(|e| {
+        InputError::new(
+            "",
+            "",
+            format!("unsupported YAML (keys must be strings or numbers): {e}"),
+        )
+    })?;
     let obj = match &doc {
         Value::Object(obj) => obj,
         Value::Null => {
@@ -481,14 +498,16 @@ fn custom_plugin_set(
     };
     for (i, p) in raw.enabled.iter().enumerate() {
         let entry = format!("{path}.enabled[{i}]");
-        if plugin_info(&p.name).is_none() {
+        let Some(info) = plugin_info(&p.name) else {
             return Err(InputError::new(
                 "",
                 format!("{entry}.name"),
                 registry::unknown_plugin_message(&p.name),
             ));
-        }
-        if let Some(w) = p.weight.filter(|w| weighted && *w <= 0) {
+        };
+        // Only a Score plugin's weight is used; upstream ignores it on the others.
+        let scored = weighted && info.implements(ExtensionPoint::Score);
+        if let Some(w) = p.weight.filter(|w| scored && *w <= 0) {
             return Err(InputError::new(
                 "",
                 format!("{entry}.weight"),

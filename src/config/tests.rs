@@ -594,6 +594,12 @@ fn validation_errors() {
         "must be at least 1",
     );
 
+    check(
+        &plugins("    score:\n      enabled: [{name: NodePorts, weight: 0}]\n"),
+        "profiles[0].plugins.score.enabled[0].name",
+        "does not implement Score",
+    );
+
     // Queue sort and bind.
     check(
         &plugins("    queueSort:\n      disabled: [{name: '*'}]\n"),
@@ -843,6 +849,11 @@ fn header_errors() {
     check("- a\n", "", "mapping at the top level");
     check("a: [\n", "", "invalid YAML");
     check(
+        "kind: A\nkind: B\n",
+        "",
+        "duplicate entry with key \"kind\"",
+    );
+    check(
         "kind: KubeSchedulerConfiguration\n",
         "apiVersion",
         "required",
@@ -871,6 +882,14 @@ fn header_errors() {
 
 #[test]
 fn unknown_fields_are_ignored_and_empty_config_is_the_default() {
+    // Null lists and sets read as empty, as Kubernetes decoding does.
+    let c = parse(
+        "profiles:\n- plugins: {filter: null, score: {enabled: null}}\n  pluginConfig: null\n",
+    )
+    .unwrap();
+    assert_eq!(c.profiles, SchedulerConfig::defaults().profiles);
+    let c = parse("profiles: null\n").unwrap();
+    assert_eq!(c.profiles, SchedulerConfig::defaults().profiles);
     let c = parse("leaderElection: {leaderElect: false}\nclientConnection: {qps: 5}\nprofiles:\n- schedulerName: default-scheduler\n  extra: 1\n").unwrap();
     let d = SchedulerConfig::defaults();
     assert_eq!(c.profiles, d.profiles);
@@ -933,4 +952,11 @@ fn example_configs_parse() {
 
     let missing = SchedulerConfig::load(&dir.join("missing.yaml")).unwrap_err();
     assert!(missing.message.contains("cannot read"), "{missing}");
+}
+
+#[test]
+fn weight_on_a_non_score_plugin_is_ignored() {
+    let c = parse("profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: PrioritySort, weight: 0}, {name: NodePorts, weight: 9}]\n")
+        .unwrap();
+    assert_eq!(c.profiles[0].plugins, default_plugins());
 }
