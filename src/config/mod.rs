@@ -356,11 +356,18 @@ fn build(mut raw: RawConfig, source: &str) -> Result<SchedulerConfig, InputError
         let name = match &p.scheduler_name {
             None if single => DEFAULT_SCHEDULER_NAME.to_string(),
             Some(n) if !n.is_empty() => n.clone(),
-            _ => {
+            Some(_) => {
                 return Err(InputError::new(
                     "",
                     format!("{path}.schedulerName"),
-                    "required: every profile needs a non-empty schedulerName when there is more than one profile",
+                    "must not be empty; name the profile or omit schedulerName for default-scheduler",
+                ));
+            }
+            None => {
+                return Err(InputError::new(
+                    "",
+                    format!("{path}.schedulerName"),
+                    "required: every profile needs a schedulerName when there is more than one profile",
                 ));
             }
         };
@@ -399,7 +406,7 @@ fn build(mut raw: RawConfig, source: &str) -> Result<SchedulerConfig, InputError
     }
 
     let defaults = PluginSets::defaults();
-    let mut profiles = Vec::with_capacity(names.len());
+    let mut profiles: Vec<Profile> = Vec::with_capacity(names.len());
     for (i, ((name, custom), args)) in names
         .into_iter()
         .zip(&custom_sets)
@@ -409,7 +416,6 @@ fn build(mut raw: RawConfig, source: &str) -> Result<SchedulerConfig, InputError
         let merged = merge_plugins(&defaults, custom);
         let plugins = build_profile_plugins(&format!("profiles[{i}].plugins"), &merged)?;
         if let Some(first) = profiles.first() {
-            let first: &Profile = first;
             if first.plugins.queue_sort != plugins.queue_sort {
                 return Err(InputError::new(
                     "",

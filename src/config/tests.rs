@@ -513,7 +513,7 @@ fn validation_errors() {
     check(
         "profiles:\n- schedulerName: ''\n",
         "profiles[0].schedulerName",
-        "required",
+        "must not be empty",
     );
     check(
         "profiles:\n- schedulerName: a\n- {}\n",
