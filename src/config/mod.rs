@@ -105,6 +105,11 @@ impl ProfilePlugins {
         list.iter().map(String::as_str).collect()
     }
 
+    /// The weight of Score plugin `name`, if it scores in this profile.
+    pub fn score_weight(&self, name: &str) -> Option<i32> {
+        self.score.iter().find(|(n, _)| n == name).map(|&(_, w)| w)
+    }
+
     /// Whether `name` runs at `point`.
     pub fn has(&self, point: ExtensionPoint, name: &str) -> bool {
         self.at(point).contains(&name)

@@ -185,6 +185,22 @@ fn plugin_expansion_cases() {
         ]),
     );
 
+    // Listing a plugin at score.enabled without a weight gives it weight 1 (upstream: the Score
+    // entry is seen first and an absent weight means 1), even though multiPoint says 3.
+    check(
+        "    score:\n      enabled: [{name: ImageLocality, weight: 2}, {name: TaintToleration}]\n",
+        &[],
+        Some(&[
+            ("ImageLocality", 2),
+            ("TaintToleration", 1),
+            ("NodeAffinity", 2),
+            ("NodeResourcesFit", 1),
+            ("PodTopologySpread", 2),
+            ("InterPodAffinity", 2),
+            ("NodeResourcesBalancedAllocation", 1),
+        ]),
+    );
+
     // Re-enabling a default in multiPoint without a weight replaces it in place with weight 1.
     check(
         "    multiPoint:\n      enabled: [{name: TaintToleration}, {name: ImageLocality, weight: 4}]\n",
