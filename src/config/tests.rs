@@ -956,6 +956,14 @@ fn example_configs_parse() {
     assert!(!p
         .plugins
         .has(ExtensionPoint::Score, "NodeResourcesBalancedAllocation"));
+    assert_eq!(p.plugins.score_weight("TaintToleration"), Some(3));
+    assert_eq!(
+        p.plugins.score_weight("NodeResourcesBalancedAllocation"),
+        None
+    );
+    assert!(p
+        .plugins
+        .has(ExtensionPoint::PreScore, "NodeResourcesBalancedAllocation"));
 
     let c = load("rtcr.yaml");
     let s = &c.profiles[0].args.node_resources_fit.scoring_strategy;
