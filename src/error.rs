@@ -51,7 +51,8 @@ mod tests {
 
     #[test]
     fn display_names_file_path_and_message() {
-        let e = InputError::new("cluster.yaml", "cpu", "\"4x\" is not a quantity").within("items[3].status.allocatable");
+        let e =
+            InputError::new("cluster.yaml", "cpu", "\"4x\" is not a quantity").within("items[3].status.allocatable");
         assert_eq!(e.to_string(), "cluster.yaml: items[3].status.allocatable.cpu: \"4x\" is not a quantity");
         let e = InputError::new("c.yaml", "", "empty document");
         assert_eq!(e.to_string(), "c.yaml: empty document");

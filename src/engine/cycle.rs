@@ -67,7 +67,8 @@ impl Diagnosis {
         }
         if self.pre_filter_excluded > 0 {
             let names: Vec<&str> = self.pre_filter_result_plugins.iter().map(|p| fw.plugin(*p).name()).collect();
-            *counts.entry(format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" "))).or_default() += self.pre_filter_excluded;
+            *counts.entry(format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" "))).or_default() +=
+                self.pre_filter_excluded;
         }
         for f in &self.failures {
             for r in fw.plugin(f.plugin).reasons(cx, state, f.reject) {
@@ -176,7 +177,13 @@ impl Engine {
         result
     }
 
-    fn schedule_with_state(&mut self, fw: &Framework, cx: CycleCx<'_>, state: &mut CycleState, diag: &mut Diagnosis) -> CycleResult {
+    fn schedule_with_state(
+        &mut self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &mut CycleState,
+        diag: &mut Diagnosis,
+    ) -> CycleResult {
         let snap = cx.snap;
         let n_all = snap.nodes.len();
         let (skip, names, narrowing) = match Self::run_pre_filter(fw, cx, state) {
@@ -200,7 +207,8 @@ impl Engine {
             }
         }
 
-        let restricted: Option<Vec<NodeIdx>> = names.map(|ns| ns.iter().filter_map(|n| snap.nodes.idx_of(*n)).collect());
+        let restricted: Option<Vec<NodeIdx>> =
+            names.map(|ns| ns.iter().filter_map(|n| snap.nodes.idx_of(*n)).collect());
         if let Some(r) = &restricted {
             diag.pre_filter_excluded = n_all - r.len();
         }
@@ -292,7 +300,8 @@ impl Engine {
             }
             false
         };
-        let parallel = self.pool.as_ref().filter(|_| k.min(n) >= PARALLEL_MIN_FILTER_NODES || n >= PARALLEL_MIN_FILTER_NODES * 4);
+        let parallel =
+            self.pool.as_ref().filter(|_| k.min(n) >= PARALLEL_MIN_FILTER_NODES || n >= PARALLEL_MIN_FILTER_NODES * 4);
         match parallel {
             None => {
                 for b in 0..blocks {
@@ -322,7 +331,14 @@ impl Engine {
     }
 
     /// PreScore, Score and NormalizeScore for the feasible nodes; weighted totals.
-    pub fn score(&self, fw: &Framework, cx: CycleCx<'_>, state: &mut CycleState, feasible: &[NodeIdx], keep_plugin_scores: bool) -> Result<ScoreTable, Status> {
+    pub fn score(
+        &self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &mut CycleState,
+        feasible: &[NodeIdx],
+        keep_plugin_scores: bool,
+    ) -> Result<ScoreTable, Status> {
         let mut skip = vec![false; fw.plugins.len()];
         for &pid in &fw.pre_score {
             let st = fw.plugin(pid).pre_score(cx, state, feasible);

@@ -47,7 +47,11 @@ mod tests {
             (Some(1), None, 1000, 100),
         ];
         for (profile, global, n, want) in cases {
-            assert_eq!(num_feasible_nodes_to_find(profile, global, n), want, "profile {profile:?} global {global:?} nodes {n}");
+            assert_eq!(
+                num_feasible_nodes_to_find(profile, global, n),
+                want,
+                "profile {profile:?} global {global:?} nodes {n}"
+            );
         }
     }
 }

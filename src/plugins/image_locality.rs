@@ -17,7 +17,13 @@ pub struct ImageLocality;
 /// `calculatePriority`: clamp the sum to [min, max·containers] and scale to 0..=100.
 pub fn calculate_priority(sum: i64, num_containers: i64) -> i64 {
     let max_threshold = MAX_CONTAINER_THRESHOLD * num_containers;
-    let sum = if sum < MIN_THRESHOLD { MIN_THRESHOLD } else if sum > max_threshold { max_threshold } else { sum };
+    let sum = if sum < MIN_THRESHOLD {
+        MIN_THRESHOLD
+    } else if sum > max_threshold {
+        max_threshold
+    } else {
+        sum
+    };
     MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD)
 }
 

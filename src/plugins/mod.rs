@@ -41,7 +41,12 @@ pub const VOLUME_PLUGINS: &[&str] = &[
 ];
 
 /// Builds plugin `name` from `args`. `Err` names an unknown plugin.
-pub fn build_plugin(name: &str, args: &PluginArgs, compiled: &CompiledArgs, interner: &mut Interner) -> Result<Arc<dyn Plugin>, String> {
+pub fn build_plugin(
+    name: &str,
+    args: &PluginArgs,
+    compiled: &CompiledArgs,
+    interner: &mut Interner,
+) -> Result<Arc<dyn Plugin>, String> {
     let scored = |interner: &mut Interner, rs: &[crate::config::ResourceSpec]| -> Vec<noderesources::ScoredResource> {
         rs.iter().map(|r| noderesources::ScoredResource { name: interner.intern(&r.name), weight: r.weight }).collect()
     };
@@ -74,9 +79,9 @@ pub fn build_plugin(name: &str, args: &PluginArgs, compiled: &CompiledArgs, inte
                 resources: scored(interner, &a.scoring_strategy.resources),
             })
         }
-        noderesources::BALANCED => {
-            Arc::new(noderesources::BalancedAllocation { resources: scored(interner, &args.balanced_allocation.resources) })
-        }
+        noderesources::BALANCED => Arc::new(noderesources::BalancedAllocation {
+            resources: scored(interner, &args.balanced_allocation.resources),
+        }),
         v if VOLUME_PLUGINS.contains(&v) => {
             let name: &'static str = VOLUME_PLUGINS.iter().find(|n| **n == v).expect("listed");
             Arc::new(simple::NoVolumes(name))

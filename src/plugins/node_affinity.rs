@@ -2,7 +2,9 @@
 //! plus the scheduler-enforced `addedAffinity` of NodeAffinityArgs. `plugins/nodeaffinity`.
 
 use super::helper::{ResolvedLabelSet, ResolvedSelector, ResolvedTerm};
-use crate::framework::{default_normalize_score, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, Code, MAX_NODE_SCORE};
+use crate::framework::{
+    default_normalize_score, Code, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE,
+};
 use crate::snapshot::{NodeIdx, NodeSelector, PreferredTerm, Sym};
 
 pub const NAME: &str = "NodeAffinity";
@@ -130,12 +132,32 @@ mod tests {
             ("no selector schedules anywhere", vec![], |p| p, true),
             ("missing labels", vec![], |p| p.node_selector("foo", "bar"), false),
             ("same labels", vec![("foo", "bar")], |p| p.node_selector("foo", "bar"), true),
-            ("node labels are superset", vec![("foo", "bar"), ("baz", "blah")], |p| p.node_selector("foo", "bar"), true),
-            ("node labels are subset", vec![("foo", "bar")], |p| p.node_selector("foo", "bar").node_selector("baz", "blah"), false),
+            (
+                "node labels are superset",
+                vec![("foo", "bar"), ("baz", "blah")],
+                |p| p.node_selector("foo", "bar"),
+                true,
+            ),
+            (
+                "node labels are subset",
+                vec![("foo", "bar")],
+                |p| p.node_selector("foo", "bar").node_selector("baz", "blah"),
+                false,
+            ),
             ("In matches", vec![("foo", "bar")], |p| p.affinity_in("foo", &["bar", "value2"]), true),
             ("In does not match", vec![("foo", "bar")], |p| p.affinity_in("foo", &["value1", "value2"]), false),
-            ("terms are ORed", vec![("foo", "bar")], |p| p.affinity_in("foo", &["x"]).affinity_in("foo", &["bar"]), true),
-            ("selector AND affinity", vec![("foo", "bar")], |p| p.affinity_in("foo", &["bar"]).node_selector("baz", "q"), false),
+            (
+                "terms are ORed",
+                vec![("foo", "bar")],
+                |p| p.affinity_in("foo", &["x"]).affinity_in("foo", &["bar"]),
+                true,
+            ),
+            (
+                "selector AND affinity",
+                vec![("foo", "bar")],
+                |p| p.affinity_in("foo", &["bar"]).node_selector("baz", "q"),
+                false,
+            ),
         ];
         for (name, labels, build, want) in cases {
             let mut snap = Snapshot::new();
@@ -182,7 +204,11 @@ mod tests {
             n.add();
             let mut pod = MakePod::new(&mut snap, "p").build();
             pod.required_affinity = Some(NodeSelector {
-                terms: vec![NodeTerm { labels: vec![LabelRequirement { key, op: op.clone() }], fields: vec![], valid: true }],
+                terms: vec![NodeTerm {
+                    labels: vec![LabelRequirement { key, op: op.clone() }],
+                    fields: vec![],
+                    valid: true,
+                }],
             });
             assert_eq!(filter_one(&NodeAffinity::default(), &snap, &pod, &name).is_ok(), want, "{op:?} on {val:?}");
         }
@@ -196,7 +222,11 @@ mod tests {
         let a = snap.interner.intern("a");
         let mut pod = MakePod::new(&mut snap, "p").build();
         pod.required_affinity = Some(NodeSelector {
-            terms: vec![NodeTerm { labels: vec![], fields: vec![NameRequirement { in_set: true, name: a }], valid: true }],
+            terms: vec![NodeTerm {
+                labels: vec![],
+                fields: vec![NameRequirement { in_set: true, name: a }],
+                valid: true,
+            }],
         });
         let cx = CycleCx { snap: &snap, pod: &pod };
         let (st, res) = NodeAffinity::default().pre_filter(cx, &mut CycleState::new());
@@ -207,7 +237,11 @@ mod tests {
         // Scheduler-enforced affinity rejects with its own reason.
         let plugin = NodeAffinity {
             added_required: Some(NodeSelector {
-                terms: vec![NodeTerm { labels: vec![], fields: vec![NameRequirement { in_set: true, name: a }], valid: true }],
+                terms: vec![NodeTerm {
+                    labels: vec![],
+                    fields: vec![NameRequirement { in_set: true, name: a }],
+                    valid: true,
+                }],
             }),
             added_preferred: vec![],
         };

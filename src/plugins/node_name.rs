@@ -38,7 +38,11 @@ mod tests {
     #[test]
     fn table() {
         // node_name_test.go: no host specified; host matches; host does not match.
-        let cases = [("no host specified", None, true), ("host matches", Some("foo"), true), ("host doesn't match", Some("bar"), false)];
+        let cases = [
+            ("no host specified", None, true),
+            ("host matches", Some("foo"), true),
+            ("host doesn't match", Some("bar"), false),
+        ];
         for (name, node_name, want) in cases {
             let mut snap = Snapshot::new();
             MakeNode::new(&mut snap, "foo").add();

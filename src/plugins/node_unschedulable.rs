@@ -15,7 +15,8 @@ impl Plugin for NodeUnschedulable {
     }
 
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
-        let taint = Taint { key: cx.snap.wk.taint_unschedulable, value: cx.snap.wk.empty, effect: TaintEffect::NoSchedule };
+        let taint =
+            Taint { key: cx.snap.wk.taint_unschedulable, value: cx.snap.wk.empty, effect: TaintEffect::NoSchedule };
         if tolerations_tolerate(&cx.pod.tolerations, &taint) {
             return;
         }
@@ -57,7 +58,12 @@ mod tests {
             n.add();
             let mut p = MakePod::new(&mut snap, "p");
             if tolerates {
-                p = p.toleration("node.kubernetes.io/unschedulable", TolerationOp::Exists, "", Some(TaintEffect::NoSchedule));
+                p = p.toleration(
+                    "node.kubernetes.io/unschedulable",
+                    TolerationOp::Exists,
+                    "",
+                    Some(TaintEffect::NoSchedule),
+                );
             }
             let pod = p.build();
             let got = filter_one(&NodeUnschedulable, &snap, &pod, "n");

@@ -75,7 +75,12 @@ struct ScoreColumn<'a> {
 /// Resolves the configured resources for one pod: `use_requested` picks real requests (Balanced)
 /// over the non-zero scoring defaults (Fit). Resources a pod does not request that are scalar,
 /// and resources the table does not track, are left out (upstream's `(0, 0)`).
-fn score_columns<'a>(snap: &'a Snapshot, cx: CycleCx<'_>, resources: &[ScoredResource], use_requested: bool) -> Vec<ScoreColumn<'a>> {
+fn score_columns<'a>(
+    snap: &'a Snapshot,
+    cx: CycleCx<'_>,
+    resources: &[ScoredResource],
+    use_requested: bool,
+) -> Vec<ScoreColumn<'a>> {
     let t = &snap.nodes;
     let pod = cx.pod;
     let mut out = Vec::with_capacity(resources.len());
@@ -238,7 +243,9 @@ impl Plugin for Fit {
                 if r.memory > 0 && r.memory > t.alloc_memory[i] - t.req_memory[i] {
                     bits |= FIT_MEMORY;
                 }
-                if r.ephemeral_storage > 0 && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
+                if r.ephemeral_storage > 0
+                    && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i]
+                {
                     bits |= FIT_EPHEMERAL;
                 }
                 for (j, &(_, q, col)) in st.scalars.iter().enumerate() {
@@ -384,9 +391,9 @@ impl Plugin for BalancedAllocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::Code;
     use crate::plugins::testutil::{filter_one, score_all};
     use crate::snapshot::testing::{MakeNode, MakePod};
-    use crate::framework::Code;
 
     fn cpu_mem(snap: &mut Snapshot) -> Vec<ScoredResource> {
         vec![
@@ -444,7 +451,10 @@ mod tests {
         MakePod::new(&mut snap, "existing").place("n");
         let pod = MakePod::new(&mut snap, "p").build();
         let plugin = fit(&mut snap, StrategyKind::LeastAllocated);
-        assert_eq!(filter_one(&plugin, &snap, &pod, "n"), Err((Code::Unschedulable, vec!["Too many pods".to_string()])));
+        assert_eq!(
+            filter_one(&plugin, &snap, &pod, "n"),
+            Err((Code::Unschedulable, vec!["Too many pods".to_string()]))
+        );
 
         let mut snap = Snapshot::new();
         MakeNode::new(&mut snap, "n").capacity(10, 20).add();
@@ -462,7 +472,9 @@ mod tests {
     fn least_and_most_allocated_scores() {
         // least_allocated_test.go "nothing scheduled, resources requested, differently sized nodes":
         // node1 4000m/10000, node2 6000m/10000, pod 3000m/5000 -> 37 and 50 (least); most: 62, 50.
-        for (strategy, want) in [(StrategyKind::LeastAllocated, vec![37, 50]), (StrategyKind::MostAllocated, vec![62, 50])] {
+        for (strategy, want) in
+            [(StrategyKind::LeastAllocated, vec![37, 50]), (StrategyKind::MostAllocated, vec![62, 50])]
+        {
             let mut snap = Snapshot::new();
             MakeNode::new(&mut snap, "node1").capacity(4000, 10000).add();
             MakeNode::new(&mut snap, "node2").capacity(6000, 10000).add();

@@ -37,7 +37,10 @@ impl Plugin for SchedulingGates {
         if pod.scheduling_gates.is_empty() {
             return Status::success();
         }
-        Status::new(Code::UnschedulableAndUnresolvable, format!("waiting for scheduling gates: [{}]", pod.scheduling_gates.join(" ")))
+        Status::new(
+            Code::UnschedulableAndUnresolvable,
+            format!("waiting for scheduling gates: [{}]", pod.scheduling_gates.join(" ")),
+        )
     }
 }
 
@@ -72,7 +75,9 @@ mod tests {
     #[test]
     fn priority_sort_less() {
         // (a prio, a ts, b prio, b ts, a first)
-        for (ap, at, bp, bt, want) in [(10, 5, 1, 1, true), (1, 1, 10, 5, false), (5, 1, 5, 2, true), (5, 2, 5, 1, false), (5, 1, 5, 1, false)] {
+        for (ap, at, bp, bt, want) in
+            [(10, 5, 1, 1, true), (1, 1, 10, 5, false), (5, 1, 5, 2, true), (5, 2, 5, 1, false), (5, 1, 5, 1, false)]
+        {
             assert_eq!(PrioritySort::less(ap, at, bp, bt), want);
         }
     }

@@ -121,15 +121,55 @@ mod tests {
     fn filter_table_cases() {
         // taint_toleration_test.go TestTaintTolerationFilter: (name, node taints, pod tolerations, want reason).
         let cases: Vec<(&str, Vec<(&str, &str, TaintEffect)>, Vec<Tol>, Option<&str>)> = vec![
-            ("no tolerations, tainted node", vec![("dedicated", "user1", NoSchedule)], vec![], Some("node(s) had untolerated taint {dedicated: user1}")),
-            ("toleration matches", vec![("dedicated", "user1", NoSchedule)], vec![("dedicated", Equal, "user1", Some(NoSchedule))], None),
-            ("toleration value differs", vec![("dedicated", "user1", NoSchedule)], vec![("dedicated", Equal, "user2", Some(NoSchedule))], Some("node(s) had untolerated taint {dedicated: user1}")),
-            ("exists tolerates any value", vec![("foo", "bar", NoSchedule)], vec![("foo", Exists, "", Some(NoSchedule))], None),
-            ("multiple taints, all tolerated", vec![("dedicated", "user2", NoSchedule), ("foo", "bar", NoSchedule)], vec![("dedicated", Equal, "user2", Some(NoSchedule)), ("foo", Exists, "", Some(NoSchedule))], None),
-            ("effect mismatch", vec![("foo", "bar", NoSchedule)], vec![("foo", Equal, "bar", Some(PreferNoSchedule))], Some("node(s) had untolerated taint {foo: bar}")),
+            (
+                "no tolerations, tainted node",
+                vec![("dedicated", "user1", NoSchedule)],
+                vec![],
+                Some("node(s) had untolerated taint {dedicated: user1}"),
+            ),
+            (
+                "toleration matches",
+                vec![("dedicated", "user1", NoSchedule)],
+                vec![("dedicated", Equal, "user1", Some(NoSchedule))],
+                None,
+            ),
+            (
+                "toleration value differs",
+                vec![("dedicated", "user1", NoSchedule)],
+                vec![("dedicated", Equal, "user2", Some(NoSchedule))],
+                Some("node(s) had untolerated taint {dedicated: user1}"),
+            ),
+            (
+                "exists tolerates any value",
+                vec![("foo", "bar", NoSchedule)],
+                vec![("foo", Exists, "", Some(NoSchedule))],
+                None,
+            ),
+            (
+                "multiple taints, all tolerated",
+                vec![("dedicated", "user2", NoSchedule), ("foo", "bar", NoSchedule)],
+                vec![("dedicated", Equal, "user2", Some(NoSchedule)), ("foo", Exists, "", Some(NoSchedule))],
+                None,
+            ),
+            (
+                "effect mismatch",
+                vec![("foo", "bar", NoSchedule)],
+                vec![("foo", Equal, "bar", Some(PreferNoSchedule))],
+                Some("node(s) had untolerated taint {foo: bar}"),
+            ),
             ("PreferNoSchedule taint is ignored by filter", vec![("foo", "bar", PreferNoSchedule)], vec![], None),
-            ("empty effect tolerates all effects", vec![("foo", "bar", NoExecute)], vec![("foo", Equal, "bar", None)], None),
-            ("empty key with Exists tolerates everything", vec![("a", "b", NoSchedule), ("c", "d", NoExecute)], vec![("", Exists, "", None)], None),
+            (
+                "empty effect tolerates all effects",
+                vec![("foo", "bar", NoExecute)],
+                vec![("foo", Equal, "bar", None)],
+                None,
+            ),
+            (
+                "empty key with Exists tolerates everything",
+                vec![("a", "b", NoSchedule), ("c", "d", NoExecute)],
+                vec![("", Exists, "", None)],
+                None,
+            ),
         ];
         for (name, taints, tols, want) in cases {
             let mut snap = Snapshot::new();
@@ -168,23 +208,43 @@ mod tests {
             ),
             (
                 "all taints tolerated",
-                vec![("cpu-type", Equal, "arm64", Some(PreferNoSchedule)), ("disk-type", Equal, "ssd", Some(PreferNoSchedule))],
-                vec![vec![], vec![("cpu-type", "arm64", PreferNoSchedule)], vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)]],
+                vec![
+                    ("cpu-type", Equal, "arm64", Some(PreferNoSchedule)),
+                    ("disk-type", Equal, "ssd", Some(PreferNoSchedule)),
+                ],
+                vec![
+                    vec![],
+                    vec![("cpu-type", "arm64", PreferNoSchedule)],
+                    vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)],
+                ],
                 vec![100, 100, 100],
             ),
             (
                 "more intolerable taints score lower",
                 vec![("foo", Equal, "bar", Some(PreferNoSchedule))],
-                vec![vec![], vec![("cpu-type", "arm64", PreferNoSchedule)], vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)]],
+                vec![
+                    vec![],
+                    vec![("cpu-type", "arm64", PreferNoSchedule)],
+                    vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)],
+                ],
                 vec![100, 50, 0],
             ),
             (
                 "only PreferNoSchedule taints count",
                 vec![("cpu-type", Equal, "arm64", Some(NoSchedule)), ("disk-type", Equal, "ssd", Some(NoSchedule))],
-                vec![vec![], vec![("cpu-type", "arm64", NoSchedule)], vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)]],
+                vec![
+                    vec![],
+                    vec![("cpu-type", "arm64", NoSchedule)],
+                    vec![("cpu-type", "arm64", PreferNoSchedule), ("disk-type", "ssd", PreferNoSchedule)],
+                ],
                 vec![100, 100, 0],
             ),
-            ("no taints, no tolerations", vec![], vec![vec![("cpu-type", "arm64", PreferNoSchedule)], vec![]], vec![0, 100]),
+            (
+                "no taints, no tolerations",
+                vec![],
+                vec![vec![("cpu-type", "arm64", PreferNoSchedule)], vec![]],
+                vec![0, 100],
+            ),
         ];
         for (name, tols, nodes, want) in cases {
             let mut snap = Snapshot::new();

@@ -35,7 +35,10 @@ impl<'a> MakeNode<'a> {
     pub fn scalar(mut self, name: &str, v: i64) -> Self {
         let s = self.snap.interner.intern(name);
         self.spec.allocatable.scalars.push((s, v));
-        self.spec.allocatable.scalars.sort_by(|a, b| self.snap.interner.resolve(a.0).cmp(self.snap.interner.resolve(b.0)));
+        self.spec
+            .allocatable
+            .scalars
+            .sort_by(|a, b| self.snap.interner.resolve(a.0).cmp(self.snap.interner.resolve(b.0)));
         self
     }
 
@@ -170,7 +173,8 @@ impl<'a> MakePod<'a> {
     pub fn affinity_in(mut self, key: &str, values: &[&str]) -> Self {
         let key = self.snap.interner.intern(key);
         let vals: SmallVec<[Sym; 4]> = values.iter().map(|v| self.snap.interner.intern(v)).collect();
-        let term = NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
+        let term =
+            NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
         self.pod.required_affinity.get_or_insert_with(NodeSelector::default).terms.push(term);
         self
     }
@@ -178,7 +182,8 @@ impl<'a> MakePod<'a> {
     pub fn preferred_in(mut self, weight: i32, key: &str, values: &[&str]) -> Self {
         let key = self.snap.interner.intern(key);
         let vals: SmallVec<[Sym; 4]> = values.iter().map(|v| self.snap.interner.intern(v)).collect();
-        let term = NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
+        let term =
+            NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
         self.pod.preferred_affinity.push(PreferredTerm { weight, term });
         self
     }
