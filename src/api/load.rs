@@ -559,6 +559,28 @@ items:
     }
 
     #[test]
+    fn reads_numeric_quantities() {
+        let objects = parse("kind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: 1.5, memory: 1e3, pods: 110, gpu: \"2\"}}\n");
+        let Object::Node(n) = &objects[0] else {
+            panic!("not a node")
+        };
+        let capacity: Vec<(&str, i64)> = n
+            .allocatable()
+            .iter()
+            .map(|(k, q)| (k.as_str(), q.milli_value_ceil()))
+            .collect();
+        assert_eq!(
+            capacity,
+            [
+                ("cpu", 1500),
+                ("gpu", 2000),
+                ("memory", 1_000_000),
+                ("pods", 110_000)
+            ]
+        );
+    }
+
+    #[test]
     fn ignores_unknown_fields_and_skips_empty_input() {
         let objects = parse("kind: Node\nfoo: 1\nmetadata: {name: n, bar: [1]}\nspec: {baz: {}}\nstatus: {qux: x}\n");
         assert_eq!(

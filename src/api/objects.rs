@@ -388,6 +388,24 @@ pub struct Toleration {
     pub toleration_seconds: Option<i64>,
 }
 
+impl Toleration {
+    /// Whether this toleration tolerates `taint`, as upstream's `Toleration.ToleratesTaint` (core/v1
+    /// `toleration.go`): an unset effect matches every effect, an empty key matches every key, `Exists`
+    /// matches every value and `Equal` (or unset) needs an equal value.
+    pub fn tolerates_taint(&self, taint: &Taint) -> bool {
+        if self.effect.is_some_and(|effect| effect != taint.effect) {
+            return false;
+        }
+        if !self.key.is_empty() && self.key != taint.key {
+            return false;
+        }
+        match self.operator {
+            None | Some(TolerationOperator::Equal) => self.value == taint.value,
+            Some(TolerationOperator::Exists) => true,
+        }
+    }
+}
+
 /// `v1.TolerationOperator`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
 pub enum TolerationOperator {
@@ -927,6 +945,61 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
         );
         let err = yaml::<LabelSelectorRequirement>("{key: a}").unwrap_err();
         assert!(err.starts_with("missing field `operator`"), "{err}");
+    }
+
+    #[test]
+    fn tolerations_match_taints() {
+        let taint = |key: &str, value: &str, effect| Taint {
+            key: key.into(),
+            value: value.into(),
+            effect,
+        };
+        let toleration = |text: &str| yaml::<Toleration>(text).unwrap();
+        let no_schedule = taint("k", "v", TaintEffect::NoSchedule);
+        for (tol, t, expected) in [
+            (
+                "{key: k, operator: Equal, value: v, effect: NoSchedule}",
+                &no_schedule,
+                true,
+            ),
+            ("{key: k, value: v}", &no_schedule, true),
+            ("{key: k, value: w}", &no_schedule, false),
+            ("{key: k, operator: Exists}", &no_schedule, true),
+            (
+                "{key: k, operator: Exists, effect: NoExecute}",
+                &no_schedule,
+                false,
+            ),
+            ("{key: other, operator: Exists}", &no_schedule, false),
+            ("{operator: Exists}", &no_schedule, true),
+            (
+                "{operator: Exists, effect: NoSchedule}",
+                &taint("any", "x", TaintEffect::NoSchedule),
+                true,
+            ),
+            (
+                "{operator: Exists, effect: PreferNoSchedule}",
+                &no_schedule,
+                false,
+            ),
+            (
+                "{key: k, effect: \"\", value: v}",
+                &taint("k", "v", TaintEffect::NoExecute),
+                true,
+            ),
+            ("{value: v}", &no_schedule, true),
+            (
+                "{key: k}",
+                &taint("k", "", TaintEffect::PreferNoSchedule),
+                true,
+            ),
+        ] {
+            assert_eq!(
+                toleration(tol).tolerates_taint(t),
+                expected,
+                "{tol} vs {t:?}"
+            );
+        }
     }
 
     #[test]

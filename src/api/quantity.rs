@@ -94,6 +94,15 @@ impl Quantity {
     }
 }
 
+impl Quantity {
+    /// The sum, saturating at the largest magnitude a quantity holds (`i64::MAX` units).
+    pub fn saturating_add(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: (self.nanos + other.nanos).clamp(-MAX_NANOS, MAX_NANOS),
+        }
+    }
+}
+
 /// Divides `n` by the positive `d`, rounding a remainder away from zero.
 fn div_away_from_zero(n: i128, d: i128) -> i128 {
     let q = n / d;
@@ -489,6 +498,11 @@ mod tests {
         assert!(q("-1") < q("1m"));
         assert_eq!(Quantity::from_value(2), q("2"));
         assert_eq!(Quantity::from_milli_value(250), q("250m"));
+        assert_eq!(q("1.5").saturating_add(q("500m")), q("2"));
+        assert_eq!(q("-1").saturating_add(q("250m")), q("-750m"));
+        assert_eq!(q("8E").saturating_add(q("8E")).value_ceil(), i64::MAX);
+        assert_eq!(q("-8E").saturating_add(q("-8E")).value_ceil(), -i64::MAX);
+        assert!(Quantity::ZERO.is_zero() && !q("1n").is_zero());
     }
 
     #[test]
