@@ -113,41 +113,60 @@ pub fn parse_objects(text: &str, file: &str) -> Result<Vec<Object>, InputError> 
     Ok(objects)
 }
 
-/// Splits `text` into untyped documents; JSON when it starts with `{`, YAML otherwise.
+/// Splits `text` into untyped documents: JSON when it starts with `{` and parses as JSON, YAML
+/// otherwise. A flow-style YAML document also starts with `{`, so a JSON failure falls back to YAML;
+/// when both fail, the JSON error is reported.
 fn read_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let document_path = |index: usize| {
-        if index > 0 {
-            format!("documents[{index}]")
-        } else {
-            String::new()
-        }
-    };
-    let mut documents = Vec::new();
     if text.trim_start().starts_with('{') {
-        for (index, document) in serde_json::Deserializer::from_str(text)
-            .into_iter::<Value>()
-            .enumerate()
-        {
-            let document = document.map_err(|e| {
-                InputError::new(file, document_path(index), format!("invalid JSON: {e}"))
-            })?;
-            documents.push(document);
+        match read_json_documents(text, file) {
+            Ok(documents) => Ok(documents),
+            Err(json_error) => read_yaml_documents(text, file).map_err(|_| json_error),
         }
     } else {
-        for (index, deserializer) in serde_norway::Deserializer::from_str(text).enumerate() {
-            let mut document = Value::deserialize(deserializer).map_err(|e| {
-                InputError::new(file, document_path(index), format!("invalid YAML: {e}"))
-            })?;
-            document.apply_merge().map_err(|e| {
-                InputError::new(
-                    file,
-                    document_path(index),
-                    format!("invalid YAML merge key: {e}"),
-                )
-            })?;
-            documents.push(document);
-        }
+        read_yaml_documents(text, file)
+    }
+}
+
+/// The path of the document at `index` for errors found before the documents are counted.
+fn document_path(index: usize) -> String {
+    if index > 0 {
+        format!("documents[{index}]")
+    } else {
+        String::new()
+    }
+}
+
+/// Reads one or more concatenated JSON values.
+fn read_json_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
+    let mut documents = Vec::new();
+    for (index, document) in serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .enumerate()
+    {
+        let document = document.map_err(|e| {
+            InputError::new(file, document_path(index), format!("invalid JSON: {e}"))
+        })?;
+        documents.push(document);
+    }
+    Ok(documents)
+}
+
+/// Reads a `---`-separated YAML stream, applying `<<` merge keys.
+fn read_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
+    let mut documents = Vec::new();
+    for (index, deserializer) in serde_norway::Deserializer::from_str(text).enumerate() {
+        let mut document = Value::deserialize(deserializer).map_err(|e| {
+            InputError::new(file, document_path(index), format!("invalid YAML: {e}"))
+        })?;
+        document.apply_merge().map_err(|e| {
+            InputError::new(
+                file,
+                document_path(index),
+                format!("invalid YAML merge key: {e}"),
+            )
+        })?;
+        documents.push(document);
     }
     Ok(documents)
 }
@@ -581,6 +600,16 @@ items:
     }
 
     #[test]
+    fn reads_flow_style_yaml_that_looks_like_json() {
+        let objects =
+            parse("{kind: Node, metadata: {name: n}}\n---\n{kind: Pod, metadata: {name: p}}\n");
+        assert_eq!(
+            kinds_and_names(&objects),
+            [("Node", "n"), ("Pod", "p")].map(|(k, n)| (k.to_string(), n.to_string()))
+        );
+    }
+
+    #[test]
     fn ignores_unknown_fields_and_skips_empty_input() {
         let objects = parse("kind: Node\nfoo: 1\nmetadata: {name: n, bar: [1]}\nspec: {baz: {}}\nstatus: {qux: x}\n");
         assert_eq!(
@@ -707,7 +736,10 @@ items:
             "kind: Node\n---\nkind: [\n",
             "c.yaml: documents[1]: invalid YAML: ",
         );
-        check("{\"kind\": \"Node\",}", "c.yaml: invalid JSON: ");
+        check(
+            "{\"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}",
+            "c.yaml: invalid JSON: ",
+        );
     }
 
     #[test]
