@@ -663,6 +663,10 @@ items:
         );
         check("metadata: {name: a}\n", "c.yaml: missing field `kind`");
         check(
+            "kind: Node\nmetadata: {name: a}\n---\n---\nkind: Node\n",
+            "c.yaml: documents[2].metadata: missing field `name`",
+        );
+        check(
             "kind: List\nitems: [{kind: Node, metadata: {name: a}}, {metadata: {name: b}}]\n",
             "c.yaml: items[1]: missing field `kind`",
         );
@@ -769,5 +773,17 @@ items:
             err.message
         );
         assert!(err.message.contains("os error 2"), "{}", err.message);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(text in proptest::prelude::any::<String>()) {
+            let _ = parse_objects(&text, "fuzz.yaml");
+        }
+
+        #[test]
+        fn parse_never_panics_on_manifest_alphabet(text in "(kind: |List|Node|Pod|items|metadata|name|status|capacity|cpu|[-:{}\\[\\],\"\n 0-9a-z.]){0,60}") {
+            let _ = parse_objects(&text, "fuzz.yaml");
+        }
     }
 }
