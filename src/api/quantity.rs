@@ -31,7 +31,8 @@ const NANOS_PER_UNIT: i128 = 1_000_000_000;
 const NANOS_PER_MILLI: i128 = 1_000_000;
 
 /// The largest magnitude we keep, in nano-units: `i64::MAX` units. Larger values saturate here, so
-/// [`Quantity::value_ceil`] never exceeds `i64::MAX` (upstream caps binary-suffixed values the same way).
+/// [`Quantity::value_ceil`] never exceeds `i64::MAX`. Upstream caps binary-suffixed values the same
+/// way and keeps larger decimal ones (`12E`) exactly, but its `Value()` cannot return them either.
 const MAX_NANOS: i128 = i64::MAX as i128 * NANOS_PER_UNIT;
 
 /// Decimal digits of [`MAX_NANOS`] (9.22e27 has 28 digits): any integer with more digits is larger.
@@ -145,8 +146,12 @@ fn interpret_suffix(suffix: &str) -> Option<Exponent> {
         "Ei" => Exponent::Binary(60),
         _ => {
             let rest = suffix.strip_prefix(['e', 'E'])?;
-            // Upstream parses an int64 and truncates it to int32; we keep that behaviour.
+            // As upstream: parsed at 64 bits, then only exponents in [-MaxInt32, MaxInt32] are accepted
+            // (older releases truncated larger ones to an unrelated int32).
             let parsed: i64 = rest.parse().ok()?;
+            if parsed.unsigned_abs() > i32::MAX as u64 {
+                return None;
+            }
             Exponent::Decimal(parsed as i32)
         }
     };
@@ -388,6 +393,63 @@ mod tests {
         check("1e03", 1000 * G, 1000, 1_000_000);
     }
 
+    /// Cases from upstream's `TestQuantityParse`, as (input, nano-units).
+    #[test]
+    fn matches_upstream_parse_table() {
+        const G: i128 = 1_000_000_000;
+        for (input, nanos) in [
+            ("7Mi", (7i128 << 20) * G),
+            ("3Ei", (3i128 << 60) * G),
+            ("5n", 5),
+            ("4u", 4000),
+            ("50k", 50_000 * G),
+            ("300T", 300_000_000_000_000 * G),
+            ("1E-3", G / 1000),
+            ("1e15", 1_000_000_000_000_000 * G),
+            ("100.035k", 100_035 * G),
+            ("0.0005k", G / 2),
+            ("0.00050k", G / 2),
+            ("0.5e-2", 5_000_000),
+            ("1.3E+6", 1_300_000 * G),
+            ("1.53E12", 1_530_000_000_000 * G),
+            ("1.7E18", 1_700_000_000_000_000_000 * G),
+            ("6.987654321G", 6_987_654_321 * G),
+            ("1.01E", 1_010_000_000_000_000_000 * G),
+            ("3.001n", 4),
+            ("1.1E-9", 2),
+            ("0.0000000005", 1),
+            ("0.5e-9", 1),
+            ("0.9n", 1),
+            ("0.00000012345", 124),
+            ("0.00000012354", 124),
+            ("9Ei", MAX_NANOS),
+            ("9223372036854775807Ki", MAX_NANOS),
+            ("100.035Ki", 102_435_840_000_000),
+            ("0.5Mi", (1 << 19) * G),
+            ("0.05Gi", 53_687_091_200_000_000),
+            ("0.025Ti", 27_487_790_694_400_000_000),
+            ("0.000000000001Ki", 2),
+            (".001", 1_000_000),
+            (".0001k", 100_000_000),
+        ] {
+            assert_eq!(
+                Quantity::parse(input).map(|q| q.nanos()),
+                Ok(nanos),
+                "{input:?}"
+            );
+            assert_eq!(
+                Quantity::parse(&format!("-{input}")).map(|q| q.nanos()),
+                Ok(-nanos),
+                "-{input:?}"
+            );
+            assert_eq!(
+                Quantity::parse(&format!("+{input}")).map(|q| q.nanos()),
+                Ok(nanos),
+                "+{input:?}"
+            );
+        }
+    }
+
     #[test]
     fn rounds_up_below_a_nano() {
         check("0.0000000001", 1, 1, 1);
@@ -395,7 +457,7 @@ mod tests {
         check("-1e-12", -1, -1, -1);
         check("1.0000000001", 1_000_000_001, 2, 1001);
         check("0.0000000001Ki", 103, 1, 1);
-        check("1e-2147483648", 1, 1, 1);
+        check("1e-2147483647", 1, 1, 1);
         check("0e-99", 0, 0, 0);
     }
 
@@ -413,8 +475,6 @@ mod tests {
         );
         check("8Ei", MAX_NANOS, i64::MAX, i64::MAX);
         check("1e2147483647", MAX_NANOS, i64::MAX, i64::MAX);
-        // Upstream truncates the int64 exponent to int32: 2^32 wraps to 0.
-        check("1e4294967296", 1_000_000_000, 1, 1000);
     }
 
     #[test]
