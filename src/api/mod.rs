@@ -1,1 +1,12 @@
-//! (in progress)
+//! The Kubernetes object subset the scheduler reads, its quantities, and the manifest loader.
+//!
+//! [`parse_objects`] and [`load_objects`] turn YAML or JSON manifests into [`Object`]s; every error is
+//! an [`InputError`](crate::error::InputError) naming the file and the field path.
+
+pub mod load;
+pub mod objects;
+pub mod quantity;
+
+pub use load::{load_object_files, load_objects, parse_objects, Object};
+pub use objects::*;
+pub use quantity::Quantity;
