@@ -240,6 +240,10 @@ fn magnitude_nanos(
     let trailing_zeros = (all.len() - 1 - last) as i64;
     // The nano-unit scale: value = digits * 10^shift * 2^binary_exp, in nano-units.
     let shift = trailing_zeros - frac_digits.len() as i64 + decimal_exp + 9;
+    // Doubling only adds digits, so a value already too long saturates without the work.
+    if digits.len() as i64 + shift > MAX_NANOS_DIGITS as i64 {
+        return MAX_NANOS;
+    }
     for _ in 0..binary_exp {
         double_decimal(&mut digits);
     }
