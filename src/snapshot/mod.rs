@@ -4,6 +4,7 @@
 //! Owned by the scheduling thread. Filter and score workers borrow it immutably during a cycle.
 
 pub mod intern;
+pub mod compile;
 pub mod model;
 pub mod nodes;
 #[cfg(test)]
@@ -33,7 +34,7 @@ pub struct WellKnown {
 }
 
 impl WellKnown {
-    fn new(i: &mut Interner) -> Self {
+    pub fn new(i: &mut Interner) -> Self {
         WellKnown {
             empty: i.intern(""),
             default_host_ip: i.intern("0.0.0.0"),

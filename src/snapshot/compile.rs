@@ -1,0 +1,391 @@
+//! Turns Kubernetes objects (`crate::api`) into the compiled, interned forms the plugins read.
+//!
+//! Runs once per object when it enters the cluster, never in a scheduling cycle.
+
+use std::collections::BTreeMap;
+
+use ahash::AHashMap;
+use smallvec::SmallVec;
+
+use super::intern::{Interner, Sym};
+use super::model::*;
+use super::WellKnown;
+use crate::agent::PodUid;
+use crate::api::{self, Quantity, ResourceList};
+use crate::plugins::image_locality::normalized_image_name;
+use crate::plugins::noderesources::is_scalar_resource_name;
+
+/// `DefaultMilliCPURequest`: the CPU a container without a CPU request counts as when scoring.
+pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
+/// `DefaultMemoryRequest`: 200 MiB, likewise for memory.
+pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
+
+fn add_list(into: &mut BTreeMap<String, Quantity>, from: &BTreeMap<String, Quantity>) {
+    for (k, v) in from {
+        let e = into.entry(k.clone()).or_insert(Quantity::ZERO);
+        *e = e.saturating_add(*v);
+    }
+}
+
+fn max_list(into: &mut BTreeMap<String, Quantity>, from: &BTreeMap<String, Quantity>) {
+    for (k, v) in from {
+        let e = into.entry(k.clone()).or_insert(*v);
+        if *v > *e {
+            *e = *v;
+        }
+    }
+}
+
+fn with_defaults(reqs: &ResourceList, non_missing: bool) -> BTreeMap<String, Quantity> {
+    let mut r = reqs.clone();
+    if non_missing {
+        r.entry("cpu".into()).or_insert(Quantity::from_milli_value(DEFAULT_MILLI_CPU_REQUEST));
+        r.entry("memory".into()).or_insert(Quantity::from_value(DEFAULT_MEMORY_REQUEST));
+    }
+    r
+}
+
+fn is_sidecar(c: &api::Container) -> bool {
+    c.restart_policy.as_deref() == Some("Always")
+}
+
+/// `resourcehelper.PodRequests`: max(sum of containers and sidecars, the largest init container
+/// with the sidecars started before it) + overhead. `non_missing` applies the scoring defaults to
+/// containers without a CPU or memory request.
+pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
+    let mut reqs = BTreeMap::new();
+    for c in &spec.containers {
+        add_list(&mut reqs, &with_defaults(&c.resources.requests, non_missing));
+    }
+    let mut restartable = BTreeMap::new();
+    let mut init = BTreeMap::new();
+    for c in &spec.init_containers {
+        let creqs = with_defaults(&c.resources.requests, non_missing);
+        let use_reqs = if is_sidecar(c) {
+            add_list(&mut reqs, &creqs);
+            add_list(&mut restartable, &creqs);
+            restartable.clone()
+        } else {
+            let mut tmp = creqs;
+            add_list(&mut tmp, &restartable);
+            tmp
+        };
+        max_list(&mut init, &use_reqs);
+    }
+    max_list(&mut reqs, &init);
+    add_list(&mut reqs, &spec.overhead);
+    reqs
+}
+
+/// Converts a resource list into [`Resources`] (CPU in millicores, the rest rounded up to units).
+pub fn resources_of(list: &BTreeMap<String, Quantity>, interner: &mut Interner) -> Resources {
+    let mut r = Resources::default();
+    let mut scalars: Vec<(String, i64)> = Vec::new();
+    for (name, q) in list {
+        match name.as_str() {
+            "cpu" => r.cpu_milli = q.milli_value_ceil(),
+            "memory" => r.memory = q.value_ceil(),
+            "ephemeral-storage" => r.ephemeral_storage = q.value_ceil(),
+            n if is_scalar_resource_name(n) => scalars.push((n.to_string(), q.value_ceil())),
+            _ => {}
+        }
+    }
+    scalars.sort();
+    r.scalars = scalars.into_iter().map(|(n, v)| (interner.intern(&n), v)).collect();
+    r
+}
+
+fn sorted_pairs(m: &BTreeMap<String, String>, interner: &mut Interner) -> Vec<(Sym, Sym)> {
+    let mut v: Vec<(Sym, Sym)> = m.iter().map(|(k, v)| (interner.intern(k), interner.intern(v))).collect();
+    v.sort();
+    v
+}
+
+fn effect(e: api::TaintEffect) -> TaintEffect {
+    match e {
+        api::TaintEffect::NoSchedule => TaintEffect::NoSchedule,
+        api::TaintEffect::PreferNoSchedule => TaintEffect::PreferNoSchedule,
+        api::TaintEffect::NoExecute => TaintEffect::NoExecute,
+    }
+}
+
+/// Compiles a node. Allocatable falls back to capacity; `pods` sets the allowed pod number.
+pub fn compile_node(node: &api::Node, interner: &mut Interner) -> NodeSpec {
+    let alloc = node.allocatable();
+    let allowed_pod_number = alloc.get("pods").map_or(0, |q| q.value_ceil());
+    let taints = node
+        .spec
+        .taints
+        .iter()
+        .map(|t| Taint { key: interner.intern(&t.key), value: interner.intern(&t.value), effect: effect(t.effect) })
+        .collect();
+    let mut images = Vec::new();
+    for img in &node.status.images {
+        for n in &img.names {
+            images.push((interner.intern(n), img.size_bytes));
+        }
+    }
+    NodeSpec {
+        name: interner.intern(&node.metadata.name),
+        labels: sorted_pairs(&node.metadata.labels, interner),
+        taints,
+        unschedulable: node.spec.unschedulable,
+        allocatable: resources_of(alloc, interner),
+        allowed_pod_number,
+        images,
+    }
+}
+
+/// Compiles one node selector term. Requirements that upstream's parser rejects (empty `In`
+/// values, values on `Exists`, a non-integer `Gt`, a field other than `metadata.name`) make the
+/// term match nothing, as a term with parse errors does upstream.
+pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> NodeTerm {
+    use api::NodeSelectorOperator as Op;
+    let mut out = NodeTerm { labels: Vec::new(), fields: Vec::new(), valid: true };
+    if term.match_expressions.is_empty() && term.match_fields.is_empty() {
+        out.valid = false;
+        return out;
+    }
+    for r in &term.match_expressions {
+        let key = interner.intern(&r.key);
+        let vals = |interner: &mut Interner| -> SmallVec<[Sym; 4]> { r.values.iter().map(|v| interner.intern(v)).collect() };
+        let int = || if r.values.len() == 1 { r.values[0].parse::<i64>().ok() } else { None };
+        let op = match r.operator {
+            Op::In if !r.values.is_empty() => Some(LabelOp::In(vals(interner))),
+            Op::NotIn if !r.values.is_empty() => Some(LabelOp::NotIn(vals(interner))),
+            Op::Exists if r.values.is_empty() => Some(LabelOp::Exists),
+            Op::DoesNotExist if r.values.is_empty() => Some(LabelOp::DoesNotExist),
+            Op::Gt => int().map(LabelOp::Gt),
+            Op::Lt => int().map(LabelOp::Lt),
+            _ => None,
+        };
+        match op {
+            Some(op) => out.labels.push(LabelRequirement { key, op }),
+            None => out.valid = false,
+        }
+    }
+    for f in &term.match_fields {
+        let ok = f.key == "metadata.name" && f.values.len() == 1;
+        match (ok, f.operator) {
+            (true, Op::In) => out.fields.push(NameRequirement { in_set: true, name: interner.intern(&f.values[0]) }),
+            (true, Op::NotIn) => out.fields.push(NameRequirement { in_set: false, name: interner.intern(&f.values[0]) }),
+            _ => out.valid = false,
+        }
+    }
+    out
+}
+
+pub fn compile_node_selector(sel: &api::NodeSelector, interner: &mut Interner) -> NodeSelector {
+    NodeSelector { terms: sel.node_selector_terms.iter().map(|t| compile_term(t, interner)).collect() }
+}
+
+/// Preferred terms of weight 0 are dropped, as upstream.
+pub fn compile_preferred(terms: &[api::PreferredSchedulingTerm], interner: &mut Interner) -> Vec<PreferredTerm> {
+    terms
+        .iter()
+        .filter(|t| t.weight != 0)
+        .map(|t| PreferredTerm { weight: t.weight, term: compile_term(&t.preference, interner) })
+        .collect()
+}
+
+/// PriorityClasses by name, and the `globalDefault` one.
+#[derive(Debug, Clone, Default)]
+pub struct Priorities {
+    classes: AHashMap<String, (i32, PreemptionPolicy)>,
+    global_default: Option<(i32, PreemptionPolicy)>,
+}
+
+fn policy(p: Option<api::PreemptionPolicy>) -> PreemptionPolicy {
+    match p {
+        Some(api::PreemptionPolicy::Never) => PreemptionPolicy::Never,
+        _ => PreemptionPolicy::PreemptLowerPriority,
+    }
+}
+
+impl Priorities {
+    pub fn add(&mut self, pc: &api::PriorityClass) {
+        let v = (pc.value, policy(pc.preemption_policy));
+        self.classes.insert(pc.metadata.name.clone(), v);
+        if pc.global_default {
+            self.global_default = Some(v);
+        }
+    }
+
+    /// The pod's priority and preemption policy, as the Priority admission plugin resolves them:
+    /// `spec.priority` when set, else its class's value, else the global default, else 0.
+    pub fn resolve(&self, spec: &api::PodSpec) -> Result<(i32, PreemptionPolicy), String> {
+        let class = if spec.priority_class_name.is_empty() {
+            self.global_default
+        } else {
+            match spec.priority_class_name.as_str() {
+                "system-node-critical" => Some((2_000_001_000, PreemptionPolicy::PreemptLowerPriority)),
+                "system-cluster-critical" => Some((2_000_000_000, PreemptionPolicy::PreemptLowerPriority)),
+                name => match self.classes.get(name) {
+                    Some(v) => Some(*v),
+                    None => return Err(format!("no PriorityClass with name {name:?} was found")),
+                },
+            }
+        };
+        let priority = spec.priority.or(class.map(|c| c.0)).unwrap_or(0);
+        let pol = match spec.preemption_policy {
+            Some(p) => policy(Some(p)),
+            None => class.map_or(PreemptionPolicy::PreemptLowerPriority, |c| c.1),
+        };
+        Ok((priority, pol))
+    }
+}
+
+/// Compiles a pod. `name` is the pod's final name (generated when it had only `generateName`).
+pub fn compile_pod(
+    pod: &api::Pod,
+    name: &str,
+    uid: PodUid,
+    priorities: &Priorities,
+    interner: &mut Interner,
+    wk: &WellKnown,
+) -> Result<PodInfo, String> {
+    let spec = &pod.spec;
+    let requests = resources_of(&pod_requests(spec, false), interner);
+    let non_zero = pod_requests(spec, true);
+    let non_zero_cpu_milli = non_zero.get("cpu").map_or(0, |q| q.milli_value_ceil());
+    let non_zero_memory = non_zero.get("memory").map_or(0, |q| q.value_ceil());
+    let (priority, preemption_policy) = priorities.resolve(spec)?;
+    let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
+    let required_affinity = node_affinity
+        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+        .map(|s| compile_node_selector(s, interner));
+    let preferred_affinity = node_affinity
+        .map(|na| compile_preferred(&na.preferred_during_scheduling_ignored_during_execution, interner))
+        .unwrap_or_default();
+    let tolerations = spec
+        .tolerations
+        .iter()
+        .map(|t| Toleration {
+            key: if t.key.is_empty() { None } else { Some(interner.intern(&t.key)) },
+            op: match t.operator {
+                Some(api::TolerationOperator::Exists) => TolerationOp::Exists,
+                _ => TolerationOp::Equal,
+            },
+            value: interner.intern(&t.value),
+            effect: t.effect.map(effect),
+        })
+        .collect();
+    let mut host_ports = Vec::new();
+    let port_containers = spec.init_containers.iter().filter(|c| is_sidecar(c)).chain(spec.containers.iter());
+    for c in port_containers {
+        for p in c.ports.iter().filter(|p| p.host_port > 0) {
+            let proto = p.protocol.as_deref().filter(|s| !s.is_empty()).unwrap_or("TCP");
+            let ip = if p.host_ip.is_empty() { "0.0.0.0" } else { p.host_ip.as_str() };
+            host_ports.push(HostPort { protocol: interner.intern(proto), ip: interner.intern(ip), port: p.host_port });
+        }
+    }
+    let images = spec
+        .init_containers
+        .iter()
+        .chain(spec.containers.iter())
+        .map(|c| ImageRef(interner.intern(&normalized_image_name(&c.image))))
+        .collect();
+    let scheduler_name =
+        if spec.scheduler_name.is_empty() { wk.default_scheduler } else { interner.intern(&spec.scheduler_name) };
+    let node_name = if spec.node_name.is_empty() { None } else { Some(interner.intern(&spec.node_name)) };
+    let nominated_node = if pod.status.nominated_node_name.is_empty() {
+        None
+    } else {
+        Some(interner.intern(&pod.status.nominated_node_name))
+    };
+    Ok(PodInfo {
+        uid,
+        namespace: interner.intern(pod.namespace()),
+        name: name.to_string(),
+        labels: sorted_pairs(&pod.metadata.labels, interner),
+        node_name,
+        requests,
+        non_zero_cpu_milli,
+        non_zero_memory,
+        node_selector: sorted_pairs(&spec.node_selector, interner),
+        required_affinity,
+        preferred_affinity,
+        tolerations,
+        host_ports,
+        images,
+        container_count: (spec.init_containers.len() + spec.containers.len()) as u32,
+        priority,
+        preemption_policy,
+        scheduler_name,
+        scheduling_gates: spec.scheduling_gates.iter().map(|g| g.name.clone()).collect(),
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+        host_network: spec.host_network,
+        nominated_node,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(yaml: &str) -> api::Pod {
+        match api::parse_objects(yaml, "pod.yaml").unwrap().remove(0) {
+            api::Object::Pod(p) => p,
+            o => panic!("not a pod: {o:?}"),
+        }
+    }
+
+    fn compile(yaml: &str) -> (PodInfo, Interner) {
+        let mut i = Interner::new();
+        let wk = super::super::WellKnown::new(&mut i);
+        let p = pod(yaml);
+        let info = compile_pod(&p, "p", PodUid(1), &Priorities::default(), &mut i, &wk).unwrap();
+        (info, i)
+    }
+
+    #[test]
+    fn requests_table() {
+        // (pod spec, cpu milli, memory, non-zero cpu, non-zero memory): resource helper cases.
+        let cases: &[(&str, i64, i64, i64, i64)] = &[
+            ("containers: [{name: a}]", 0, 0, 100, 200 * 1024 * 1024),
+            ("containers: [{name: a, resources: {requests: {cpu: 0}}}]", 0, 0, 0, 200 * 1024 * 1024),
+            ("containers: [{name: a, resources: {requests: {cpu: 100m, memory: 1Gi}}}, {name: b, resources: {requests: {cpu: '1.5'}}}]", 1600, 1 << 30, 1600, (1 << 30) + 200 * 1024 * 1024),
+            // Init container larger than the sum wins.
+            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: i, resources: {requests: {cpu: 2}}}]", 2000, 0, 2000, 200 * 1024 * 1024),
+            // A sidecar adds to the containers and to every later init container.
+            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}, {name: i, resources: {requests: {cpu: 1500m}}}]", 2500, 0, 2500, 2 * 200 * 1024 * 1024),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  overhead: {cpu: 250m, memory: 10Mi}", 1250, 10 << 20, 1250, (10 << 20) + 200 * 1024 * 1024),
+        ];
+        for (spec, cpu, mem, nz_cpu, nz_mem) in cases {
+            let (p, _) = compile(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {spec}\n"));
+            assert_eq!((p.requests.cpu_milli, p.requests.memory), (*cpu, *mem), "{spec}");
+            assert_eq!((p.non_zero_cpu_milli, p.non_zero_memory), (*nz_cpu, *nz_mem), "{spec}");
+        }
+    }
+
+    #[test]
+    fn node_terms_and_ports_and_images() {
+        let (p, i) = compile(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: busybox, ports: [{containerPort: 80, hostPort: 8080}]}]\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{key: k, operator: In, values: []}]\n        - matchExpressions: [{key: k, operator: Gt, values: ['3']}]\n        - {}\n",
+        );
+        let req = p.required_affinity.unwrap();
+        assert!(!req.terms[0].valid, "In without values is invalid");
+        assert_eq!(req.terms[1].labels[0].op, LabelOp::Gt(3));
+        assert!(!req.terms[2].valid, "empty term matches nothing");
+        assert_eq!(i.resolve(p.images[0].0), "busybox:latest");
+        assert_eq!(p.host_ports.len(), 1);
+        assert_eq!((i.resolve(p.host_ports[0].protocol), i.resolve(p.host_ports[0].ip)), ("TCP", "0.0.0.0"));
+    }
+
+    #[test]
+    fn priority_resolution() {
+        let mut pr = Priorities::default();
+        pr.add(&api::PriorityClass {
+            metadata: api::ObjectMeta { name: "high".into(), ..Default::default() },
+            value: 1000,
+            global_default: false,
+            description: String::new(),
+            preemption_policy: Some(api::PreemptionPolicy::Never),
+        });
+        let spec = |class: &str, prio: Option<i32>| api::PodSpec { priority_class_name: class.into(), priority: prio, ..Default::default() };
+        assert_eq!(pr.resolve(&spec("high", None)), Ok((1000, PreemptionPolicy::Never)));
+        assert_eq!(pr.resolve(&spec("", None)), Ok((0, PreemptionPolicy::PreemptLowerPriority)));
+        assert_eq!(pr.resolve(&spec("", Some(7))).unwrap().0, 7);
+        assert!(pr.resolve(&spec("nope", None)).unwrap_err().contains("no PriorityClass"));
+    }
+}
