@@ -16,7 +16,9 @@ pub struct WallClock {
 
 impl WallClock {
     pub fn new() -> Self {
-        WallClock { start: Instant::now() }
+        WallClock {
+            start: Instant::now(),
+        }
     }
 }
 

@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 pub use labels::LabelFilter;
 pub use resolve::{resolve, workload_labels, ResolvedOp, ResolvedWorkload};
 pub use spec::{load_workload_file, Op, ParamValue, TestCase, Threshold, Workload};
-pub use strategy::{apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label};
+pub use strategy::{
+    apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label,
+};
 
 use crate::error::InputError;
 
@@ -35,8 +37,9 @@ const SKIPPED_DIRS: &[&str] = &["templates"];
 /// A file named directly must load; under a directory, a YAML list whose items have a
 /// `workloadTemplate` is a workload file and must load, anything else is skipped.
 pub fn load_path(path: &Path) -> Result<Vec<(PathBuf, Vec<TestCase>)>, InputError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| InputError::new(path.display().to_string(), "", format!("cannot open: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| {
+        InputError::new(path.display().to_string(), "", format!("cannot open: {e}"))
+    })?;
     if meta.is_file() {
         return Ok(vec![(path.to_path_buf(), load_workload_file(path)?)]);
     }
@@ -54,7 +57,13 @@ pub fn load_path(path: &Path) -> Result<Vec<(PathBuf, Vec<TestCase>)>, InputErro
 }
 
 fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let read_err = |e: std::io::Error| InputError::new(dir.display().to_string(), "", format!("cannot read directory: {e}"));
+    let read_err = |e: std::io::Error| {
+        InputError::new(
+            dir.display().to_string(),
+            "",
+            format!("cannot read directory: {e}"),
+        )
+    };
     for entry in std::fs::read_dir(dir).map_err(read_err)? {
         let path = entry.map_err(read_err)?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -71,11 +80,18 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
 
 /// A YAML list whose first item is a map with `name` and `workloadTemplate`.
 fn looks_like_workload_file(path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else { return false };
-    let Ok(serde_norway::Value::Sequence(items)) = serde_norway::from_str::<serde_norway::Value>(&text) else {
+    let Ok(text) = std::fs::read_to_string(path) else {
         return false;
     };
-    items.first().and_then(|i| i.as_mapping()).is_some_and(|m| m.contains_key("workloadTemplate"))
+    let Ok(serde_norway::Value::Sequence(items)) =
+        serde_norway::from_str::<serde_norway::Value>(&text)
+    else {
+        return false;
+    };
+    items
+        .first()
+        .and_then(|i| i.as_mapping())
+        .is_some_and(|m| m.contains_key("workloadTemplate"))
 }
 
 /// The text of `schedperf list PATH`: for each file, each `test case/workload` with its labels,
@@ -92,7 +108,8 @@ pub fn list(path: &Path) -> Result<String, InputError> {
                     None => "-".to_string(),
                     Some(t) => format_threshold(t, &w.threshold_metric_selector),
                 };
-                let params: Vec<String> = w.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let params: Vec<String> =
+                    w.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 rows.push([
                     format!("{}/{}", tc.name, w.name),
                     workload_labels(tc, w).join(","),
@@ -138,7 +155,11 @@ pub fn list(path: &Path) -> Result<String, InputError> {
 
 fn format_threshold(t: &Threshold, selector: &spec::ThresholdMetricSelector) -> String {
     let op = if selector.expect_lower { "<" } else { ">" };
-    let mut s = if t.values_by_topic.is_empty() || t.value != 0.0 { format!("{op}{}", t.value) } else { String::new() };
+    let mut s = if t.values_by_topic.is_empty() || t.value != 0.0 {
+        format!("{op}{}", t.value)
+    } else {
+        String::new()
+    };
     for (topic, v) in &t.values_by_topic {
         if !s.is_empty() {
             s.push(',');
