@@ -16,9 +16,7 @@ pub struct WallClock {
 
 impl WallClock {
     pub fn new() -> Self {
-        WallClock {
-            start: Instant::now(),
-        }
+        WallClock { start: Instant::now() }
     }
 }
 

@@ -17,16 +17,8 @@ pub struct InputError {
 }
 
 impl InputError {
-    pub fn new(
-        file: impl Into<String>,
-        path: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        InputError {
-            file: file.into(),
-            path: path.into(),
-            message: message.into(),
-        }
+    pub fn new(file: impl Into<String>, path: impl Into<String>, message: impl Into<String>) -> Self {
+        InputError { file: file.into(), path: path.into(), message: message.into() }
     }
 
     /// Prefixes the field path with `prefix` (as `items[3]`), for errors raised by a nested parser.
@@ -59,12 +51,8 @@ mod tests {
 
     #[test]
     fn display_names_file_path_and_message() {
-        let e = InputError::new("cluster.yaml", "cpu", "\"4x\" is not a quantity")
-            .within("items[3].status.allocatable");
-        assert_eq!(
-            e.to_string(),
-            "cluster.yaml: items[3].status.allocatable.cpu: \"4x\" is not a quantity"
-        );
+        let e = InputError::new("cluster.yaml", "cpu", "\"4x\" is not a quantity").within("items[3].status.allocatable");
+        assert_eq!(e.to_string(), "cluster.yaml: items[3].status.allocatable.cpu: \"4x\" is not a quantity");
         let e = InputError::new("c.yaml", "", "empty document");
         assert_eq!(e.to_string(), "c.yaml: empty document");
         let e = InputError::new("c.yaml", "[2].name", "x").within("items");
