@@ -4,6 +4,7 @@
 //! - [`resolve()`]: one workload's parameters substituted into its test case's ops.
 //! - [`LabelFilter`]: upstream's `-perf-scheduling-label-filter` (default `performance`).
 //! - [`strategy`]: pure helpers for `createNodes`' node-prepare strategies.
+//! - [`template`]: rendering `{{.Index}}`-style object templates.
 //! - [`list`]: the text of `schedperf list PATH`.
 
 pub mod duration;
@@ -11,6 +12,7 @@ pub mod labels;
 pub mod resolve;
 pub mod spec;
 pub mod strategy;
+pub mod template;
 
 #[cfg(test)]
 mod tests;

@@ -909,12 +909,14 @@ impl Ctx<'_> {
                 let stage_requirement = match r.stage_requirement.as_deref() {
                     None | Some("") | Some("Scheduled") => StageRequirement::Scheduled,
                     Some("Attempted") => StageRequirement::Attempted,
-                    Some(other) => return Err(self.err(
-                        format!("{at}.stageRequirement"),
-                        format!(
+                    Some(other) => {
+                        return Err(self.err(
+                            format!("{at}.stageRequirement"),
+                            format!(
                             "unknown stageRequirement {other:?}: expected Scheduled or Attempted"
                         ),
-                    )),
+                        ))
+                    }
                 };
                 Op::Barrier(BarrierOp {
                     namespaces: r.namespaces,
