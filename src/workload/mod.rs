@@ -36,8 +36,8 @@ const SKIPPED_DIRS: &[&str] = &["templates"];
 /// skipping `templates` directories and files that are not a list of test cases, such as
 /// scheduler configs).
 ///
-/// A file named directly must load; under a directory, a YAML list whose items have a
-/// `workloadTemplate` is a workload file and must load, anything else is skipped.
+/// A file named directly must load; under a directory, a YAML list whose first item has a
+/// `workloadTemplate` or `workloads` key is a workload file and must load; anything else is skipped.
 pub fn load_path(path: &Path) -> Result<Vec<(PathBuf, Vec<TestCase>)>, InputError> {
     let meta = std::fs::metadata(path).map_err(|e| {
         InputError::new(path.display().to_string(), "", format!("cannot open: {e}"))
@@ -80,7 +80,7 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
     Ok(())
 }
 
-/// A YAML list whose first item is a map with `name` and `workloadTemplate`.
+/// A YAML list whose first item is a map with `workloadTemplate` or `workloads`.
 fn looks_like_workload_file(path: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
         return false;
@@ -93,7 +93,7 @@ fn looks_like_workload_file(path: &Path) -> bool {
     items
         .first()
         .and_then(|i| i.as_mapping())
-        .is_some_and(|m| m.contains_key("workloadTemplate"))
+        .is_some_and(|m| m.contains_key("workloadTemplate") || m.contains_key("workloads"))
 }
 
 /// The text of `schedperf list PATH`: for each file, each `test case/workload` with its labels,

@@ -136,7 +136,7 @@ pub fn resolve(tc: &TestCase, w: &Workload) -> Result<ResolvedWorkload, InputErr
     let windex = tc
         .workloads
         .iter()
-        .position(|x| std::ptr::eq(x, w))
+        .position(|x| x.name == w.name)
         .unwrap_or(0);
     let unused: Vec<&str> = w
         .params
