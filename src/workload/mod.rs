@@ -114,7 +114,14 @@ pub fn list(path: &Path) -> Result<String, InputError> {
                     w.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 rows.push([
                     format!("{}/{}", tc.name, w.name),
-                    workload_labels(tc, w).join(","),
+                    {
+                        let labels = workload_labels(tc, w).join(",");
+                        if labels.is_empty() {
+                            "-".to_string()
+                        } else {
+                            labels
+                        }
+                    },
                     threshold,
                     params.join(" "),
                 ]);

@@ -663,10 +663,27 @@ fn list_covers_the_repository() {
         text.contains("SchedulingBasic/5000Nodes_50000Pods"),
         "{text}"
     );
-    assert!(
-        text.ends_with("5 files, ") || text.contains("5 files, "),
-        "{text}"
-    );
+    assert!(text.contains("\n5 files, "), "{text}");
+    // Every row is aligned: each column starts where its header does, after a space.
+    let header = text.lines().next().unwrap();
+    let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"]
+        .iter()
+        .map(|h| header.find(h).unwrap())
+        .collect();
+    for line in text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('#') && l.contains('/'))
+    {
+        for &at in &starts {
+            let b = line.as_bytes();
+            assert!(
+                b[at - 1] == b' ' && b[at] != b' ',
+                "column at {at} misaligned in {line:?}"
+            );
+        }
+    }
+    assert!(text.contains("\nSchedulingBasic/500Nodes  "), "{text}");
 }
 
 #[test]
