@@ -706,3 +706,151 @@ fn threshold_formats() {
     };
     assert_eq!(super::format_threshold(&t, &lower), "<3.5 (Latency Perc99)");
 }
+
+#[test]
+fn accepts_every_upstream_field() {
+    let yaml = "\
+- name: Everything
+  featureGates: {SchedulerQueueingHints: true}
+  metricsCollectorConfig:
+    Metrics:
+      scheduler_scheduling_attempt_duration_seconds:
+      - Label: result
+        Values: [scheduled]
+  schedulerConfigPath: ../templates/node.yaml
+  labels: [performance]
+  defaultThresholdMetricSelector: {name: SchedulingThroughput, dataBucket: Perc50}
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+    uniqueNodeLabelStrategy: {labelKey: unique}
+  - opcode: createNodes
+    count: 1
+    nodeAllocatableStrategy:
+      nodeAllocatable: {attachable-volumes-csi-ebs.csi.aws.com: \"39\"}
+      csiNodeAllocatable: {ebs.csi.aws.com: {count: 39}}
+      migratedPlugins: [kubernetes.io/aws-ebs]
+  - opcode: createNamespaces
+    prefix: ns
+    count: 1
+    namespaceTemplatePath: ../templates/node.yaml
+  - opcode: startCollectingMetrics
+    name: phase
+    namespaces: [ns-0]
+    labelSelector: {app: x}
+  - opcode: createPods
+    count: 3
+    namespace: ns-0
+    podTemplatePath: ../templates/pod.yaml
+    persistentVolumeTemplatePath: ../templates/node.yaml
+    persistentVolumeClaimTemplatePath: ../templates/pod.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    namespaces: [ns-0]
+    labelSelector: {app: x}
+    stageRequirement: Attempted
+  - opcode: stopCollectingMetrics
+  - opcode: deletePods
+    namespace: ns-0
+    labelSelector: {app: x}
+    deletePodsPerSecond: 10
+    skipWaitForPodsDeleted: true
+  - opcode: updateAny
+    templatePath: ../templates/node.yaml
+    countParam: $n
+    updatePerSecond: 5
+    subresources: [status]
+  - opcode: churn
+    mode: recreate
+    number: 2
+    intervalMilliseconds: 100
+    namespace: churn
+    templatePaths: [../templates/pod.yaml]
+  - opcode: sleep
+    duration: 1m
+  workloads:
+  - name: w
+    featureGates: {SchedulerQueueingHints: false}
+    threshold: {default: 1, other: 2}
+    params: {n: 4}
+  - name: v
+    threshold: 5
+    thresholdMetricSelector: {name: X, labels: {a: b}, dataBucket: Perc99, expectLower: true}
+    params: {n: 1}
+";
+    let fx = Fixture::new(yaml);
+    let cases = fx.load().unwrap();
+    let tc = &cases[0];
+    assert_eq!(
+        tc.scheduler_config_path.as_deref(),
+        Some(fx.template("node.yaml").as_path())
+    );
+    assert!(tc.metrics_collector_config.is_some());
+    assert_eq!(
+        tc.workloads[0].threshold_metric_selector.data_bucket,
+        "Perc50"
+    );
+    assert_eq!(tc.workloads[1].threshold_metric_selector.name, "X");
+    assert!(tc.workloads[1].threshold_metric_selector.expect_lower);
+    let w = resolve(tc, &tc.workloads[0]).unwrap();
+    assert_eq!(
+        w.feature_gates,
+        BTreeMap::from([("SchedulerQueueingHints".to_string(), false)])
+    );
+    assert_eq!(w.threshold.as_ref().map(|t| t.get("other")), Some(2.0));
+    let opcodes: Vec<&str> = tc.workload_template.iter().map(spec::Op::opcode).collect();
+    assert_eq!(
+        opcodes,
+        [
+            "createNodes",
+            "createNodes",
+            "createNamespaces",
+            "startCollectingMetrics",
+            "createPods",
+            "barrier",
+            "stopCollectingMetrics",
+            "deletePods",
+            "updateAny",
+            "churn",
+            "sleep"
+        ]
+    );
+    assert!(matches!(
+        &w.ops[7],
+        ResolvedOp::DeletePods {
+            skip_wait_to_completion: true,
+            delete_pods_per_second: 10,
+            ..
+        }
+    ));
+    assert!(matches!(
+        &w.ops[8],
+        ResolvedOp::UpdateAny {
+            count: 4,
+            update_per_second: 5,
+            ..
+        }
+    ));
+    assert!(matches!(
+        &w.ops[9],
+        ResolvedOp::Churn {
+            mode: ChurnMode::Recreate,
+            number: 2,
+            interval_ms: 100,
+            ..
+        }
+    ));
+    assert_eq!(
+        w.ops[10],
+        ResolvedOp::Sleep {
+            duration: Duration::from_secs(60)
+        }
+    );
+    assert!(matches!(
+        &w.ops[5],
+        ResolvedOp::Barrier {
+            stage_requirement: StageRequirement::Attempted,
+            ..
+        }
+    ));
+}
