@@ -33,6 +33,9 @@ pub const KNOWN_OPCODES: &[&str] = &[
     "updateAny",
 ];
 
+/// The churn interval when `intervalMilliseconds` is unset or 0 (upstream's `runChurnOp`).
+pub const DEFAULT_CHURN_INTERVAL_MS: u64 = 500;
+
 /// One test case: a template of ops and the workloads (parameter sets) that run it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestCase {
@@ -874,16 +877,14 @@ impl Ctx<'_> {
                         self.err(format!("{at}.number"), "must be > 0 when mode is recreate")
                     );
                 }
-                let interval_ms = self.non_negative(
+                // As upstream, 0 (or unset) means the default interval.
+                let interval_ms = match self.non_negative(
                     &format!("{at}.intervalMilliseconds"),
-                    r.interval_milliseconds.unwrap_or(500),
-                )?;
-                if interval_ms == 0 {
-                    return Err(self.err(
-                        format!("{at}.intervalMilliseconds"),
-                        "must be > 0 (default 500)",
-                    ));
-                }
+                    r.interval_milliseconds.unwrap_or(0),
+                )? {
+                    0 => DEFAULT_CHURN_INTERVAL_MS,
+                    ms => ms,
+                };
                 if r.template_paths.is_empty() {
                     return Err(self.err(
                         format!("{at}.templatePaths"),

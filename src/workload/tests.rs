@@ -402,6 +402,14 @@ fn error_table() {
     check_error(&BASIC.replace("  - opcode: createPods\n", "  - opcode: churn\n    mode: create\n    templatePaths: [../templates/pod.yaml, gone.yaml]\n  - opcode: createPods\n"),
         "testCases[0].workloadTemplate[1].templatePaths[1]", "gone.yaml cannot be opened");
     check_error(
+        &BASIC.replace(
+            "  - opcode: createPods\n",
+            "  - opcode: churn\n    mode: create\n    intervalMilliseconds: -1\n    templatePaths: [../templates/pod.yaml]\n  - opcode: createPods\n",
+        ),
+        "testCases[0].workloadTemplate[1].intervalMilliseconds",
+        "-1 is negative",
+    );
+    check_error(
         &BASIC.replace("labels: [short]", "labels: [short]\n    threshold: -1"),
         "testCases[0].workloads[0].threshold",
         "negative",
@@ -464,6 +472,7 @@ fn params_are_substituted() {
     duration: $pause
   - opcode: churn
     mode: create
+    intervalMilliseconds: 0
     templatePaths: [../templates/pod.yaml]
   - opcode: createAny
     templatePath: ../templates/pod.yaml
