@@ -6,6 +6,24 @@
 //! - [`strategy`]: pure helpers for `createNodes`' node-prepare strategies.
 //! - [`template`]: rendering `{{.Index}}`-style object templates.
 //! - [`list`]: the text of `schedperf list PATH`.
+//!
+//! # What the runner must do with the resolved ops (upstream's `executor.go`)
+//!
+//! Ops run in order. `createPods` creates its namespace if needed, creates `count` pods from the
+//! template and waits until all of them are bound, unless `skipWaitToCompletion` (then a later
+//! `barrier` waits for them). With `collectMetrics`, metrics collection starts before the pods are
+//! created and stops once they are all bound; `startCollectingMetrics`/`stopCollectingMetrics` do
+//! the same around several ops. `steadyState` keeps `count` pods for `duration`, deleting each batch
+//! once it is bound. `churn` runs in the background until the workload ends: every
+//! `interval_ms` it creates one object per template (`create`: until `number` ticks, 0 = no limit)
+//! or, in `recreate`, cycles `number` slots per template, deleting the slot's previous object and
+//! creating a new one on alternate visits. `deletePods` deletes the matching pods at
+//! `delete_pods_per_second` (0 = all at once), in the background if `skip_wait_to_completion`.
+//! `barrier` waits until every pod of the namespaces (all if empty) is bound (`Scheduled`) or has
+//! had a scheduling attempt (`Attempted`). Templates containing `{{` are rendered per object with
+//! [`render_template`] and [`template_env`] (`.Index`, `.Count`, the op's template params).
+//! A `createNodes` op applies at most one strategy ([`label_node_prepare`], [`unique_node_label`],
+//! [`apply_node_allocatable`]) to node `i` of the op. `updateAny` is parsed but has no runner yet.
 
 pub mod duration;
 pub mod labels;

@@ -808,6 +808,7 @@ impl Ctx<'_> {
         Ok(match opcode.as_str() {
             "createNodes" => {
                 let r: RawCreateNodes = self.decode(at, value)?;
+                self.check_node_strategies(at, &r)?;
                 Op::CreateNodes(CreateNodesOp {
                     count: self.count(at, r.count, r.count_param, 0)?,
                     node_template_path: self
@@ -1041,6 +1042,56 @@ impl Ctx<'_> {
             template_params: self.template_params(at, r.template_params)?,
             signature_batch_size,
         })
+    }
+
+    /// Upstream applies one strategy per op (the first of allocatable, label, unique) and indexes
+    /// `labelValues` unchecked; we reject what it would silently ignore or crash on.
+    fn check_node_strategies(&self, at: &str, r: &RawCreateNodes) -> Result<(), InputError> {
+        let set = [
+            (
+                "nodeAllocatableStrategy",
+                r.node_allocatable_strategy.is_some(),
+            ),
+            (
+                "labelNodePrepareStrategy",
+                r.label_node_prepare_strategy.is_some(),
+            ),
+            (
+                "uniqueNodeLabelStrategy",
+                r.unique_node_label_strategy.is_some(),
+            ),
+        ];
+        let names: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(n, _)| *n).collect();
+        if names.len() > 1 {
+            return Err(self.err(
+                format!("{at}.{}", names[1]),
+                format!(
+                    "at most one node strategy may be set, found {}",
+                    names.join(" and ")
+                ),
+            ));
+        }
+        if let Some(l) = &r.label_node_prepare_strategy {
+            let lat = format!("{at}.labelNodePrepareStrategy");
+            if l.label_key.is_empty() {
+                return Err(self.err(format!("{lat}.labelKey"), "empty: expected a label key"));
+            }
+            if l.label_values.is_empty() {
+                return Err(self.err(
+                    format!("{lat}.labelValues"),
+                    "empty: expected at least one value (assigned round-robin)",
+                ));
+            }
+        }
+        if let Some(u) = &r.unique_node_label_strategy {
+            if u.label_key.is_empty() {
+                return Err(self.err(
+                    format!("{at}.uniqueNodeLabelStrategy.labelKey"),
+                    "empty: expected a label key",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `count`/`countParam`: the parameter takes precedence, as upstream; neither gives `default`.

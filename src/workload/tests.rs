@@ -410,6 +410,22 @@ fn error_table() {
         "-1 is negative",
     );
     check_error(
+        &BASIC.replace(
+            "nodeTemplatePath: ../templates/node.yaml",
+            "nodeTemplatePath: ../templates/node.yaml\n    labelNodePrepareStrategy: {labelKey: zone, labelValues: [a]}\n    uniqueNodeLabelStrategy: {labelKey: u}",
+        ),
+        "testCases[0].workloadTemplate[0].uniqueNodeLabelStrategy",
+        "at most one node strategy may be set, found labelNodePrepareStrategy and uniqueNodeLabelStrategy",
+    );
+    check_error(
+        &BASIC.replace(
+            "nodeTemplatePath: ../templates/node.yaml",
+            "nodeTemplatePath: ../templates/node.yaml\n    labelNodePrepareStrategy: {labelKey: zone, labelValues: []}",
+        ),
+        "testCases[0].workloadTemplate[0].labelNodePrepareStrategy.labelValues",
+        "expected at least one value",
+    );
+    check_error(
         &BASIC.replace("labels: [short]", "labels: [short]\n    threshold: -1"),
         "testCases[0].workloads[0].threshold",
         "negative",
