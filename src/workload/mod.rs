@@ -43,6 +43,7 @@ pub use spec::{load_workload_file, Op, ParamValue, TestCase, Threshold, Workload
 pub use strategy::{
     apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label,
 };
+pub use template::{is_templated, render_template, template_env};
 
 use crate::error::InputError;
 

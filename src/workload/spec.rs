@@ -4,7 +4,7 @@
 //! that give values to the template's `$parameters`. Loading validates everything that does not
 //! depend on a workload's parameters: opcodes, fields, literal counts and durations, stage
 //! requirements, and that every template file exists. Template paths are made absolute (relative
-//! paths resolve against the workload file's directory). Substituting parameters is [`super::resolve`].
+//! paths resolve against the workload file's directory). Substituting parameters is [`super::resolve()`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
