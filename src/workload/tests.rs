@@ -879,3 +879,41 @@ fn accepts_every_upstream_field() {
         }
     ));
 }
+
+#[test]
+fn repository_templates_are_kubernetes_objects() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.components().any(|c| c.as_os_str() == "templates") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&workloads_dir(), &mut files);
+    assert!(files.len() >= 25, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let text = render_template(&text, &template_env(0, 1, &BTreeMap::new())).unwrap();
+        let value: serde_norway::Value =
+            serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let kind = value
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default();
+        assert!(
+            ["Node", "Pod", "Service"].contains(&kind),
+            "{}: kind {kind:?}",
+            file.display()
+        );
+        assert_eq!(
+            value.get("apiVersion").and_then(|v| v.as_str()),
+            Some("v1"),
+            "{}",
+            file.display()
+        );
+    }
+}
