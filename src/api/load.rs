@@ -13,8 +13,7 @@ use serde_norway::Value;
 use serde_path_to_error::Segment;
 
 use super::objects::{
-    Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet, ReplicationController,
-    Service, StatefulSet,
+    Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet, ReplicationController, Service, StatefulSet,
 };
 use crate::error::InputError;
 
@@ -77,8 +76,8 @@ impl Object {
 /// Reads and parses one manifest file; errors name the file as `path` displays.
 pub fn load_objects(path: &Path) -> Result<Vec<Object>, InputError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(&file, "", format!("cannot read the file: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| InputError::new(&file, "", format!("cannot read the file: {e}")))?;
     parse_objects(&text, &file)
 }
 
@@ -102,11 +101,7 @@ pub fn parse_objects(text: &str, file: &str) -> Result<Vec<Object>, InputError> 
         if document.is_null() {
             continue;
         }
-        let prefix = if multi {
-            format!("documents[{index}]")
-        } else {
-            String::new()
-        };
+        let prefix = if multi { format!("documents[{index}]") } else { String::new() };
         strip_nulls(&mut document);
         collect_objects(document, None, file, &mut objects).map_err(|e| e.within(&prefix))?;
     }
@@ -140,13 +135,9 @@ fn document_path(index: usize) -> String {
 /// Reads one or more concatenated JSON values.
 fn read_json_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
     let mut documents = Vec::new();
-    for (index, document) in serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
-        .enumerate()
-    {
-        let document = document.map_err(|e| {
-            InputError::new(file, document_path(index), format!("invalid JSON: {e}"))
-        })?;
+    for (index, document) in serde_json::Deserializer::from_str(text).into_iter::<Value>().enumerate() {
+        let document =
+            document.map_err(|e| InputError::new(file, document_path(index), format!("invalid JSON: {e}")))?;
         documents.push(document);
     }
     Ok(documents)
@@ -156,16 +147,11 @@ fn read_json_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError>
 fn read_yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
     let mut documents = Vec::new();
     for (index, deserializer) in serde_norway::Deserializer::from_str(text).enumerate() {
-        let mut document = Value::deserialize(deserializer).map_err(|e| {
-            InputError::new(file, document_path(index), format!("invalid YAML: {e}"))
-        })?;
-        document.apply_merge().map_err(|e| {
-            InputError::new(
-                file,
-                document_path(index),
-                format!("invalid YAML merge key: {e}"),
-            )
-        })?;
+        let mut document = Value::deserialize(deserializer)
+            .map_err(|e| InputError::new(file, document_path(index), format!("invalid YAML: {e}")))?;
+        document
+            .apply_merge()
+            .map_err(|e| InputError::new(file, document_path(index), format!("invalid YAML merge key: {e}")))?;
         documents.push(document);
     }
     Ok(documents)
@@ -212,10 +198,7 @@ fn collect_objects(
         return Err(InputError::new(
             file,
             "",
-            format!(
-                "expected a Kubernetes object (a mapping with `kind`), found {}",
-                type_name(&value)
-            ),
+            format!("expected a Kubernetes object (a mapping with `kind`), found {}", type_name(&value)),
         ));
     };
     let kind = match mapping.get("kind") {
@@ -225,11 +208,7 @@ fn collect_objects(
             None => return Err(InputError::new(file, "", "missing field `kind`")),
         },
         Some(other) => {
-            return Err(InputError::new(
-                file,
-                "kind",
-                format!("expected a string, found {}", type_name(other)),
-            ));
+            return Err(InputError::new(file, "kind", format!("expected a string, found {}", type_name(other))));
         }
     };
     if kind == "List" || kind.ends_with("List") {
@@ -241,16 +220,12 @@ fn collect_objects(
                 return Err(InputError::new(
                     file,
                     "items",
-                    format!(
-                        "expected a sequence of objects, found {}",
-                        type_name(&other)
-                    ),
+                    format!("expected a sequence of objects, found {}", type_name(&other)),
                 ));
             }
         };
         for (index, item) in items.into_iter().enumerate() {
-            collect_objects(item, item_kind, file, out)
-                .map_err(|e| e.within(&format!("items[{index}]")))?;
+            collect_objects(item, item_kind, file, out).map_err(|e| e.within(&format!("items[{index}]")))?;
         }
         return Ok(());
     }
@@ -266,11 +241,7 @@ fn collect_objects(
         "Pod" => {
             let pod: Pod = decode(value, file)?;
             if pod.metadata.name.is_empty() && pod.metadata.generate_name.is_empty() {
-                return Err(InputError::new(
-                    file,
-                    "metadata",
-                    "missing field `name` (or `generateName`)",
-                ));
+                return Err(InputError::new(file, "metadata", "missing field `name` (or `generateName`)"));
             }
             Object::Pod(pod)
         }
@@ -282,15 +253,8 @@ fn collect_objects(
         "PodDisruptionBudget" => Object::PodDisruptionBudget(decode(value, file)?),
         "PriorityClass" => Object::PriorityClass(decode(value, file)?),
         _ => {
-            let name = value
-                .get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            Object::Other {
-                name: name.to_string(),
-                kind,
-            }
+            let name = value.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
+            Object::Other { name: name.to_string(), kind }
         }
     };
     out.push(object);
@@ -446,10 +410,7 @@ items:
     }
 
     fn kinds_and_names(objects: &[Object]) -> Vec<(String, String)> {
-        objects
-            .iter()
-            .map(|o| (o.kind().to_string(), o.name().to_string()))
-            .collect()
+        objects.iter().map(|o| (o.kind().to_string(), o.name().to_string())).collect()
     }
 
     #[test]
@@ -457,52 +418,27 @@ items:
         let objects = parse(KUBECTL_LIST);
         assert_eq!(
             kinds_and_names(&objects),
-            [
-                ("Node", "node-a"),
-                ("Node", "node-b"),
-                ("Pod", "web-7d9f-abcde"),
-                ("Pod", "pending")
-            ]
-            .map(|(k, n)| (k.to_string(), n.to_string()))
+            [("Node", "node-a"), ("Node", "node-b"), ("Pod", "web-7d9f-abcde"), ("Pod", "pending")]
+                .map(|(k, n)| (k.to_string(), n.to_string()))
         );
-        let Object::Node(a) = &objects[0] else {
-            panic!("not a node")
-        };
+        let Object::Node(a) = &objects[0] else { panic!("not a node") };
         assert_eq!(a.metadata.labels["topology.kubernetes.io/zone"], "zone-1");
         assert_eq!(a.spec.taints[0].effect, TaintEffect::NoSchedule);
         assert_eq!(a.allocatable()["cpu"].milli_value_ceil(), 8000);
         assert_eq!(a.allocatable()["memory"].value_ceil(), 32766 << 20);
         assert_eq!(a.allocatable()["pods"].value_ceil(), 110);
         assert_eq!(a.status.images[0].size_bytes, 321520);
-        let Object::Node(b) = &objects[1] else {
-            panic!("not a node")
-        };
+        let Object::Node(b) = &objects[1] else { panic!("not a node") };
         assert!(b.spec.unschedulable);
         assert_eq!(b.allocatable()["memory"].value_ceil(), 16 << 30);
-        let Object::Pod(web) = &objects[2] else {
-            panic!("not a pod")
-        };
+        let Object::Pod(web) = &objects[2] else { panic!("not a pod") };
         assert_eq!(web.namespace(), "prod");
         assert_eq!(web.spec.node_name, "node-a");
-        assert_eq!(
-            web.spec.containers[0].resources.requests["cpu"].milli_value_ceil(),
-            250
-        );
-        assert_eq!(
-            web.spec.tolerations[0].operator,
-            Some(TolerationOperator::Exists)
-        );
+        assert_eq!(web.spec.containers[0].resources.requests["cpu"].milli_value_ceil(), 250);
+        assert_eq!(web.spec.tolerations[0].operator, Some(TolerationOperator::Exists));
         assert_eq!(web.metadata.owner_references[0].kind, "ReplicaSet");
-        let Object::Pod(pending) = &objects[3] else {
-            panic!("not a pod")
-        };
-        assert_eq!(
-            (
-                pending.namespace(),
-                pending.metadata.creation_timestamp.as_deref()
-            ),
-            ("default", None)
-        );
+        let Object::Pod(pending) = &objects[3] else { panic!("not a pod") };
+        assert_eq!((pending.namespace(), pending.metadata.creation_timestamp.as_deref()), ("default", None));
     }
 
     #[test]
@@ -512,8 +448,7 @@ items:
         let objects = parse(text);
         assert_eq!(
             kinds_and_names(&objects),
-            [("Node", "n1"), ("Namespace", "ns"), ("ConfigMap", "cm")]
-                .map(|(k, n)| (k.to_string(), n.to_string()))
+            [("Node", "n1"), ("Namespace", "ns"), ("ConfigMap", "cm")].map(|(k, n)| (k.to_string(), n.to_string()))
         );
     }
 
@@ -548,9 +483,7 @@ items:
             ]
         );
         assert_eq!(objects[8].name(), "nested");
-        let Object::PriorityClass(pc) = &objects[5] else {
-            panic!("not a priority class")
-        };
+        let Object::PriorityClass(pc) = &objects[5] else { panic!("not a priority class") };
         assert_eq!(pc.value, 1000);
     }
 
@@ -565,9 +498,7 @@ items:
             kinds_and_names(&objects),
             [("Node", "n1"), ("Pod", "p1")].map(|(k, n)| (k.to_string(), n.to_string()))
         );
-        let Object::Node(n) = &objects[0] else {
-            panic!("not a node")
-        };
+        let Object::Node(n) = &objects[0] else { panic!("not a node") };
         assert_eq!(n.allocatable()["cpu"].milli_value_ceil(), 2500);
         // A raw API response: a typed list whose items carry no kind; two concatenated JSON values.
         let stream = r#"{"kind": "PodList", "items": [{"metadata": {"name": "a"}}]} {"kind": "Node", "metadata": {"name": "n"}}"#;
@@ -579,30 +510,18 @@ items:
 
     #[test]
     fn reads_numeric_quantities() {
-        let objects = parse("kind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: 1.5, memory: 1e3, pods: 110, gpu: \"2\"}}\n");
-        let Object::Node(n) = &objects[0] else {
-            panic!("not a node")
-        };
-        let capacity: Vec<(&str, i64)> = n
-            .allocatable()
-            .iter()
-            .map(|(k, q)| (k.as_str(), q.milli_value_ceil()))
-            .collect();
-        assert_eq!(
-            capacity,
-            [
-                ("cpu", 1500),
-                ("gpu", 2000),
-                ("memory", 1_000_000),
-                ("pods", 110_000)
-            ]
+        let objects = parse(
+            "kind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: 1.5, memory: 1e3, pods: 110, gpu: \"2\"}}\n",
         );
+        let Object::Node(n) = &objects[0] else { panic!("not a node") };
+        let capacity: Vec<(&str, i64)> =
+            n.allocatable().iter().map(|(k, q)| (k.as_str(), q.milli_value_ceil())).collect();
+        assert_eq!(capacity, [("cpu", 1500), ("gpu", 2000), ("memory", 1_000_000), ("pods", 110_000)]);
     }
 
     #[test]
     fn reads_flow_style_yaml_that_looks_like_json() {
-        let objects =
-            parse("{kind: Node, metadata: {name: n}}\n---\n{kind: Pod, metadata: {name: p}}\n");
+        let objects = parse("{kind: Node, metadata: {name: n}}\n---\n{kind: Pod, metadata: {name: p}}\n");
         assert_eq!(
             kinds_and_names(&objects),
             [("Node", "n"), ("Pod", "p")].map(|(k, n)| (k.to_string(), n.to_string()))
@@ -612,10 +531,7 @@ items:
     #[test]
     fn ignores_unknown_fields_and_skips_empty_input() {
         let objects = parse("kind: Node\nfoo: 1\nmetadata: {name: n, bar: [1]}\nspec: {baz: {}}\nstatus: {qux: x}\n");
-        assert_eq!(
-            kinds_and_names(&objects),
-            [("Node".to_string(), "n".to_string())]
-        );
+        assert_eq!(kinds_and_names(&objects), [("Node".to_string(), "n".to_string())]);
         assert!(parse("").is_empty());
         assert!(parse("---\n---\n# nothing\n").is_empty());
         assert!(parse("kind: List\nitems: null\n").is_empty());
@@ -626,28 +542,18 @@ items:
         let text = "kind: List\nitems:\n- &n {kind: Node, metadata: {name: a}, spec: {unschedulable: true}}\n\
                     - {<<: *n, metadata: {name: b}}\n";
         let objects = parse(text);
-        let Object::Node(b) = &objects[1] else {
-            panic!("not a node")
-        };
-        assert_eq!(
-            (b.metadata.name.as_str(), b.spec.unschedulable),
-            ("b", true)
-        );
+        let Object::Node(b) = &objects[1] else { panic!("not a node") };
+        assert_eq!((b.metadata.name.as_str(), b.spec.unschedulable), ("b", true));
     }
 
     #[test]
     fn errors_name_the_field() {
         let check = |text: &str, expected: &str| {
-            let got = parse_objects(text, "c.yaml")
-                .map(|o| kinds_and_names(&o))
-                .map_err(|e| e.to_string());
+            let got = parse_objects(text, "c.yaml").map(|o| kinds_and_names(&o)).map_err(|e| e.to_string());
             assert_eq!(got, Err(expected.to_string()), "{text}");
         };
         let bad_quantity = KUBECTL_LIST.replacen("cpu: 4", "cpu: 4x", 1);
-        check(
-            &bad_quantity,
-            "c.yaml: items[1].status.capacity.cpu: \"4x\" is not a quantity",
-        );
+        check(&bad_quantity, "c.yaml: items[1].status.capacity.cpu: \"4x\" is not a quantity");
         check(
             "kind: List\nitems:\n- {kind: Node, metadata: {name: a}}\n- {kind: Node, metadata: {name: b}}\n- {kind: Node, metadata: {name: c}}\n\
              - {kind: Node, metadata: {name: d}, status: {allocatable: {cpu: 4x}}}\n",
@@ -670,30 +576,12 @@ items:
             "kind: List\nitems: [{kind: Node, metadata: {name: a}}, {metadata: {name: b}}]\n",
             "c.yaml: items[1]: missing field `kind`",
         );
-        check(
-            "kind: 3\n",
-            "c.yaml: kind: expected a string, found a number",
-        );
-        check(
-            "kind: List\nitems: {a: 1}\n",
-            "c.yaml: items: expected a sequence of objects, found a mapping",
-        );
-        check(
-            "just text\n",
-            "c.yaml: expected a Kubernetes object (a mapping with `kind`), found a string",
-        );
-        check(
-            "kind: Node\nspec: {}\n",
-            "c.yaml: metadata: missing field `name`",
-        );
-        check(
-            "kind: Node\nmetadata: {name: null}\n",
-            "c.yaml: metadata: missing field `name`",
-        );
-        check(
-            "kind: Pod\nmetadata: {namespace: x}\n",
-            "c.yaml: metadata: missing field `name` (or `generateName`)",
-        );
+        check("kind: 3\n", "c.yaml: kind: expected a string, found a number");
+        check("kind: List\nitems: {a: 1}\n", "c.yaml: items: expected a sequence of objects, found a mapping");
+        check("just text\n", "c.yaml: expected a Kubernetes object (a mapping with `kind`), found a string");
+        check("kind: Node\nspec: {}\n", "c.yaml: metadata: missing field `name`");
+        check("kind: Node\nmetadata: {name: null}\n", "c.yaml: metadata: missing field `name`");
+        check("kind: Pod\nmetadata: {namespace: x}\n", "c.yaml: metadata: missing field `name` (or `generateName`)");
         check(
             "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: [{operator: Maybe}]}\n",
             "c.yaml: spec.tolerations[0].operator: unknown variant `Maybe`, expected `Exists` or `Equal`",
@@ -736,14 +624,8 @@ items:
             assert!(err.contains("line"), "{err}");
         };
         check("kind: Node\nmetadata: {name: a\n", "c.yaml: invalid YAML: ");
-        check(
-            "kind: Node\n---\nkind: [\n",
-            "c.yaml: documents[1]: invalid YAML: ",
-        );
-        check(
-            "{\"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}",
-            "c.yaml: invalid JSON: ",
-        );
+        check("kind: Node\n---\nkind: [\n", "c.yaml: documents[1]: invalid YAML: ");
+        check("{\"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}", "c.yaml: invalid JSON: ");
     }
 
     #[test]
@@ -760,18 +642,11 @@ items:
         );
         std::fs::write(&nodes, "kind: Node\nmetadata: {}\n").unwrap();
         let err = load_objects(&nodes).unwrap_err();
-        assert_eq!(
-            (err.file, err.path),
-            (nodes.display().to_string(), "metadata".to_string())
-        );
+        assert_eq!((err.file, err.path), (nodes.display().to_string(), "metadata".to_string()));
         let missing = dir.path().join("missing.yaml");
         let err = load_objects(&missing).unwrap_err();
         assert_eq!(err.file, missing.display().to_string());
-        assert!(
-            err.message.starts_with("cannot read the file: "),
-            "{}",
-            err.message
-        );
+        assert!(err.message.starts_with("cannot read the file: "), "{}", err.message);
         assert!(err.message.contains("os error 2"), "{}", err.message);
     }
 

@@ -714,18 +714,16 @@ impl IntOrString {
         match self {
             IntOrString::Int(v) => Ok(*v),
             IntOrString::String(s) => {
-                let percent: i64 = s
-                    .strip_suffix('%')
-                    .and_then(|p| p.parse().ok())
-                    .ok_or_else(|| format!("invalid value for IntOrString: invalid type: string is not a percentage: {s:?}"))?;
+                let percent: i64 = s.strip_suffix('%').and_then(|p| p.parse().ok()).ok_or_else(|| {
+                    format!("invalid value for IntOrString: invalid type: string is not a percentage: {s:?}")
+                })?;
                 let product = percent * i64::from(total);
                 let scaled = if round_up {
                     product.div_euclid(100) + i64::from(product.rem_euclid(100) != 0)
                 } else {
                     product.div_euclid(100)
                 };
-                i32::try_from(scaled)
-                    .map_err(|_| format!("{s:?} of {total} does not fit a 32-bit integer"))
+                i32::try_from(scaled).map_err(|_| format!("{s:?} of {total} does not fit a 32-bit integer"))
             }
         }
     }
@@ -795,18 +793,10 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
         assert_eq!(pod.metadata.owner_references[0].controller, Some(true));
         let spec = &pod.spec;
         assert_eq!(spec.node_selector["disk"], "ssd");
-        assert_eq!(
-            (spec.priority, spec.priority_class_name.as_str()),
-            (Some(10), "high")
-        );
+        assert_eq!((spec.priority, spec.priority_class_name.as_str()), (Some(10), "high"));
         assert_eq!(spec.preemption_policy, Some(PreemptionPolicy::Never));
         assert!(spec.host_network);
-        assert_eq!(
-            spec.scheduling_gates,
-            vec![PodSchedulingGate {
-                name: "wait".into()
-            }]
-        );
+        assert_eq!(spec.scheduling_gates, vec![PodSchedulingGate { name: "wait".into() }]);
         assert_eq!(spec.overhead["cpu"].milli_value_ceil(), 10);
         assert_eq!(
             spec.tolerations,
@@ -818,32 +808,19 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
                     effect: Some(TaintEffect::NoSchedule),
                     toleration_seconds: Some(30),
                 },
-                Toleration {
-                    operator: Some(TolerationOperator::Exists),
-                    ..Default::default()
-                },
-                Toleration {
-                    key: "e".into(),
-                    ..Default::default()
-                },
+                Toleration { operator: Some(TolerationOperator::Exists), ..Default::default() },
+                Toleration { key: "e".into(), ..Default::default() },
             ]
         );
         let affinity = spec.affinity.as_ref().unwrap();
         let node = affinity.node_affinity.as_ref().unwrap();
-        let term = &node
-            .required_during_scheduling_ignored_during_execution
-            .as_ref()
-            .unwrap()
-            .node_selector_terms[0];
+        let term = &node.required_during_scheduling_ignored_during_execution.as_ref().unwrap().node_selector_terms[0];
         assert_eq!(term.match_expressions[0].operator, NodeSelectorOperator::In);
         assert_eq!(term.match_expressions[0].values, ["a", "b"]);
         assert_eq!(term.match_fields[0].key, "metadata.name");
         let preferred = &node.preferred_during_scheduling_ignored_during_execution[0];
         assert_eq!(
-            (
-                preferred.weight,
-                preferred.preference.match_expressions[0].operator
-            ),
+            (preferred.weight, preferred.preference.match_expressions[0].operator),
             (5, NodeSelectorOperator::Gt)
         );
         assert!(affinity.pod_affinity.is_none());
@@ -854,43 +831,22 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
         assert!(required.namespace_selector.is_none());
         let weighted = &anti.preferred_during_scheduling_ignored_during_execution[0];
         assert_eq!(weighted.weight, 7);
+        assert_eq!(weighted.pod_affinity_term.namespace_selector, Some(LabelSelector::default()));
         assert_eq!(
-            weighted.pod_affinity_term.namespace_selector,
-            Some(LabelSelector::default())
-        );
-        assert_eq!(
-            weighted
-                .pod_affinity_term
-                .label_selector
-                .as_ref()
-                .unwrap()
-                .match_expressions[0]
-                .operator,
+            weighted.pod_affinity_term.label_selector.as_ref().unwrap().match_expressions[0].operator,
             LabelSelectorOperator::DoesNotExist
         );
         let spread = &spec.topology_spread_constraints[0];
-        assert_eq!(
-            spread.when_unsatisfiable,
-            UnsatisfiableConstraintAction::DoNotSchedule
-        );
-        assert_eq!(
-            (spread.min_domains, spread.node_affinity_policy),
-            (Some(3), Some(NodeInclusionPolicy::Ignore))
-        );
+        assert_eq!(spread.when_unsatisfiable, UnsatisfiableConstraintAction::DoNotSchedule);
+        assert_eq!((spread.min_domains, spread.node_affinity_policy), (Some(3), Some(NodeInclusionPolicy::Ignore)));
         assert_eq!(spread.node_taints_policy, Some(NodeInclusionPolicy::Honor));
         let c = &spec.containers[0];
         assert_eq!(c.resources.requests["memory"].value_ceil(), 1 << 30);
         assert_eq!(c.resources.limits["cpu"].milli_value_ceil(), 1000);
         assert_eq!(c.ports[0].host_ip, "10.0.0.1");
-        assert_eq!(
-            (c.ports[0].container_port, c.ports[0].host_port),
-            (80, 8080)
-        );
+        assert_eq!((c.ports[0].container_port, c.ports[0].host_port), (80, 8080));
         assert_eq!(c.ports[0].protocol.as_deref(), Some("UDP"));
-        assert_eq!(
-            spec.init_containers[0].restart_policy.as_deref(),
-            Some("Always")
-        );
+        assert_eq!(spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
         assert_eq!(pod.status.phase, Some(PodPhase::Pending));
         assert_eq!(pod.status.nominated_node_name, "n2");
     }
@@ -904,8 +860,7 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
     fn node_allocatable_falls_back_to_capacity() {
         let node: Node = yaml("status: {capacity: {cpu: 4, pods: 110}}").unwrap();
         assert_eq!(node.allocatable()["cpu"].value_ceil(), 4);
-        let node: Node =
-            yaml("status: {capacity: {cpu: 4, pods: 110}, allocatable: {cpu: 3500m}}").unwrap();
+        let node: Node = yaml("status: {capacity: {cpu: 4, pods: 110}, allocatable: {cpu: 3500m}}").unwrap();
         assert_eq!(node.allocatable().len(), 1);
         assert_eq!(node.allocatable()["cpu"].milli_value_ceil(), 3500);
     }
@@ -913,19 +868,11 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
     #[test]
     fn enums_accept_exact_strings_only() {
         let check = |text: &str, expected: Result<Taint, &str>| {
-            assert_eq!(
-                yaml::<Taint>(text),
-                expected.map_err(str::to_string),
-                "{text}"
-            );
+            assert_eq!(yaml::<Taint>(text), expected.map_err(str::to_string), "{text}");
         };
         check(
             "{key: k, effect: NoExecute}",
-            Ok(Taint {
-                key: "k".into(),
-                value: String::new(),
-                effect: TaintEffect::NoExecute,
-            }),
+            Ok(Taint { key: "k".into(), value: String::new(), effect: TaintEffect::NoExecute }),
         );
         check(
             "{key: k, effect: noschedule}",
@@ -934,90 +881,45 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
         check("{key: k}", Err("missing field `effect`"));
         check("{effect: NoSchedule}", Err("missing field `key`"));
         let err = yaml::<Toleration>("{effect: Sometimes}").unwrap_err();
-        assert!(
-            err.starts_with("unknown variant `Sometimes`, expected one of `NoSchedule`"),
-            "{err}"
-        );
+        assert!(err.starts_with("unknown variant `Sometimes`, expected one of `NoSchedule`"), "{err}");
         let err = yaml::<NodeSelectorRequirement>("{key: a, operator: Has}").unwrap_err();
-        assert!(
-            err.contains("expected one of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`"),
-            "{err}"
-        );
+        assert!(err.contains("expected one of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`"), "{err}");
         let err = yaml::<LabelSelectorRequirement>("{key: a}").unwrap_err();
         assert!(err.starts_with("missing field `operator`"), "{err}");
     }
 
     #[test]
     fn tolerations_match_taints() {
-        let taint = |key: &str, value: &str, effect| Taint {
-            key: key.into(),
-            value: value.into(),
-            effect,
-        };
+        let taint = |key: &str, value: &str, effect| Taint { key: key.into(), value: value.into(), effect };
         let toleration = |text: &str| yaml::<Toleration>(text).unwrap();
         let no_schedule = taint("k", "v", TaintEffect::NoSchedule);
         for (tol, t, expected) in [
-            (
-                "{key: k, operator: Equal, value: v, effect: NoSchedule}",
-                &no_schedule,
-                true,
-            ),
+            ("{key: k, operator: Equal, value: v, effect: NoSchedule}", &no_schedule, true),
             ("{key: k, value: v}", &no_schedule, true),
             ("{key: k, value: w}", &no_schedule, false),
             ("{key: k, operator: Exists}", &no_schedule, true),
-            (
-                "{key: k, operator: Exists, effect: NoExecute}",
-                &no_schedule,
-                false,
-            ),
+            ("{key: k, operator: Exists, effect: NoExecute}", &no_schedule, false),
             ("{key: other, operator: Exists}", &no_schedule, false),
             ("{operator: Exists}", &no_schedule, true),
-            (
-                "{operator: Exists, effect: NoSchedule}",
-                &taint("any", "x", TaintEffect::NoSchedule),
-                true,
-            ),
-            (
-                "{operator: Exists, effect: PreferNoSchedule}",
-                &no_schedule,
-                false,
-            ),
-            (
-                "{key: k, effect: \"\", value: v}",
-                &taint("k", "v", TaintEffect::NoExecute),
-                true,
-            ),
+            ("{operator: Exists, effect: NoSchedule}", &taint("any", "x", TaintEffect::NoSchedule), true),
+            ("{operator: Exists, effect: PreferNoSchedule}", &no_schedule, false),
+            ("{key: k, effect: \"\", value: v}", &taint("k", "v", TaintEffect::NoExecute), true),
             ("{value: v}", &no_schedule, true),
-            (
-                "{key: k}",
-                &taint("k", "", TaintEffect::PreferNoSchedule),
-                true,
-            ),
+            ("{key: k}", &taint("k", "", TaintEffect::PreferNoSchedule), true),
         ] {
-            assert_eq!(
-                toleration(tol).tolerates_taint(t),
-                expected,
-                "{tol} vs {t:?}"
-            );
+            assert_eq!(toleration(tol).tolerates_taint(t), expected, "{tol} vs {t:?}");
         }
     }
 
     #[test]
     fn int_or_string() {
         let check = |text: &str, expected: Result<IntOrString, &str>| {
-            assert_eq!(
-                yaml::<IntOrString>(text),
-                expected.map_err(str::to_string),
-                "{text}"
-            );
+            assert_eq!(yaml::<IntOrString>(text), expected.map_err(str::to_string), "{text}");
         };
         check("3", Ok(IntOrString::Int(3)));
         check("\"50%\"", Ok(IntOrString::String("50%".into())));
         check("50%", Ok(IntOrString::String("50%".into())));
-        check(
-            "4294967296",
-            Err("invalid value: integer `4294967296`, expected a 32-bit integer"),
-        );
+        check("4294967296", Err("invalid value: integer `4294967296`, expected a 32-bit integer"));
         check("1.5", Err("invalid type: floating point `1.5`, expected an integer or a string such as \"50%\""));
         let scaled = |v: IntOrString, total, up| v.scaled_value(total, up);
         assert_eq!(scaled(IntOrString::Int(2), 10, true), Ok(2));
@@ -1035,15 +937,13 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
         let rc: ReplicationController = yaml("spec: {selector: {app: a}}").unwrap();
         assert_eq!(rc.spec.selector["app"], "a");
         let pdb: PodDisruptionBudget =
-            yaml("spec: {minAvailable: 1, selector: {matchLabels: {app: a}}}\nstatus: {disruptionsAllowed: 0}").unwrap();
+            yaml("spec: {minAvailable: 1, selector: {matchLabels: {app: a}}}\nstatus: {disruptionsAllowed: 0}")
+                .unwrap();
         assert_eq!(pdb.spec.min_available, Some(IntOrString::Int(1)));
         assert_eq!(pdb.spec.max_unavailable, None);
         let pc: PriorityClass =
-            yaml("{value: 1000, globalDefault: true, preemptionPolicy: PreemptLowerPriority}")
-                .unwrap();
+            yaml("{value: 1000, globalDefault: true, preemptionPolicy: PreemptLowerPriority}").unwrap();
         assert_eq!((pc.value, pc.global_default), (1000, true));
-        assert!(yaml::<PriorityClass>("{globalDefault: true}")
-            .unwrap_err()
-            .starts_with("missing field `value`"));
+        assert!(yaml::<PriorityClass>("{globalDefault: true}").unwrap_err().starts_with("missing field `value`"));
     }
 }

@@ -53,23 +53,17 @@ impl Quantity {
 
     /// Parses `s` by Kubernetes' quantity grammar; the error reads `"4x" is not a quantity`.
     pub fn parse(s: &str) -> Result<Quantity, String> {
-        parse_nanos(s)
-            .map(|nanos| Quantity { nanos })
-            .ok_or_else(|| format!("{s:?} is not a quantity"))
+        parse_nanos(s).map(|nanos| Quantity { nanos }).ok_or_else(|| format!("{s:?} is not a quantity"))
     }
 
     /// A quantity of `value` whole units (as `resource.NewQuantity`).
     pub fn from_value(value: i64) -> Quantity {
-        Quantity {
-            nanos: i128::from(value) * NANOS_PER_UNIT,
-        }
+        Quantity { nanos: i128::from(value) * NANOS_PER_UNIT }
     }
 
     /// A quantity of `milli_value` thousandths of a unit (as `resource.NewMilliQuantity`).
     pub fn from_milli_value(milli_value: i64) -> Quantity {
-        Quantity {
-            nanos: i128::from(milli_value) * NANOS_PER_MILLI,
-        }
+        Quantity { nanos: i128::from(milli_value) * NANOS_PER_MILLI }
     }
 
     /// The exact amount in nano-units (10^-9 of a unit).
@@ -98,9 +92,7 @@ impl Quantity {
 impl Quantity {
     /// The sum, saturating at the largest magnitude a quantity holds (`i64::MAX` units).
     pub fn saturating_add(self, other: Quantity) -> Quantity {
-        Quantity {
-            nanos: (self.nanos + other.nanos).clamp(-MAX_NANOS, MAX_NANOS),
-        }
+        Quantity { nanos: (self.nanos + other.nanos).clamp(-MAX_NANOS, MAX_NANOS) }
     }
 }
 
@@ -218,18 +210,9 @@ fn parse_nanos(s: &str) -> Option<i128> {
 /// Computes `ceil(int.frac * 10^decimal_exp * 2^binary_exp * 10^9)`, saturated at [`MAX_NANOS`].
 ///
 /// Works on decimal digit strings, so inputs of any length and exponent are exact and cannot overflow.
-fn magnitude_nanos(
-    int_digits: &[u8],
-    frac_digits: &[u8],
-    decimal_exp: i64,
-    binary_exp: u32,
-) -> i128 {
+fn magnitude_nanos(int_digits: &[u8], frac_digits: &[u8], decimal_exp: i64, binary_exp: u32) -> i128 {
     // Significant digits with leading zeros dropped; trailing zeros move into the exponent.
-    let all: Vec<u8> = int_digits
-        .iter()
-        .chain(frac_digits)
-        .map(|d| d - b'0')
-        .collect();
+    let all: Vec<u8> = int_digits.iter().chain(frac_digits).map(|d| d - b'0').collect();
     let Some(first) = all.iter().position(|&d| d != 0) else {
         return 0;
     };
@@ -348,11 +331,7 @@ mod tests {
     /// Parses `input` and checks (nanos, value_ceil, milli_value_ceil).
     fn check(input: &str, nanos: i128, value: i64, milli: i64) {
         let q = Quantity::parse(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
-        assert_eq!(
-            (q.nanos(), q.value_ceil(), q.milli_value_ceil()),
-            (nanos, value, milli),
-            "{input:?}"
-        );
+        assert_eq!((q.nanos(), q.value_ceil(), q.milli_value_ceil()), (nanos, value, milli), "{input:?}");
     }
 
     #[test]
@@ -384,12 +363,7 @@ mod tests {
         check("1n", 1, 1, 1);
         check("1u", 1000, 1, 1);
         check("1k", 1000 * G, 1000, 1_000_000);
-        check(
-            "1E",
-            1_000_000_000_000_000_000 * G,
-            1_000_000_000_000_000_000,
-            i64::MAX,
-        );
+        check("1E", 1_000_000_000_000_000_000 * G, 1_000_000_000_000_000_000, i64::MAX);
         check("1Ei", (1i128 << 60) * G, 1 << 60, i64::MAX);
         check("-1.5", -1_500_000_000, -2, -1500);
         check("1.", G, 1, 1000);
@@ -436,21 +410,9 @@ mod tests {
             (".001", 1_000_000),
             (".0001k", 100_000_000),
         ] {
-            assert_eq!(
-                Quantity::parse(input).map(|q| q.nanos()),
-                Ok(nanos),
-                "{input:?}"
-            );
-            assert_eq!(
-                Quantity::parse(&format!("-{input}")).map(|q| q.nanos()),
-                Ok(-nanos),
-                "-{input:?}"
-            );
-            assert_eq!(
-                Quantity::parse(&format!("+{input}")).map(|q| q.nanos()),
-                Ok(nanos),
-                "+{input:?}"
-            );
+            assert_eq!(Quantity::parse(input).map(|q| q.nanos()), Ok(nanos), "{input:?}");
+            assert_eq!(Quantity::parse(&format!("-{input}")).map(|q| q.nanos()), Ok(-nanos), "-{input:?}");
+            assert_eq!(Quantity::parse(&format!("+{input}")).map(|q| q.nanos()), Ok(nanos), "+{input:?}");
         }
     }
 
@@ -471,12 +433,7 @@ mod tests {
         check("9223372036854775808", MAX_NANOS, i64::MAX, i64::MAX);
         check("1e400", MAX_NANOS, i64::MAX, i64::MAX);
         check("-1e400", -MAX_NANOS, -i64::MAX, i64::MIN);
-        check(
-            "99999999999999999999999999999999999999999Ei",
-            MAX_NANOS,
-            i64::MAX,
-            i64::MAX,
-        );
+        check("99999999999999999999999999999999999999999Ei", MAX_NANOS, i64::MAX, i64::MAX);
         check("8Ei", MAX_NANOS, i64::MAX, i64::MAX);
         check("1e2147483647", MAX_NANOS, i64::MAX, i64::MAX);
     }
@@ -515,20 +472,13 @@ mod tests {
             "1e+",
             "1Gi ",
         ] {
-            assert_eq!(
-                Quantity::parse(input),
-                Err(format!("{input:?} is not a quantity")),
-                "{input:?}"
-            );
+            assert_eq!(Quantity::parse(input), Err(format!("{input:?} is not a quantity")), "{input:?}");
         }
     }
 
     #[test]
     fn error_message_quotes_the_input() {
-        assert_eq!(
-            Quantity::parse("4x").unwrap_err(),
-            "\"4x\" is not a quantity"
-        );
+        assert_eq!(Quantity::parse("4x").unwrap_err(), "\"4x\" is not a quantity");
         assert_eq!(Quantity::parse("").unwrap_err(), "\"\" is not a quantity");
     }
 
@@ -546,11 +496,7 @@ mod tests {
             ("2e18", "2E"),
             ("9e18", "9E"),
         ] {
-            assert_eq!(
-                Quantity::parse(input).map(|q| q.to_string()),
-                Ok(shown.to_string()),
-                "{input:?}"
-            );
+            assert_eq!(Quantity::parse(input).map(|q| q.to_string()), Ok(shown.to_string()), "{input:?}");
         }
     }
 
@@ -581,26 +527,16 @@ mod tests {
             ("-3", "-3"),
             ("18446744073709551615", "18446744073709551615"),
         ] {
-            let got: Quantity =
-                serde_norway::from_str(yaml).unwrap_or_else(|e| panic!("{yaml}: {e}"));
+            let got: Quantity = serde_norway::from_str(yaml).unwrap_or_else(|e| panic!("{yaml}: {e}"));
             assert_eq!(got, Quantity::parse(expected).unwrap(), "{yaml}");
         }
         let got: Quantity = serde_json::from_str("0.25").unwrap();
         assert_eq!(got.milli_value_ceil(), 250);
-        let err = serde_json::from_str::<Quantity>("\"4x\"")
-            .unwrap_err()
-            .to_string();
+        let err = serde_json::from_str::<Quantity>("\"4x\"").unwrap_err().to_string();
         assert!(err.starts_with("\"4x\" is not a quantity"), "{err}");
-        let err = serde_json::from_str::<Quantity>("[1]")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("invalid type: sequence, expected a quantity"),
-            "{err}"
-        );
-        let err = serde_norway::from_str::<Quantity>(".nan")
-            .unwrap_err()
-            .to_string();
+        let err = serde_json::from_str::<Quantity>("[1]").unwrap_err().to_string();
+        assert!(err.starts_with("invalid type: sequence, expected a quantity"), "{err}");
+        let err = serde_norway::from_str::<Quantity>(".nan").unwrap_err().to_string();
         assert!(err.starts_with("\"NaN\" is not a quantity"), "{err}");
     }
 

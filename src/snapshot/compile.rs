@@ -148,7 +148,8 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
     }
     for r in &term.match_expressions {
         let key = interner.intern(&r.key);
-        let vals = |interner: &mut Interner| -> SmallVec<[Sym; 4]> { r.values.iter().map(|v| interner.intern(v)).collect() };
+        let vals =
+            |interner: &mut Interner| -> SmallVec<[Sym; 4]> { r.values.iter().map(|v| interner.intern(v)).collect() };
         let int = || if r.values.len() == 1 { r.values[0].parse::<i64>().ok() } else { None };
         let op = match r.operator {
             Op::In if !r.values.is_empty() => Some(LabelOp::In(vals(interner))),
@@ -168,7 +169,9 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
         let ok = f.key == "metadata.name" && f.values.len() == 1;
         match (ok, f.operator) {
             (true, Op::In) => out.fields.push(NameRequirement { in_set: true, name: interner.intern(&f.values[0]) }),
-            (true, Op::NotIn) => out.fields.push(NameRequirement { in_set: false, name: interner.intern(&f.values[0]) }),
+            (true, Op::NotIn) => {
+                out.fields.push(NameRequirement { in_set: false, name: interner.intern(&f.values[0]) })
+            }
             _ => out.valid = false,
         }
     }
@@ -382,7 +385,11 @@ mod tests {
             description: String::new(),
             preemption_policy: Some(api::PreemptionPolicy::Never),
         });
-        let spec = |class: &str, prio: Option<i32>| api::PodSpec { priority_class_name: class.into(), priority: prio, ..Default::default() };
+        let spec = |class: &str, prio: Option<i32>| api::PodSpec {
+            priority_class_name: class.into(),
+            priority: prio,
+            ..Default::default()
+        };
         assert_eq!(pr.resolve(&spec("high", None)), Ok((1000, PreemptionPolicy::Never)));
         assert_eq!(pr.resolve(&spec("", None)), Ok((0, PreemptionPolicy::PreemptLowerPriority)));
         assert_eq!(pr.resolve(&spec("", Some(7))).unwrap().0, 7);

@@ -3,8 +3,8 @@
 //!
 //! Owned by the scheduling thread. Filter and score workers borrow it immutably during a cycle.
 
-pub mod intern;
 pub mod compile;
+pub mod intern;
 pub mod model;
 pub mod nodes;
 #[cfg(test)]

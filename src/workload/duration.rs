@@ -3,24 +3,15 @@
 use std::time::Duration;
 
 /// Nanoseconds per unit, for the units Go's `time.ParseDuration` accepts.
-const UNITS_NS: &[(&str, f64)] = &[
-    ("ns", 1.0),
-    ("us", 1e3),
-    ("µs", 1e3),
-    ("μs", 1e3),
-    ("ms", 1e6),
-    ("s", 1e9),
-    ("m", 60e9),
-    ("h", 3600e9),
-];
+const UNITS_NS: &[(&str, f64)] =
+    &[("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("μs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9)];
 
 /// Parses a non-negative Go duration such as `5s`, `100ms` or `1h2m3.5s`; `0` alone is allowed.
 ///
 /// The error says what was expected, for the caller to wrap in an `InputError`.
 pub fn parse_go_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!("{text:?} is not a duration: expected a number with a unit (ns, us, ms, s, m, h) like 5s or 100ms")
-    };
+    let bad =
+        || format!("{text:?} is not a duration: expected a number with a unit (ns, us, ms, s, m, h) like 5s or 100ms");
     let s = text.trim();
     if s == "0" {
         return Ok(Duration::ZERO);
@@ -34,18 +25,14 @@ pub fn parse_go_duration(text: &str) -> Result<Duration, String> {
     }
     let mut total_ns = 0f64;
     while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
+        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         let number = &rest[..number_len];
         if number.is_empty() || number == "." || number.matches('.').count() > 1 {
             return Err(bad());
         }
         let value: f64 = number.parse().map_err(|_| bad())?;
         rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
         let unit = &rest[..unit_len];
         let Some(&(_, scale_ns)) = UNITS_NS.iter().find(|(name, _)| *name == unit) else {
             return Err(bad());

@@ -13,10 +13,7 @@ pub struct LabelFilter {
 impl Default for LabelFilter {
     /// Upstream's default filter, `performance`.
     fn default() -> Self {
-        LabelFilter {
-            required: vec!["performance".to_string()],
-            excluded: Vec::new(),
-        }
+        LabelFilter { required: vec!["performance".to_string()], excluded: Vec::new() }
     }
 }
 
@@ -26,10 +23,7 @@ impl LabelFilter {
 
     /// Parses `performance`, `+short`, `-slow`, `short,-performance`, or the empty string.
     pub fn parse(text: &str) -> Result<LabelFilter, InputError> {
-        let mut filter = LabelFilter {
-            required: Vec::new(),
-            excluded: Vec::new(),
-        };
+        let mut filter = LabelFilter { required: Vec::new(), excluded: Vec::new() };
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (list, label) = match item.as_bytes()[0] {
                 b'-' => (&mut filter.excluded, &item[1..]),
@@ -57,12 +51,8 @@ impl LabelFilter {
 
 impl std::fmt::Display for LabelFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let items: Vec<String> = self
-            .required
-            .iter()
-            .map(|l| l.to_string())
-            .chain(self.excluded.iter().map(|l| format!("-{l}")))
-            .collect();
+        let items: Vec<String> =
+            self.required.iter().map(|l| l.to_string()).chain(self.excluded.iter().map(|l| format!("-{l}"))).collect();
         write!(f, "{}", items.join(","))
     }
 }
@@ -74,11 +64,7 @@ mod tests {
     fn check(filter: &str, labels: &[&str], expected: bool) {
         let labels: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
         let f = LabelFilter::parse(filter).unwrap();
-        assert_eq!(
-            f.matches(&labels),
-            expected,
-            "filter {filter:?} on {labels:?}"
-        );
+        assert_eq!(f.matches(&labels), expected, "filter {filter:?} on {labels:?}");
     }
 
     #[test]
@@ -103,16 +89,8 @@ mod tests {
 
     #[test]
     fn default_is_performance_and_display_round_trips() {
-        assert_eq!(
-            LabelFilter::default(),
-            LabelFilter::parse("performance").unwrap()
-        );
-        assert_eq!(
-            LabelFilter::parse("+short,-performance,x")
-                .unwrap()
-                .to_string(),
-            "short,x,-performance"
-        );
+        assert_eq!(LabelFilter::default(), LabelFilter::parse("performance").unwrap());
+        assert_eq!(LabelFilter::parse("+short,-performance,x").unwrap().to_string(), "short,x,-performance");
     }
 
     #[test]

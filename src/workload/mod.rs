@@ -40,9 +40,7 @@ use std::path::{Path, PathBuf};
 pub use labels::LabelFilter;
 pub use resolve::{resolve, workload_labels, ResolvedOp, ResolvedWorkload};
 pub use spec::{load_workload_file, Op, ParamValue, TestCase, Threshold, Workload};
-pub use strategy::{
-    apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label,
-};
+pub use strategy::{apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label};
 pub use template::{is_templated, render_template, template_env};
 
 use crate::error::InputError;
@@ -58,9 +56,8 @@ const SKIPPED_DIRS: &[&str] = &["templates"];
 /// A file named directly must load; under a directory, a YAML list whose first item has a
 /// `workloadTemplate` or `workloads` key is a workload file and must load; anything else is skipped.
 pub fn load_path(path: &Path) -> Result<Vec<(PathBuf, Vec<TestCase>)>, InputError> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        InputError::new(path.display().to_string(), "", format!("cannot open: {e}"))
-    })?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| InputError::new(path.display().to_string(), "", format!("cannot open: {e}")))?;
     if meta.is_file() {
         return Ok(vec![(path.to_path_buf(), load_workload_file(path)?)]);
     }
@@ -78,13 +75,8 @@ pub fn load_path(path: &Path) -> Result<Vec<(PathBuf, Vec<TestCase>)>, InputErro
 }
 
 fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let read_err = |e: std::io::Error| {
-        InputError::new(
-            dir.display().to_string(),
-            "",
-            format!("cannot read directory: {e}"),
-        )
-    };
+    let read_err =
+        |e: std::io::Error| InputError::new(dir.display().to_string(), "", format!("cannot read directory: {e}"));
     for entry in std::fs::read_dir(dir).map_err(read_err)? {
         let path = entry.map_err(read_err)?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -104,9 +96,7 @@ fn looks_like_workload_file(path: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
         return false;
     };
-    let Ok(serde_norway::Value::Sequence(items)) =
-        serde_norway::from_str::<serde_norway::Value>(&text)
-    else {
+    let Ok(serde_norway::Value::Sequence(items)) = serde_norway::from_str::<serde_norway::Value>(&text) else {
         return false;
     };
     items
@@ -129,8 +119,7 @@ pub fn list(path: &Path) -> Result<String, InputError> {
                     None => "-".to_string(),
                     Some(t) => format_threshold(t, &w.threshold_metric_selector),
                 };
-                let params: Vec<String> =
-                    w.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let params: Vec<String> = w.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 rows.push([
                     format!("{}/{}", tc.name, w.name),
                     {
@@ -183,11 +172,7 @@ pub fn list(path: &Path) -> Result<String, InputError> {
 
 fn format_threshold(t: &Threshold, selector: &spec::ThresholdMetricSelector) -> String {
     let op = if selector.expect_lower { "<" } else { ">" };
-    let mut s = if t.values_by_topic.is_empty() || t.value != 0.0 {
-        format!("{op}{}", t.value)
-    } else {
-        String::new()
-    };
+    let mut s = if t.values_by_topic.is_empty() || t.value != 0.0 { format!("{op}{}", t.value) } else { String::new() };
     for (topic, v) in &t.values_by_topic {
         if !s.is_empty() {
             s.push(',');

@@ -10,9 +10,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::spec::{
-    ChurnMode, CreatePodsOp, LabelNodePrepareStrategy, NodeAllocatableStrategy, Op, ParamValue,
-    Parameterized, StageRequirement, TestCase, Threshold, ThresholdMetricSelector,
-    UniqueNodeLabelStrategy, Workload,
+    ChurnMode, CreatePodsOp, LabelNodePrepareStrategy, NodeAllocatableStrategy, Op, ParamValue, Parameterized,
+    StageRequirement, TestCase, Threshold, ThresholdMetricSelector, UniqueNodeLabelStrategy, Workload,
 };
 use crate::error::InputError;
 
@@ -113,37 +112,19 @@ pub enum ResolvedOp {
 /// The labels a workload is filtered by: test case labels then workload labels, deduplicated.
 pub fn workload_labels(tc: &TestCase, w: &Workload) -> Vec<String> {
     let mut seen = BTreeSet::new();
-    tc.labels
-        .iter()
-        .chain(&w.labels)
-        .filter(|l| seen.insert(l.as_str()))
-        .cloned()
-        .collect()
+    tc.labels.iter().chain(&w.labels).filter(|l| seen.insert(l.as_str())).cloned().collect()
 }
 
 /// Substitutes `w`'s parameters into `tc`'s template.
 pub fn resolve(tc: &TestCase, w: &Workload) -> Result<ResolvedWorkload, InputError> {
-    let mut r = Resolver {
-        tc,
-        w,
-        used: BTreeSet::new(),
-    };
+    let mut r = Resolver { tc, w, used: BTreeSet::new() };
     let mut ops = Vec::with_capacity(tc.workload_template.len());
     for (i, op) in tc.workload_template.iter().enumerate() {
         let at = format!("testCases[{}].workloadTemplate[{i}]", tc.index);
         r.op(&at, op, &mut ops)?;
     }
-    let windex = tc
-        .workloads
-        .iter()
-        .position(|x| x.name == w.name)
-        .unwrap_or(0);
-    let unused: Vec<&str> = w
-        .params
-        .keys()
-        .filter(|k| !r.used.contains(k.as_str()))
-        .map(String::as_str)
-        .collect();
+    let windex = tc.workloads.iter().position(|x| x.name == w.name).unwrap_or(0);
+    let unused: Vec<&str> = w.params.keys().filter(|k| !r.used.contains(k.as_str())).map(String::as_str).collect();
     if !unused.is_empty() {
         return Err(InputError::new(
             tc.file.display().to_string(),
@@ -174,21 +155,15 @@ struct Resolver<'a> {
 
 impl Resolver<'_> {
     fn err(&self, at: &str, message: String) -> InputError {
-        InputError::new(
-            self.tc.file.display().to_string(),
-            at,
-            format!("workload {:?}: {message}", self.w.name),
-        )
+        InputError::new(self.tc.file.display().to_string(), at, format!("workload {:?}: {message}", self.w.name))
     }
 
     fn param(&mut self, at: &str, name: &str) -> Result<&ParamValue, InputError> {
         self.used.insert(name.to_string());
-        self.w.params.get(name).ok_or_else(|| {
-            self.err(
-                at,
-                format!("parameter ${name} is not defined in the workload's params"),
-            )
-        })
+        self.w
+            .params
+            .get(name)
+            .ok_or_else(|| self.err(at, format!("parameter ${name} is not defined in the workload's params")))
     }
 
     fn int(&mut self, at: &str, value: &Parameterized<u64>) -> Result<u64, InputError> {
@@ -198,32 +173,21 @@ impl Resolver<'_> {
         };
         match self.param(at, name)?.clone() {
             ParamValue::Int(n) if n >= 0 => Ok(n as u64),
-            ParamValue::Float(f) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => {
-                Ok(f as u64)
-            }
-            other => Err(self.err(
-                at,
-                format!("parameter ${name} = {other}: expected a whole number >= 0"),
-            )),
+            ParamValue::Float(f) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => Ok(f as u64),
+            other => Err(self.err(at, format!("parameter ${name} = {other}: expected a whole number >= 0"))),
         }
     }
 
-    fn duration(
-        &mut self,
-        at: &str,
-        value: &Parameterized<Duration>,
-    ) -> Result<Duration, InputError> {
+    fn duration(&mut self, at: &str, value: &Parameterized<Duration>) -> Result<Duration, InputError> {
         let name = match value {
             Parameterized::Literal(d) => return Ok(*d),
             Parameterized::Param(name) => name,
         };
         match self.param(at, name)?.clone() {
-            ParamValue::Str(s) => super::duration::parse_go_duration(&s)
-                .map_err(|m| self.err(at, format!("parameter ${name}: {m}"))),
-            other => Err(self.err(
-                at,
-                format!("parameter ${name} = {other}: expected a duration string like \"5s\""),
-            )),
+            ParamValue::Str(s) => {
+                super::duration::parse_go_duration(&s).map_err(|m| self.err(at, format!("parameter ${name}: {m}")))
+            }
+            other => Err(self.err(at, format!("parameter ${name} = {other}: expected a duration string like \"5s\""))),
         }
     }
 
@@ -234,10 +198,7 @@ impl Resolver<'_> {
         };
         match self.param(at, name)?.clone() {
             ParamValue::Bool(b) => Ok(b),
-            other => Err(self.err(
-                at,
-                format!("parameter ${name} = {other}: expected true or false"),
-            )),
+            other => Err(self.err(at, format!("parameter ${name} = {other}: expected true or false"))),
         }
     }
 
@@ -250,9 +211,7 @@ impl Resolver<'_> {
         for (k, v) in raw {
             let value = match v {
                 Parameterized::Literal(v) => v.clone(),
-                Parameterized::Param(name) => self
-                    .param(&format!("{at}.templateParams.{k}"), name)?
-                    .clone(),
+                Parameterized::Param(name) => self.param(&format!("{at}.templateParams.{k}"), name)?.clone(),
             };
             out.insert(k.clone(), value);
         }
@@ -275,31 +234,16 @@ impl Resolver<'_> {
     ) -> Result<(), InputError> {
         let mut count = self.int(&Self::count_at(at, &op.count), &op.count)?;
         if let Some(m) = &op.count_multiplier_param {
-            let multiplier = self.int(
-                &format!("{at}.countMultiplierParam"),
-                &Parameterized::Param(m.clone()),
-            )?;
-            count = count
-                .checked_mul(multiplier)
-                .ok_or_else(|| self.err(at, "count overflows".to_string()))?;
+            let multiplier = self.int(&format!("{at}.countMultiplierParam"), &Parameterized::Param(m.clone()))?;
+            count = count.checked_mul(multiplier).ok_or_else(|| self.err(at, "count overflows".to_string()))?;
         }
         let steady_state = self.boolean(&format!("{at}.steadyState"), &op.steady_state)?;
-        let duration = op
-            .duration
-            .as_ref()
-            .map(|d| self.duration(&format!("{at}.duration"), d))
-            .transpose()?;
+        let duration = op.duration.as_ref().map(|d| self.duration(&format!("{at}.duration"), d)).transpose()?;
         if steady_state && duration.is_none_or(|d| d.is_zero()) {
-            return Err(self.err(
-                &format!("{at}.duration"),
-                "steadyState needs a duration > 0".to_string(),
-            ));
+            return Err(self.err(&format!("{at}.duration"), "steadyState needs a duration > 0".to_string()));
         }
         if steady_state && op.skip_wait_to_completion {
-            return Err(self.err(
-                at,
-                "skipWaitToCompletion and steadyState cannot both be true".to_string(),
-            ));
+            return Err(self.err(at, "skipWaitToCompletion and steadyState cannot both be true".to_string()));
         }
         let signature_batch_size = match &op.signature_batch_size {
             Some(s) => self.int(&format!("{at}.signatureBatchSize"), s)?.max(1),
@@ -308,13 +252,8 @@ impl Resolver<'_> {
         let index = out.len();
         out.push(ResolvedOp::CreatePods {
             count,
-            namespace: namespace
-                .or_else(|| op.namespace.clone())
-                .unwrap_or_else(|| format!("namespace-{index}")),
-            pod_template_path: op
-                .pod_template_path
-                .clone()
-                .or_else(|| self.tc.default_pod_template_path.clone()),
+            namespace: namespace.or_else(|| op.namespace.clone()).unwrap_or_else(|| format!("namespace-{index}")),
+            pod_template_path: op.pod_template_path.clone().or_else(|| self.tc.default_pod_template_path.clone()),
             collect_metrics: op.collect_metrics,
             skip_wait_to_completion: op.skip_wait_to_completion,
             steady_state,
@@ -349,12 +288,7 @@ impl Resolver<'_> {
                 if sets == 0 {
                     // Parameters of the inner op still count as used, as they would be with sets > 0.
                     let mut scratch = Vec::new();
-                    return self.create_pods(
-                        &inner_at,
-                        &o.create_pods_op,
-                        Some(String::new()),
-                        &mut scratch,
-                    );
+                    return self.create_pods(&inner_at, &o.create_pods_op, Some(String::new()), &mut scratch);
                 }
                 for i in 0..sets {
                     let namespace = format!("{}-{i}", o.namespace_prefix);
@@ -372,10 +306,7 @@ impl Resolver<'_> {
                 mode: o.mode,
                 number: o.number,
                 interval_ms: o.interval_ms,
-                namespace: o
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| format!("namespace-{}", out.len())),
+                namespace: o.namespace.clone().unwrap_or_else(|| format!("namespace-{}", out.len())),
                 template_paths: o.template_paths.clone(),
             },
             Op::Barrier(o) => ResolvedOp::Barrier {
@@ -383,9 +314,7 @@ impl Resolver<'_> {
                 label_selector: o.label_selector.clone(),
                 stage_requirement: o.stage_requirement,
             },
-            Op::Sleep(o) => ResolvedOp::Sleep {
-                duration: self.duration(&format!("{at}.duration"), &o.duration)?,
-            },
+            Op::Sleep(o) => ResolvedOp::Sleep { duration: self.duration(&format!("{at}.duration"), &o.duration)? },
             Op::StartCollectingMetrics(o) => ResolvedOp::StartCollectingMetrics {
                 name: o.name.clone(),
                 namespaces: o.namespaces.clone(),

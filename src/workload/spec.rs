@@ -104,10 +104,7 @@ pub struct Threshold {
 impl Threshold {
     /// The threshold for `topic`: its entry in the map, else the single value (0 = disabled).
     pub fn get(&self, topic: &str) -> f64 {
-        self.values_by_topic
-            .get(topic)
-            .copied()
-            .unwrap_or(self.value)
+        self.values_by_topic.get(topic).copied().unwrap_or(self.value)
     }
 }
 
@@ -117,10 +114,7 @@ impl<'de> Deserialize<'de> for Threshold {
         let expected = "expected a number or a map of topic name to number";
         let value = Value::deserialize(deserializer)?;
         let threshold = match &value {
-            Value::Number(n) => Threshold {
-                value: n.as_f64().unwrap_or(f64::NAN),
-                values_by_topic: BTreeMap::new(),
-            },
+            Value::Number(n) => Threshold { value: n.as_f64().unwrap_or(f64::NAN), values_by_topic: BTreeMap::new() },
             Value::Mapping(map) => {
                 let mut values_by_topic = BTreeMap::new();
                 for (k, v) in map {
@@ -129,20 +123,14 @@ impl<'de> Deserialize<'de> for Threshold {
                     };
                     values_by_topic.insert(topic.to_string(), v);
                 }
-                Threshold {
-                    value: 0.0,
-                    values_by_topic,
-                }
+                Threshold { value: 0.0, values_by_topic }
             }
             _ => return Err(D::Error::custom(format!("threshold: {expected}"))),
         };
-        let all =
-            std::iter::once(threshold.value).chain(threshold.values_by_topic.values().copied());
+        let all = std::iter::once(threshold.value).chain(threshold.values_by_topic.values().copied());
         for v in all {
             if v.is_nan() || v < 0.0 {
-                return Err(D::Error::custom(format!(
-                    "threshold {v} is negative: thresholds must be >= 0"
-                )));
+                return Err(D::Error::custom(format!("threshold {v} is negative: thresholds must be >= 0")));
             }
         }
         Ok(threshold)
@@ -600,11 +588,7 @@ pub fn load_workload_file(path: &Path) -> Result<Vec<TestCase>, InputError> {
 }
 
 /// Parses the text of a workload file; `dir` is the directory relative paths resolve against.
-pub fn parse_test_cases(
-    text: &str,
-    file_path: &Path,
-    dir: &Path,
-) -> Result<Vec<TestCase>, InputError> {
+pub fn parse_test_cases(text: &str, file_path: &Path, dir: &Path) -> Result<Vec<TestCase>, InputError> {
     let file = file_path.display().to_string();
     let de = serde_norway::Deserializer::from_str(text);
     let raw: Vec<RawTestCase> = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -612,11 +596,7 @@ pub fn parse_test_cases(
         InputError::new(&file, path, strip_path_prefix(&e.into_inner().to_string()))
     })?;
     if raw.is_empty() {
-        return Err(InputError::new(
-            &file,
-            "",
-            "no test cases defined: expected a YAML list of test cases",
-        ));
+        return Err(InputError::new(&file, "", "no test cases defined: expected a YAML list of test cases"));
     }
     let ctx = Ctx { file: &file, dir };
     let mut names = BTreeSet::new();
@@ -624,10 +604,9 @@ pub fn parse_test_cases(
     for (index, rtc) in raw.into_iter().enumerate() {
         let at = format!("testCases[{index}]");
         if !names.insert(rtc.name.clone()) {
-            return Err(ctx.err(
-                format!("{at}.name"),
-                format!("test case name {:?} is not unique in this file", rtc.name),
-            ));
+            return Err(
+                ctx.err(format!("{at}.name"), format!("test case name {:?} is not unique in this file", rtc.name))
+            );
         }
         out.push(ctx.test_case(rtc, index, &at)?);
     }
@@ -659,9 +638,7 @@ fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
-        std::env::current_dir()
-            .map(|cwd| cwd.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
+        std::env::current_dir().map(|cwd| cwd.join(path)).unwrap_or_else(|_| path.to_path_buf())
     }
 }
 
@@ -681,12 +658,8 @@ impl Ctx<'_> {
             return Err(self.err(at, "empty path: expected a template file path"));
         }
         let joined = self.dir.join(path);
-        std::fs::canonicalize(&joined).map_err(|e| {
-            self.err(
-                at,
-                format!("template file {} cannot be opened: {e}", joined.display()),
-            )
-        })
+        std::fs::canonicalize(&joined)
+            .map_err(|e| self.err(at, format!("template file {} cannot be opened: {e}", joined.display())))
     }
 
     fn opt_template(&self, at: &str, path: Option<String>) -> Result<Option<PathBuf>, InputError> {
@@ -694,26 +667,16 @@ impl Ctx<'_> {
     }
 
     fn decode<T: DeserializeOwned>(&self, at: &str, value: Value) -> Result<T, InputError> {
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            self.err(
-                field_path(at, &e.path().to_string()),
-                e.into_inner().to_string(),
-            )
-        })
+        serde_path_to_error::deserialize(value)
+            .map_err(|e| self.err(field_path(at, &e.path().to_string()), e.into_inner().to_string()))
     }
 
     fn test_case(&self, rtc: RawTestCase, index: usize, at: &str) -> Result<TestCase, InputError> {
         if rtc.workloads.is_empty() {
-            return Err(self.err(
-                format!("{at}.workloads"),
-                "no workloads defined: expected at least one",
-            ));
+            return Err(self.err(format!("{at}.workloads"), "no workloads defined: expected at least one"));
         }
         if rtc.workload_template.is_empty() {
-            return Err(self.err(
-                format!("{at}.workloadTemplate"),
-                "no ops defined: expected at least one",
-            ));
+            return Err(self.err(format!("{at}.workloadTemplate"), "no ops defined: expected at least one"));
         }
         let mut ops = Vec::with_capacity(rtc.workload_template.len());
         for (i, value) in rtc.workload_template.into_iter().enumerate() {
@@ -736,26 +699,17 @@ impl Ctx<'_> {
             if !workload_names.insert(rw.name.clone()) {
                 return Err(self.err(
                     format!("{wat}.name"),
-                    format!(
-                        "workload name {:?} is not unique in this test case",
-                        rw.name
-                    ),
+                    format!("workload name {:?} is not unique in this test case", rw.name),
                 ));
             }
             let mut params = BTreeMap::new();
             for (name, value) in rw.params {
                 let v = param_value(&value).ok_or_else(|| {
-                    self.err(
-                        format!("{wat}.params.{name}"),
-                        "expected an integer, a number, a string or a boolean",
-                    )
+                    self.err(format!("{wat}.params.{name}"), "expected an integer, a number, a string or a boolean")
                 })?;
                 params.insert(name, v);
             }
-            let selector = rw
-                .threshold_metric_selector
-                .or_else(|| default_selector.clone())
-                .unwrap_or_default();
+            let selector = rw.threshold_metric_selector.or_else(|| default_selector.clone()).unwrap_or_default();
             check_selector(self, &format!("{wat}.thresholdMetricSelector"), &selector)?;
             workloads.push(Workload {
                 name: rw.name,
@@ -772,14 +726,10 @@ impl Ctx<'_> {
             metrics_collector_config: rtc.metrics_collector_config,
             workload_template: ops,
             workloads,
-            scheduler_config_path: self.opt_template(
-                &format!("{at}.schedulerConfigPath"),
-                rtc.scheduler_config_path,
-            )?,
-            default_pod_template_path: self.opt_template(
-                &format!("{at}.defaultPodTemplatePath"),
-                rtc.default_pod_template_path,
-            )?,
+            scheduler_config_path: self
+                .opt_template(&format!("{at}.schedulerConfigPath"), rtc.scheduler_config_path)?,
+            default_pod_template_path: self
+                .opt_template(&format!("{at}.defaultPodTemplatePath"), rtc.default_pod_template_path)?,
             labels: rtc.labels,
             default_threshold_metric_selector: default_selector,
             file: PathBuf::from(self.file),
@@ -794,15 +744,7 @@ impl Ctx<'_> {
         let opcode = match map.remove("opcode") {
             Some(Value::String(s)) => s,
             Some(_) => return Err(self.err(format!("{at}.opcode"), "expected a string")),
-            None => {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "missing opcode: expected one of {}",
-                        KNOWN_OPCODES.join(", ")
-                    ),
-                ))
-            }
+            None => return Err(self.err(at, format!("missing opcode: expected one of {}", KNOWN_OPCODES.join(", ")))),
         };
         let value = Value::Mapping(map);
         Ok(match opcode.as_str() {
@@ -811,8 +753,7 @@ impl Ctx<'_> {
                 self.check_node_strategies(at, &r)?;
                 Op::CreateNodes(CreateNodesOp {
                     count: self.count(at, r.count, r.count_param, 0)?,
-                    node_template_path: self
-                        .opt_template(&format!("{at}.nodeTemplatePath"), r.node_template_path)?,
+                    node_template_path: self.opt_template(&format!("{at}.nodeTemplatePath"), r.node_template_path)?,
                     node_allocatable_strategy: r.node_allocatable_strategy,
                     label_node_prepare_strategy: r.label_node_prepare_strategy,
                     unique_node_label_strategy: r.unique_node_label_strategy,
@@ -824,10 +765,8 @@ impl Ctx<'_> {
                 Op::CreateNamespaces(CreateNamespacesOp {
                     prefix: r.prefix,
                     count: self.count(at, r.count, r.count_param, 0)?,
-                    namespace_template_path: self.opt_template(
-                        &format!("{at}.namespaceTemplatePath"),
-                        r.namespace_template_path,
-                    )?,
+                    namespace_template_path: self
+                        .opt_template(&format!("{at}.namespaceTemplatePath"), r.namespace_template_path)?,
                 })
             }
             "createPods" => Op::CreatePods(self.create_pods(at, self.decode(at, value)?)?),
@@ -836,10 +775,7 @@ impl Ctx<'_> {
                 let inner_at = format!("{at}.createPodsOp");
                 if let Some(code) = &r.create_pods_op.opcode {
                     if code != "createPods" {
-                        return Err(self.err(
-                            format!("{inner_at}.opcode"),
-                            format!("{code:?}: expected createPods"),
-                        ));
+                        return Err(self.err(format!("{inner_at}.opcode"), format!("{code:?}: expected createPods")));
                     }
                 }
                 Op::CreatePodSets(CreatePodSetsOp {
@@ -854,10 +790,8 @@ impl Ctx<'_> {
                     namespace: r.namespace,
                     label_selector: r.label_selector,
                     skip_wait_to_completion: r.skip_wait_to_completion,
-                    delete_pods_per_second: self.non_negative(
-                        &format!("{at}.deletePodsPerSecond"),
-                        r.delete_pods_per_second,
-                    )?,
+                    delete_pods_per_second: self
+                        .non_negative(&format!("{at}.deletePodsPerSecond"), r.delete_pods_per_second)?,
                 })
             }
             "churn" => {
@@ -866,31 +800,23 @@ impl Ctx<'_> {
                     "create" => ChurnMode::Create,
                     "recreate" => ChurnMode::Recreate,
                     other => {
-                        return Err(self.err(
-                            format!("{at}.mode"),
-                            format!("unknown mode {other:?}: expected create or recreate"),
-                        ))
+                        return Err(self
+                            .err(format!("{at}.mode"), format!("unknown mode {other:?}: expected create or recreate")))
                     }
                 };
                 let number = self.non_negative(&format!("{at}.number"), r.number)?;
                 if mode == ChurnMode::Recreate && number == 0 {
-                    return Err(
-                        self.err(format!("{at}.number"), "must be > 0 when mode is recreate")
-                    );
+                    return Err(self.err(format!("{at}.number"), "must be > 0 when mode is recreate"));
                 }
                 // As upstream, 0 (or unset) means the default interval.
-                let interval_ms = match self.non_negative(
-                    &format!("{at}.intervalMilliseconds"),
-                    r.interval_milliseconds.unwrap_or(0),
-                )? {
+                let interval_ms = match self
+                    .non_negative(&format!("{at}.intervalMilliseconds"), r.interval_milliseconds.unwrap_or(0))?
+                {
                     0 => DEFAULT_CHURN_INTERVAL_MS,
                     ms => ms,
                 };
                 if r.template_paths.is_empty() {
-                    return Err(self.err(
-                        format!("{at}.templatePaths"),
-                        "at least one template file is needed",
-                    ));
+                    return Err(self.err(format!("{at}.templatePaths"), "at least one template file is needed"));
                 }
                 let template_paths = r
                     .template_paths
@@ -898,13 +824,7 @@ impl Ctx<'_> {
                     .enumerate()
                     .map(|(i, p)| self.template(&format!("{at}.templatePaths[{i}]"), p))
                     .collect::<Result<_, _>>()?;
-                Op::Churn(ChurnOp {
-                    mode,
-                    number,
-                    interval_ms,
-                    namespace: r.namespace,
-                    template_paths,
-                })
+                Op::Churn(ChurnOp { mode, number, interval_ms, namespace: r.namespace, template_paths })
             }
             "barrier" => {
                 let r: RawBarrier = self.decode(at, value)?;
@@ -914,28 +834,17 @@ impl Ctx<'_> {
                     Some(other) => {
                         return Err(self.err(
                             format!("{at}.stageRequirement"),
-                            format!(
-                            "unknown stageRequirement {other:?}: expected Scheduled or Attempted"
-                        ),
+                            format!("unknown stageRequirement {other:?}: expected Scheduled or Attempted"),
                         ))
                     }
                 };
-                Op::Barrier(BarrierOp {
-                    namespaces: r.namespaces,
-                    label_selector: r.label_selector,
-                    stage_requirement,
-                })
+                Op::Barrier(BarrierOp { namespaces: r.namespaces, label_selector: r.label_selector, stage_requirement })
             }
             "sleep" => {
                 let r: RawSleep = self.decode(at, value)?;
-                let duration = self
-                    .duration(at, r.duration, r.duration_param)?
-                    .ok_or_else(|| {
-                        self.err(
-                            format!("{at}.duration"),
-                            "missing: expected a duration like 5s or durationParam",
-                        )
-                    })?;
+                let duration = self.duration(at, r.duration, r.duration_param)?.ok_or_else(|| {
+                    self.err(format!("{at}.duration"), "missing: expected a duration like 5s or durationParam")
+                })?;
                 Op::Sleep(SleepOp { duration })
             }
             "startCollectingMetrics" => {
@@ -957,8 +866,7 @@ impl Ctx<'_> {
                 let r: RawCreateAny = self.decode(at, value)?;
                 Op::CreateAny(CreateAnyOp {
                     namespace: r.namespace.filter(|n| !n.is_empty()),
-                    template_path: self
-                        .template(&format!("{at}.templatePath"), &r.template_path)?,
+                    template_path: self.template(&format!("{at}.templatePath"), &r.template_path)?,
                     count: self.count(at, r.count, r.count_param, 1)?,
                     template_params: self.template_params(at, r.template_params)?,
                 })
@@ -967,21 +875,16 @@ impl Ctx<'_> {
                 let r: RawUpdateAny = self.decode(at, value)?;
                 Op::UpdateAny(UpdateAnyOp {
                     namespace: r.namespace.filter(|n| !n.is_empty()),
-                    template_path: self
-                        .template(&format!("{at}.templatePath"), &r.template_path)?,
+                    template_path: self.template(&format!("{at}.templatePath"), &r.template_path)?,
                     count: self.count(at, r.count, r.count_param, 1)?,
-                    update_per_second: self
-                        .non_negative(&format!("{at}.updatePerSecond"), r.update_per_second)?,
+                    update_per_second: self.non_negative(&format!("{at}.updatePerSecond"), r.update_per_second)?,
                     subresources: r.subresources,
                 })
             }
             other => {
                 return Err(self.err(
                     format!("{at}.opcode"),
-                    format!(
-                        "unknown opcode {other:?}: expected one of {}",
-                        KNOWN_OPCODES.join(", ")
-                    ),
+                    format!("unknown opcode {other:?}: expected one of {}", KNOWN_OPCODES.join(", ")),
                 ))
             }
         })
@@ -1008,17 +911,11 @@ impl Ctx<'_> {
         if steady_state == Parameterized::Literal(true) && duration.is_none() {
             return Err(self.err(format!("{at}.duration"), "steadyState needs a duration > 0"));
         }
-        let count_multiplier_param = r
-            .count_multiplier_param
-            .map(|p| self.param_ref(&format!("{at}.countMultiplierParam"), &p))
-            .transpose()?;
+        let count_multiplier_param =
+            r.count_multiplier_param.map(|p| self.param_ref(&format!("{at}.countMultiplierParam"), &p)).transpose()?;
         let signature_batch_size = match (r.signature_batch_size, r.signature_batch_size_param) {
-            (_, Some(p)) => Some(Parameterized::Param(
-                self.param_ref(&format!("{at}.signatureBatchSizeParam"), &p)?,
-            )),
-            (Some(n), None) => Some(Parameterized::Literal(
-                self.non_negative(&format!("{at}.signatureBatchSize"), n)?,
-            )),
+            (_, Some(p)) => Some(Parameterized::Param(self.param_ref(&format!("{at}.signatureBatchSizeParam"), &p)?)),
+            (Some(n), None) => Some(Parameterized::Literal(self.non_negative(&format!("{at}.signatureBatchSize"), n)?)),
             (None, None) => None,
         };
         Ok(CreatePodsOp {
@@ -1028,13 +925,10 @@ impl Ctx<'_> {
             duration,
             collect_metrics: r.collect_metrics,
             namespace: r.namespace,
-            pod_template_path: self
-                .opt_template(&format!("{at}.podTemplatePath"), r.pod_template_path)?,
+            pod_template_path: self.opt_template(&format!("{at}.podTemplatePath"), r.pod_template_path)?,
             skip_wait_to_completion: r.skip_wait_to_completion,
-            persistent_volume_template_path: self.opt_template(
-                &format!("{at}.persistentVolumeTemplatePath"),
-                r.persistent_volume_template_path,
-            )?,
+            persistent_volume_template_path: self
+                .opt_template(&format!("{at}.persistentVolumeTemplatePath"), r.persistent_volume_template_path)?,
             persistent_volume_claim_template_path: self.opt_template(
                 &format!("{at}.persistentVolumeClaimTemplatePath"),
                 r.persistent_volume_claim_template_path,
@@ -1048,27 +942,15 @@ impl Ctx<'_> {
     /// `labelValues` unchecked; we reject what it would silently ignore or crash on.
     fn check_node_strategies(&self, at: &str, r: &RawCreateNodes) -> Result<(), InputError> {
         let set = [
-            (
-                "nodeAllocatableStrategy",
-                r.node_allocatable_strategy.is_some(),
-            ),
-            (
-                "labelNodePrepareStrategy",
-                r.label_node_prepare_strategy.is_some(),
-            ),
-            (
-                "uniqueNodeLabelStrategy",
-                r.unique_node_label_strategy.is_some(),
-            ),
+            ("nodeAllocatableStrategy", r.node_allocatable_strategy.is_some()),
+            ("labelNodePrepareStrategy", r.label_node_prepare_strategy.is_some()),
+            ("uniqueNodeLabelStrategy", r.unique_node_label_strategy.is_some()),
         ];
         let names: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(n, _)| *n).collect();
         if names.len() > 1 {
             return Err(self.err(
                 format!("{at}.{}", names[1]),
-                format!(
-                    "at most one node strategy may be set, found {}",
-                    names.join(" and ")
-                ),
+                format!("at most one node strategy may be set, found {}", names.join(" and ")),
             ));
         }
         if let Some(l) = &r.label_node_prepare_strategy {
@@ -1077,18 +959,14 @@ impl Ctx<'_> {
                 return Err(self.err(format!("{lat}.labelKey"), "empty: expected a label key"));
             }
             if l.label_values.is_empty() {
-                return Err(self.err(
-                    format!("{lat}.labelValues"),
-                    "empty: expected at least one value (assigned round-robin)",
-                ));
+                return Err(
+                    self.err(format!("{lat}.labelValues"), "empty: expected at least one value (assigned round-robin)")
+                );
             }
         }
         if let Some(u) = &r.unique_node_label_strategy {
             if u.label_key.is_empty() {
-                return Err(self.err(
-                    format!("{at}.uniqueNodeLabelStrategy.labelKey"),
-                    "empty: expected a label key",
-                ));
+                return Err(self.err(format!("{at}.uniqueNodeLabelStrategy.labelKey"), "empty: expected a label key"));
             }
         }
         Ok(())
@@ -1103,31 +981,23 @@ impl Ctx<'_> {
         default: u64,
     ) -> Result<Parameterized<u64>, InputError> {
         if let Some(p) = param.filter(|p| !p.is_empty()) {
-            return Ok(Parameterized::Param(
-                self.param_ref(&format!("{at}.countParam"), &p)?,
-            ));
+            return Ok(Parameterized::Param(self.param_ref(&format!("{at}.countParam"), &p)?));
         }
         match count {
-            Some(n) => Ok(Parameterized::Literal(
-                self.non_negative(&format!("{at}.count"), n)?,
-            )),
+            Some(n) => Ok(Parameterized::Literal(self.non_negative(&format!("{at}.count"), n)?)),
             None => Ok(Parameterized::Literal(default)),
         }
     }
 
     fn non_negative(&self, at: &str, n: i64) -> Result<u64, InputError> {
-        u64::try_from(n)
-            .map_err(|_| self.err(at, format!("{n} is negative: expected a number >= 0")))
+        u64::try_from(n).map_err(|_| self.err(at, format!("{n} is negative: expected a number >= 0")))
     }
 
     /// A `$name` reference; returns the name.
     fn param_ref(&self, at: &str, text: &str) -> Result<String, InputError> {
         match text.strip_prefix('$') {
             Some(name) if !name.is_empty() => Ok(name.to_string()),
-            _ => Err(self.err(
-                at,
-                format!("{text:?} is not a parameter reference: expected $name, like $initNodes"),
-            )),
+            _ => Err(self.err(at, format!("{text:?} is not a parameter reference: expected $name, like $initNodes"))),
         }
     }
 
@@ -1139,9 +1009,7 @@ impl Ctx<'_> {
         param: Option<String>,
     ) -> Result<Option<Parameterized<Duration>>, InputError> {
         if let Some(p) = param.filter(|p| !p.is_empty()) {
-            return Ok(Some(Parameterized::Param(
-                self.param_ref(&format!("{at}.durationParam"), &p)?,
-            )));
+            return Ok(Some(Parameterized::Param(self.param_ref(&format!("{at}.durationParam"), &p)?)));
         }
         let Some(text) = duration else {
             return Ok(None);
@@ -1150,9 +1018,7 @@ impl Ctx<'_> {
         if text.starts_with('$') {
             return Ok(Some(Parameterized::Param(self.param_ref(&dat, &text)?)));
         }
-        parse_go_duration(&text)
-            .map(|d| Some(Parameterized::Literal(d)))
-            .map_err(|m| self.err(dat, m))
+        parse_go_duration(&text).map(|d| Some(Parameterized::Literal(d))).map_err(|m| self.err(dat, m))
     }
 
     fn template_params(
@@ -1164,12 +1030,11 @@ impl Ctx<'_> {
         for (k, v) in raw {
             let kat = format!("{at}.templateParams.{k}");
             let value = match &v {
-                Value::String(s) if s.starts_with('$') => {
-                    Parameterized::Param(self.param_ref(&kat, s)?)
-                }
-                _ => Parameterized::Literal(param_value(&v).ok_or_else(|| {
-                    self.err(&kat, "expected an integer, a number, a string or a boolean")
-                })?),
+                Value::String(s) if s.starts_with('$') => Parameterized::Param(self.param_ref(&kat, s)?),
+                _ => Parameterized::Literal(
+                    param_value(&v)
+                        .ok_or_else(|| self.err(&kat, "expected an integer, a number, a string or a boolean"))?,
+                ),
             };
             out.insert(k, value);
         }
@@ -1179,20 +1044,14 @@ impl Ctx<'_> {
 
 fn check_selector(ctx: &Ctx<'_>, at: &str, s: &ThresholdMetricSelector) -> Result<(), InputError> {
     if s.data_bucket.is_empty() {
-        return Err(ctx.err(
-            format!("{at}.dataBucket"),
-            format!("dataBucket must be set for metric {:?}", s.name),
-        ));
+        return Err(ctx.err(format!("{at}.dataBucket"), format!("dataBucket must be set for metric {:?}", s.name)));
     }
     Ok(())
 }
 
 fn param_value(v: &Value) -> Option<ParamValue> {
     match v {
-        Value::Number(n) => n
-            .as_i64()
-            .map(ParamValue::Int)
-            .or_else(|| n.as_f64().map(ParamValue::Float)),
+        Value::Number(n) => n.as_i64().map(ParamValue::Int).or_else(|| n.as_f64().map(ParamValue::Float)),
         Value::String(s) => Some(ParamValue::Str(s.clone())),
         Value::Bool(b) => Some(ParamValue::Bool(*b)),
         _ => None,

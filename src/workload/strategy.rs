@@ -11,10 +11,7 @@ pub fn label_node_prepare(i: u64, strategy: &LabelNodePrepareStrategy) -> Option
     if n == 0 {
         return None;
     }
-    Some((
-        strategy.label_key.as_str(),
-        strategy.label_values[(i % n) as usize].as_str(),
-    ))
+    Some((strategy.label_key.as_str(), strategy.label_values[(i % n) as usize].as_str()))
 }
 
 /// The label `uniqueNodeLabelStrategy` puts on the `i`-th node: the key with a value no other node
@@ -35,12 +32,7 @@ pub fn apply_node_allocatable(
     strategy: &NodeAllocatableStrategy,
 ) -> BTreeMap<String, String> {
     let mut out = allocatable.clone();
-    out.extend(
-        strategy
-            .node_allocatable
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
+    out.extend(strategy.node_allocatable.iter().map(|(k, v)| (k.clone(), v.clone())));
     out
 }
 
@@ -54,31 +46,17 @@ mod tests {
             label_key: "topology.kubernetes.io/zone".into(),
             label_values: vec!["moon-1".into(), "moon-2".into(), "moon-3".into()],
         };
-        let got: Vec<&str> = (0..7)
-            .map(|i| label_node_prepare(i, &s).unwrap().1)
-            .collect();
-        assert_eq!(
-            got,
-            ["moon-1", "moon-2", "moon-3", "moon-1", "moon-2", "moon-3", "moon-1"]
-        );
-        assert_eq!(
-            label_node_prepare(4, &s).unwrap().0,
-            "topology.kubernetes.io/zone"
-        );
-        let empty = LabelNodePrepareStrategy {
-            label_key: "k".into(),
-            label_values: vec![],
-        };
+        let got: Vec<&str> = (0..7).map(|i| label_node_prepare(i, &s).unwrap().1).collect();
+        assert_eq!(got, ["moon-1", "moon-2", "moon-3", "moon-1", "moon-2", "moon-3", "moon-1"]);
+        assert_eq!(label_node_prepare(4, &s).unwrap().0, "topology.kubernetes.io/zone");
+        let empty = LabelNodePrepareStrategy { label_key: "k".into(), label_values: vec![] };
         assert_eq!(label_node_prepare(0, &empty), None);
     }
 
     #[test]
     fn unique_labels_differ_per_node() {
-        let s = UniqueNodeLabelStrategy {
-            label_key: "unique".into(),
-        };
-        let values: std::collections::BTreeSet<String> =
-            (0..100).map(|i| unique_node_label(i, &s).1).collect();
+        let s = UniqueNodeLabelStrategy { label_key: "unique".into() };
+        let values: std::collections::BTreeSet<String> = (0..100).map(|i| unique_node_label(i, &s).1).collect();
         assert_eq!(values.len(), 100);
         assert_eq!(unique_node_label(7, &s), ("unique", "unique-7".to_string()));
     }
@@ -90,26 +68,19 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let s = NodeAllocatableStrategy {
-            node_allocatable: [
-                ("cpu", "8"),
-                ("attachable-volumes-csi-ebs.csi.aws.com", "39"),
-            ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+            node_allocatable: [("cpu", "8"), ("attachable-volumes-csi-ebs.csi.aws.com", "39")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             csi_node_allocatable: None,
             migrated_plugins: vec![],
         };
         let got = apply_node_allocatable(&base, &s);
-        let want: BTreeMap<String, String> = [
-            ("attachable-volumes-csi-ebs.csi.aws.com", "39"),
-            ("cpu", "8"),
-            ("memory", "32Gi"),
-            ("pods", "110"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        let want: BTreeMap<String, String> =
+            [("attachable-volumes-csi-ebs.csi.aws.com", "39"), ("cpu", "8"), ("memory", "32Gi"), ("pods", "110")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         assert_eq!(got, want);
         assert_eq!(node_allocatable(&s).len(), 2);
     }

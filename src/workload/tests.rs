@@ -23,16 +23,8 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("templates")).unwrap();
         std::fs::create_dir_all(dir.path().join("cases")).unwrap();
-        std::fs::write(
-            dir.path().join("templates/pod.yaml"),
-            "apiVersion: v1\nkind: Pod\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("templates/node.yaml"),
-            "apiVersion: v1\nkind: Node\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("templates/pod.yaml"), "apiVersion: v1\nkind: Pod\n").unwrap();
+        std::fs::write(dir.path().join("templates/node.yaml"), "apiVersion: v1\nkind: Node\n").unwrap();
         std::fs::write(dir.path().join("cases/w.yaml"), yaml).unwrap();
         Fixture { dir }
     }
@@ -81,15 +73,8 @@ const BASIC: &str = "\
 #[test]
 fn every_repository_workload_loads_and_resolves() {
     let files = load_path(&workloads_dir()).unwrap();
-    let names: Vec<String> = files
-        .iter()
-        .map(|(p, _)| {
-            p.strip_prefix(workloads_dir())
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
+    let names: Vec<String> =
+        files.iter().map(|(p, _)| p.strip_prefix(workloads_dir()).unwrap().display().to_string()).collect();
     assert_eq!(
         names,
         [
@@ -113,34 +98,18 @@ fn every_repository_workload_loads_and_resolves() {
             let mut has_short = false;
             for w in &tc.workloads {
                 let r = resolve(tc, w).unwrap_or_else(|e| panic!("{e}"));
-                assert!(
-                    r.threshold.is_none(),
-                    "{}: thresholds are set later from measurements",
-                    r.name
-                );
+                assert!(r.threshold.is_none(), "{}: thresholds are set later from measurements", r.name);
                 let (nodes, pods) = sizes(&r.ops);
                 if r.labels.iter().any(|l| l == "short") {
                     has_short = true;
-                    assert!(
-                        nodes <= 100 && pods <= 500,
-                        "{}: short needs <= 100 nodes, <= 500 pods",
-                        r.name
-                    );
-                    assert!(
-                        !r.labels.iter().any(|l| l == "performance" || l == "scale"),
-                        "{}",
-                        r.name
-                    );
+                    assert!(nodes <= 100 && pods <= 500, "{}: short needs <= 100 nodes, <= 500 pods", r.name);
+                    assert!(!r.labels.iter().any(|l| l == "performance" || l == "scale"), "{}", r.name);
                 }
                 if r.labels.iter().any(|l| l == "scale") {
                     assert!(r.labels.iter().any(|l| l == "performance"), "{}", r.name);
                 }
             }
-            assert!(
-                has_short,
-                "{}: every test case needs a short variant",
-                tc.name
-            );
+            assert!(has_short, "{}: every test case needs a short variant", tc.name);
         }
     }
     for required in [
@@ -165,10 +134,7 @@ fn every_repository_workload_loads_and_resolves() {
         "Scale",
         "EndToEndPauseBusybox",
     ] {
-        assert!(
-            test_cases.iter().any(|n| n == required),
-            "missing test case {required}"
-        );
+        assert!(test_cases.iter().any(|n| n == required), "missing test case {required}");
     }
 }
 
@@ -191,11 +157,7 @@ fn repository_sizes_match_upstream() {
     let find = |tc_name: &str, w_name: &str| {
         for (_, cases) in &files {
             for tc in cases {
-                if let Some(w) = tc
-                    .workloads
-                    .iter()
-                    .find(|w| tc.name == tc_name && w.name == w_name)
-                {
+                if let Some(w) = tc.workloads.iter().find(|w| tc.name == tc_name && w.name == w_name) {
                     return resolve(tc, w).unwrap();
                 }
             }
@@ -207,65 +169,25 @@ fn repository_sizes_match_upstream() {
         assert_eq!(sizes(&r.ops), (nodes, pods), "{tc}/{w}");
         assert_eq!(r.labels, labels, "{tc}/{w}");
     };
-    check(
-        "SchedulingBasic",
-        "5000Nodes_10000Pods",
-        5000,
-        11000,
-        &["performance"],
-    );
-    check(
-        "SchedulingBasic",
-        "5000Nodes_50000Pods",
-        5000,
-        55000,
-        &["performance"],
-    );
-    check(
-        "SchedulingDaemonset",
-        "15000Nodes",
-        15001,
-        30000,
-        &["performance"],
-    );
-    check(
-        "Scale",
-        "100000Nodes_1000000Pods",
-        100000,
-        1010000,
-        &["performance", "scale"],
-    );
+    check("SchedulingBasic", "5000Nodes_10000Pods", 5000, 11000, &["performance"]);
+    check("SchedulingBasic", "5000Nodes_50000Pods", 5000, 55000, &["performance"]);
+    check("SchedulingDaemonset", "15000Nodes", 15001, 30000, &["performance"]);
+    check("Scale", "100000Nodes_1000000Pods", 100000, 1010000, &["performance", "scale"]);
     check("EndToEndPauseBusybox", "20Nodes_200Pods", 20, 200, &["cri"]);
     // The deletePods op of SchedulingWhileGated names the namespace upstream's numbering gives op 3.
     let gated = find("SchedulingWhileGated", "1Node_10GatedPods");
-    let ResolvedOp::CreatePods { namespace, .. } = &gated.ops[3] else {
-        panic!("op 3 must be createPods")
-    };
-    let ResolvedOp::DeletePods {
-        namespace: deleted, ..
-    } = &gated.ops[4]
-    else {
-        panic!("op 4 must be deletePods")
-    };
-    assert_eq!(
-        (namespace.as_str(), deleted.as_str()),
-        ("namespace-3", "namespace-3")
-    );
+    let ResolvedOp::CreatePods { namespace, .. } = &gated.ops[3] else { panic!("op 3 must be createPods") };
+    let ResolvedOp::DeletePods { namespace: deleted, .. } = &gated.ops[4] else { panic!("op 4 must be deletePods") };
+    assert_eq!((namespace.as_str(), deleted.as_str()), ("namespace-3", "namespace-3"));
 }
 
 /// Checks that loading-and-resolving `yaml` fails at `path` with a message containing `message`.
 fn check_error(yaml: &str, path: &str, message: &str) {
     let fx = Fixture::new(yaml);
-    let e = fx
-        .resolve_all()
-        .expect_err(&format!("expected an error at {path}"));
+    let e = fx.resolve_all().expect_err(&format!("expected an error at {path}"));
     assert_eq!(e.file, fx.file().display().to_string());
     assert_eq!(e.path, path, "message: {}", e.message);
-    assert!(
-        e.message.contains(message),
-        "at {path}: {:?} does not contain {message:?}",
-        e.message
-    );
+    assert!(e.message.contains(message), "at {path}: {:?} does not contain {message:?}", e.message);
 }
 
 #[test]
@@ -281,10 +203,7 @@ fn error_table() {
         "missing opcode",
     );
     check_error(
-        &BASIC.replace(
-            "countParam: $initNodes",
-            "countParam: $initNodes\n    countParam: $initNodes",
-        ),
+        &BASIC.replace("countParam: $initNodes", "countParam: $initNodes\n    countParam: $initNodes"),
         "testCases[0].workloadTemplate[0]",
         "duplicate entry with key \"countParam\"",
     );
@@ -360,10 +279,7 @@ fn error_table() {
         "parameter $pause = 5: expected a duration string",
     );
     check_error(
-        &BASIC.replace(
-            "  - opcode: createPods\n",
-            "  - opcode: sleep\n  - opcode: createPods\n",
-        ),
+        &BASIC.replace("  - opcode: createPods\n", "  - opcode: sleep\n  - opcode: createPods\n"),
         "testCases[0].workloadTemplate[1].duration",
         "missing",
     );
@@ -378,10 +294,7 @@ fn error_table() {
         "no op collects metrics",
     );
     check_error(
-        &BASIC.replace(
-            "collectMetrics: true",
-            "collectMetrics: true\n    skipWaitToCompletion: true",
-        ),
+        &BASIC.replace("collectMetrics: true", "collectMetrics: true\n    skipWaitToCompletion: true"),
         "testCases[0].workloadTemplate[1].skipWaitToCompletion",
         "cannot both be true",
     );
@@ -436,26 +349,22 @@ fn error_table() {
         "expected a number or a map of topic name to number",
     );
     check_error(
-        &BASIC.replace(
-            "labels: [short]",
-            "labels: [short]\n    thresholdMetricSelector: {name: X, dataBucket: ''}",
-        ),
+        &BASIC.replace("labels: [short]", "labels: [short]\n    thresholdMetricSelector: {name: X, dataBucket: ''}"),
         "testCases[0].workloads[0].thresholdMetricSelector.dataBucket",
         "dataBucket must be set",
     );
-    check_error(&BASIC.replace("  workloads:\n  - name: small\n    labels: [short]\n    params: {initNodes: 5, measurePods: 10}\n", ""),
-        "testCases[0].workloads", "no workloads defined");
-    check_error("", "", "no test cases defined");
-    check_error(
-        "name: Basic\n",
-        "testCases",
-        "invalid type: map, expected a sequence",
-    );
     check_error(
         &BASIC.replace(
-            "  - opcode: createPods\n",
-            "  - opcode: createPods\n    steadyState: true\n",
+            "  workloads:\n  - name: small\n    labels: [short]\n    params: {initNodes: 5, measurePods: 10}\n",
+            "",
         ),
+        "testCases[0].workloads",
+        "no workloads defined",
+    );
+    check_error("", "", "no test cases defined");
+    check_error("name: Basic\n", "testCases", "invalid type: map, expected a sequence");
+    check_error(
+        &BASIC.replace("  - opcode: createPods\n", "  - opcode: createPods\n    steadyState: true\n"),
         "testCases[0].workloadTemplate[1].duration",
         "steadyState needs a duration",
     );
@@ -512,30 +421,25 @@ fn params_are_substituted() {
     let r = resolve(&cases[0], &cases[0].workloads[0]).unwrap();
     assert_eq!(r.name, "Params/w");
     assert_eq!(r.labels, ["performance", "short"]);
-    assert_eq!(
-        r.feature_gates,
-        BTreeMap::from([("A".to_string(), true), ("B".to_string(), false)])
-    );
+    assert_eq!(r.feature_gates, BTreeMap::from([("A".to_string(), true), ("B".to_string(), false)]));
     assert_eq!(r.threshold.as_ref().unwrap().get("topicA"), 10.0);
     assert_eq!(r.threshold.as_ref().unwrap().get("other"), 0.0);
     assert_eq!(r.threshold_metric_selector.name, "SchedulingThroughput");
     assert_eq!(r.threshold_metric_selector.data_bucket, "Average");
     let pod = fx.template("pod.yaml");
     let node = fx.template("node.yaml");
-    let pods = |count, namespace: &str, path: &PathBuf, collect, steady_state, duration| {
-        ResolvedOp::CreatePods {
-            count,
-            namespace: namespace.to_string(),
-            pod_template_path: Some(path.clone()),
-            collect_metrics: collect,
-            skip_wait_to_completion: false,
-            steady_state,
-            duration,
-            persistent_volume_template_path: None,
-            persistent_volume_claim_template_path: None,
-            template_params: BTreeMap::new(),
-            signature_batch_size: 1,
-        }
+    let pods = |count, namespace: &str, path: &PathBuf, collect, steady_state, duration| ResolvedOp::CreatePods {
+        count,
+        namespace: namespace.to_string(),
+        pod_template_path: Some(path.clone()),
+        collect_metrics: collect,
+        skip_wait_to_completion: false,
+        steady_state,
+        duration,
+        persistent_volume_template_path: None,
+        persistent_volume_claim_template_path: None,
+        template_params: BTreeMap::new(),
+        signature_batch_size: 1,
     };
     let expected = vec![
         ResolvedOp::CreateNodes {
@@ -549,19 +453,11 @@ fn params_are_substituted() {
             unique_node_label_strategy: None,
             template_params: BTreeMap::new(),
         },
-        ResolvedOp::CreateNamespaces {
-            prefix: "ns".into(),
-            count: 2,
-            namespace_template_path: None,
-        },
+        ResolvedOp::CreateNamespaces { prefix: "ns".into(), count: 2, namespace_template_path: None },
         pods(20, "ns-0", &pod, false, false, None),
         pods(20, "ns-1", &pod, false, false, None),
-        ResolvedOp::Sleep {
-            duration: Duration::from_millis(150),
-        },
-        ResolvedOp::Sleep {
-            duration: Duration::from_millis(150),
-        },
+        ResolvedOp::Sleep { duration: Duration::from_millis(150) },
+        ResolvedOp::Sleep { duration: Duration::from_millis(150) },
         ResolvedOp::Churn {
             mode: ChurnMode::Create,
             number: 0,
@@ -578,14 +474,7 @@ fn params_are_substituted() {
                 ("size".to_string(), ParamValue::Int(4)),
             ]),
         },
-        pods(
-            7,
-            "namespace-8",
-            &node,
-            true,
-            true,
-            Some(Duration::from_secs(2)),
-        ),
+        pods(7, "namespace-8", &node, true, true, Some(Duration::from_secs(2))),
         ResolvedOp::Barrier {
             namespaces: vec![],
             label_selector: BTreeMap::new(),
@@ -600,17 +489,9 @@ fn paths_resolve_relative_to_the_workload_file() {
     let fx = Fixture::new(BASIC);
     // Loading from another working directory must not matter: paths follow the file.
     let cases = fx.load().unwrap();
-    assert_eq!(
-        cases[0].default_pod_template_path.as_deref(),
-        Some(fx.template("pod.yaml").as_path())
-    );
-    let spec::Op::CreateNodes(op) = &cases[0].workload_template[0] else {
-        panic!("op 0 is createNodes")
-    };
-    assert_eq!(
-        op.node_template_path.as_deref(),
-        Some(fx.template("node.yaml").as_path())
-    );
+    assert_eq!(cases[0].default_pod_template_path.as_deref(), Some(fx.template("pod.yaml").as_path()));
+    let spec::Op::CreateNodes(op) = &cases[0].workload_template[0] else { panic!("op 0 is createNodes") };
+    assert_eq!(op.node_template_path.as_deref(), Some(fx.template("node.yaml").as_path()));
     assert!(op.node_template_path.as_ref().unwrap().is_absolute());
     // The same relative path from a file one level up points elsewhere and fails.
     std::fs::write(fx.dir.path().join("w.yaml"), BASIC).unwrap();
@@ -623,39 +504,15 @@ fn load_path_walks_directories_and_skips_non_workloads() {
     let fx = Fixture::new(BASIC);
     let root = fx.dir.path();
     std::fs::write(root.join("templates/list.yaml"), "- a\n- b\n").unwrap();
-    std::fs::write(
-        root.join("cases/scheduler-config.yaml"),
-        "apiVersion: kubescheduler.config.k8s.io/v1\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("cases/scheduler-config.yaml"), "apiVersion: kubescheduler.config.k8s.io/v1\n").unwrap();
     std::fs::create_dir_all(root.join("cases/deeper")).unwrap();
-    std::fs::write(
-        root.join("cases/deeper/more.yml"),
-        BASIC.replace("../templates", "../../templates"),
-    )
-    .unwrap();
-    let got: Vec<PathBuf> = load_path(root)
-        .unwrap()
-        .into_iter()
-        .map(|(p, _)| p.strip_prefix(root).unwrap().to_path_buf())
-        .collect();
-    assert_eq!(
-        got,
-        [
-            PathBuf::from("cases/deeper/more.yml"),
-            PathBuf::from("cases/w.yaml")
-        ]
-    );
+    std::fs::write(root.join("cases/deeper/more.yml"), BASIC.replace("../templates", "../../templates")).unwrap();
+    let got: Vec<PathBuf> =
+        load_path(root).unwrap().into_iter().map(|(p, _)| p.strip_prefix(root).unwrap().to_path_buf()).collect();
+    assert_eq!(got, [PathBuf::from("cases/deeper/more.yml"), PathBuf::from("cases/w.yaml")]);
     // A broken workload file under a directory is an error, not skipped.
-    std::fs::write(
-        root.join("cases/broken.yaml"),
-        BASIC.replace("createPods", "createPots"),
-    )
-    .unwrap();
-    assert!(load_path(root)
-        .unwrap_err()
-        .message
-        .contains("unknown opcode"));
+    std::fs::write(root.join("cases/broken.yaml"), BASIC.replace("createPods", "createPots")).unwrap();
+    assert!(load_path(root).unwrap_err().message.contains("unknown opcode"));
     // A file named directly must be a workload file.
     assert!(load_path(&root.join("cases/scheduler-config.yaml")).is_err());
 }
@@ -684,28 +541,15 @@ Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePo
 #[test]
 fn list_covers_the_repository() {
     let text = list(&workloads_dir()).unwrap();
-    assert!(
-        text.contains("SchedulingBasic/5000Nodes_50000Pods"),
-        "{text}"
-    );
+    assert!(text.contains("SchedulingBasic/5000Nodes_50000Pods"), "{text}");
     assert!(text.contains("\n5 files, "), "{text}");
     // Every row is aligned: each column starts where its header does, after a space.
     let header = text.lines().next().unwrap();
-    let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"]
-        .iter()
-        .map(|h| header.find(h).unwrap())
-        .collect();
-    for line in text
-        .lines()
-        .skip(1)
-        .filter(|l| !l.starts_with('#') && l.contains('/'))
-    {
+    let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"].iter().map(|h| header.find(h).unwrap()).collect();
+    for line in text.lines().skip(1).filter(|l| !l.starts_with('#') && l.contains('/')) {
         for &at in &starts {
             let b = line.as_bytes();
-            assert!(
-                b[at - 1] == b' ' && b[at] != b' ',
-                "column at {at} misaligned in {line:?}"
-            );
+            assert!(b[at - 1] == b' ' && b[at] != b' ', "column at {at} misaligned in {line:?}");
         }
     }
     assert!(text.contains("\nSchedulingBasic/500Nodes  "), "{text}");
@@ -714,10 +558,7 @@ fn list_covers_the_repository() {
 #[test]
 fn threshold_formats() {
     let sel = spec::ThresholdMetricSelector::default();
-    let t = Threshold {
-        value: 0.0,
-        values_by_topic: BTreeMap::from([("a".to_string(), 5.0)]),
-    };
+    let t = Threshold { value: 0.0, values_by_topic: BTreeMap::from([("a".to_string(), 5.0)]) };
     assert_eq!(super::format_threshold(&t, &sel), "a:>5");
     let lower = spec::ThresholdMetricSelector {
         expect_lower: true,
@@ -725,10 +566,7 @@ fn threshold_formats() {
         data_bucket: "Perc99".into(),
         ..sel
     };
-    let t = Threshold {
-        value: 3.5,
-        values_by_topic: BTreeMap::new(),
-    };
+    let t = Threshold { value: 3.5, values_by_topic: BTreeMap::new() };
     assert_eq!(super::format_threshold(&t, &lower), "<3.5 (Latency Perc99)");
 }
 
@@ -806,22 +644,13 @@ fn accepts_every_upstream_field() {
     let fx = Fixture::new(yaml);
     let cases = fx.load().unwrap();
     let tc = &cases[0];
-    assert_eq!(
-        tc.scheduler_config_path.as_deref(),
-        Some(fx.template("node.yaml").as_path())
-    );
+    assert_eq!(tc.scheduler_config_path.as_deref(), Some(fx.template("node.yaml").as_path()));
     assert!(tc.metrics_collector_config.is_some());
-    assert_eq!(
-        tc.workloads[0].threshold_metric_selector.data_bucket,
-        "Perc50"
-    );
+    assert_eq!(tc.workloads[0].threshold_metric_selector.data_bucket, "Perc50");
     assert_eq!(tc.workloads[1].threshold_metric_selector.name, "X");
     assert!(tc.workloads[1].threshold_metric_selector.expect_lower);
     let w = resolve(tc, &tc.workloads[0]).unwrap();
-    assert_eq!(
-        w.feature_gates,
-        BTreeMap::from([("SchedulerQueueingHints".to_string(), false)])
-    );
+    assert_eq!(w.feature_gates, BTreeMap::from([("SchedulerQueueingHints".to_string(), false)]));
     assert_eq!(w.threshold.as_ref().map(|t| t.get("other")), Some(2.0));
     let opcodes: Vec<&str> = tc.workload_template.iter().map(spec::Op::opcode).collect();
     assert_eq!(
@@ -842,42 +671,12 @@ fn accepts_every_upstream_field() {
     );
     assert!(matches!(
         &w.ops[7],
-        ResolvedOp::DeletePods {
-            skip_wait_to_completion: true,
-            delete_pods_per_second: 10,
-            ..
-        }
+        ResolvedOp::DeletePods { skip_wait_to_completion: true, delete_pods_per_second: 10, .. }
     ));
-    assert!(matches!(
-        &w.ops[8],
-        ResolvedOp::UpdateAny {
-            count: 4,
-            update_per_second: 5,
-            ..
-        }
-    ));
-    assert!(matches!(
-        &w.ops[9],
-        ResolvedOp::Churn {
-            mode: ChurnMode::Recreate,
-            number: 2,
-            interval_ms: 100,
-            ..
-        }
-    ));
-    assert_eq!(
-        w.ops[10],
-        ResolvedOp::Sleep {
-            duration: Duration::from_secs(60)
-        }
-    );
-    assert!(matches!(
-        &w.ops[5],
-        ResolvedOp::Barrier {
-            stage_requirement: StageRequirement::Attempted,
-            ..
-        }
-    ));
+    assert!(matches!(&w.ops[8], ResolvedOp::UpdateAny { count: 4, update_per_second: 5, .. }));
+    assert!(matches!(&w.ops[9], ResolvedOp::Churn { mode: ChurnMode::Recreate, number: 2, interval_ms: 100, .. }));
+    assert_eq!(w.ops[10], ResolvedOp::Sleep { duration: Duration::from_secs(60) });
+    assert!(matches!(&w.ops[5], ResolvedOp::Barrier { stage_requirement: StageRequirement::Attempted, .. }));
 }
 
 #[test]
@@ -900,20 +699,8 @@ fn repository_templates_are_kubernetes_objects() {
         let text = render_template(&text, &template_env(0, 1, &BTreeMap::new())).unwrap();
         let value: serde_norway::Value =
             serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let kind = value
-            .get("kind")
-            .and_then(|k| k.as_str())
-            .unwrap_or_default();
-        assert!(
-            ["Node", "Pod", "Service"].contains(&kind),
-            "{}: kind {kind:?}",
-            file.display()
-        );
-        assert_eq!(
-            value.get("apiVersion").and_then(|v| v.as_str()),
-            Some("v1"),
-            "{}",
-            file.display()
-        );
+        let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        assert!(["Node", "Pod", "Service"].contains(&kind), "{}: kind {kind:?}", file.display());
+        assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some("v1"), "{}", file.display());
     }
 }
