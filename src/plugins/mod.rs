@@ -90,3 +90,23 @@ pub fn build_plugin(
     };
     Ok(p)
 }
+
+/// Compiles the Kubernetes objects inside a profile's plugin args (NodeAffinityArgs.addedAffinity).
+/// `file` names the config for error messages.
+pub fn compile_args(args: &PluginArgs, interner: &mut Interner, file: &str) -> Result<CompiledArgs, crate::error::InputError> {
+    use crate::snapshot::compile::{compile_node_selector, compile_preferred};
+    let mut out = CompiledArgs::default();
+    if let Some(raw) = &args.node_affinity.added_affinity {
+        let na: crate::api::NodeAffinity = serde_path_to_error::deserialize(raw.clone()).map_err(|e| {
+            crate::error::InputError::new(
+                file,
+                format!("pluginConfig[NodeAffinity].args.addedAffinity.{}", e.path()),
+                e.inner().to_string(),
+            )
+        })?;
+        out.added_required =
+            na.required_during_scheduling_ignored_during_execution.as_ref().map(|s| compile_node_selector(s, interner));
+        out.added_preferred = compile_preferred(&na.preferred_during_scheduling_ignored_during_execution, interner);
+    }
+    Ok(out)
+}

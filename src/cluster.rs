@@ -1,0 +1,112 @@
+//! A cluster as users describe it: Kubernetes objects from manifests (`kubectl get -o yaml`
+//! lists, multi-document files), sorted by kind, and turned into a [`Snapshot`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agent::PodUid;
+use crate::api::{self, Object};
+use crate::error::InputError;
+use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
+use crate::snapshot::{PodInfo, Snapshot};
+
+/// The objects of a cluster, by kind, in input order.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    pub nodes: Vec<api::Node>,
+    pub pods: Vec<api::Pod>,
+    pub namespaces: Vec<api::Namespace>,
+    pub services: Vec<api::Service>,
+    pub replica_sets: Vec<api::ReplicaSet>,
+    pub stateful_sets: Vec<api::StatefulSet>,
+    pub replication_controllers: Vec<api::ReplicationController>,
+    pub pod_disruption_budgets: Vec<api::PodDisruptionBudget>,
+    pub priority_classes: Vec<api::PriorityClass>,
+    /// Kinds the scheduler does not read, with how many objects of each were skipped.
+    pub ignored_kinds: BTreeMap<String, usize>,
+}
+
+impl Cluster {
+    pub fn add(&mut self, obj: Object) {
+        match obj {
+            Object::Node(o) => self.nodes.push(o),
+            Object::Pod(o) => self.pods.push(o),
+            Object::Namespace(o) => self.namespaces.push(o),
+            Object::Service(o) => self.services.push(o),
+            Object::ReplicaSet(o) => self.replica_sets.push(o),
+            Object::StatefulSet(o) => self.stateful_sets.push(o),
+            Object::ReplicationController(o) => self.replication_controllers.push(o),
+            Object::PodDisruptionBudget(o) => self.pod_disruption_budgets.push(o),
+            Object::PriorityClass(o) => self.priority_classes.push(o),
+            Object::Other { kind, .. } => *self.ignored_kinds.entry(kind).or_default() += 1,
+        }
+    }
+
+    pub fn from_objects(objs: Vec<Object>) -> Self {
+        let mut c = Cluster::default();
+        for o in objs {
+            c.add(o);
+        }
+        c
+    }
+
+    /// Loads every object of `paths` (YAML or JSON, lists, multi-document streams).
+    pub fn load(paths: &[PathBuf]) -> Result<Self, InputError> {
+        Ok(Self::from_objects(api::load_object_files(paths)?))
+    }
+
+    pub fn priorities(&self) -> Priorities {
+        let mut p = Priorities::default();
+        for pc in &self.priority_classes {
+            p.add(pc);
+        }
+        p
+    }
+}
+
+/// Hands out run-unique pod ids.
+#[derive(Debug, Default)]
+pub struct UidGen(u64);
+
+impl UidGen {
+    pub fn next_uid(&mut self) -> PodUid {
+        self.0 += 1;
+        PodUid(self.0)
+    }
+}
+
+/// A snapshot of `cluster`: its nodes in input order, and its pods that name a node placed there.
+/// Returns the pods that are not bound (pending), compiled, in input order.
+pub fn build_snapshot(cluster: &Cluster, file: &str, uids: &mut UidGen) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
+    let mut snap = Snapshot::new();
+    for (i, node) in cluster.nodes.iter().enumerate() {
+        let spec = compile_node(node, &mut snap.interner);
+        snap.add_node(&spec).map_err(|e| InputError::new(file, format!("nodes[{i}].metadata.name"), e))?;
+    }
+    let priorities = cluster.priorities();
+    let mut pending = Vec::new();
+    for (i, pod) in cluster.pods.iter().enumerate() {
+        let name = if pod.metadata.name.is_empty() {
+            format!("{}{:05}", pod.metadata.generate_name, i)
+        } else {
+            pod.metadata.name.clone()
+        };
+        let wk = snap.wk.clone();
+        let info = compile_pod(pod, &name, uids.next_uid(), &priorities, &mut snap.interner, &wk)
+            .map_err(|e| InputError::new(file, format!("pods[{i}] ({}/{name}).spec.priorityClassName", pod.namespace()), e))?;
+        match info.node_name {
+            Some(node) => {
+                snap.place_pod(Arc::new(info), node).map_err(|e| {
+                    InputError::new(
+                        file,
+                        format!("pods[{i}] ({}/{name}).spec.nodeName", pod.namespace()),
+                        format!("{e}; bound pods must name a node of the cluster"),
+                    )
+                })?;
+            }
+            None => pending.push(info),
+        }
+    }
+    Ok((snap, pending))
+}

@@ -1,0 +1,264 @@
+//! `schedperf explain`: every node's filter verdict and scores for one pod, without sampling.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::api::{self, Object};
+use crate::cluster::{build_snapshot, Cluster, UidGen};
+use crate::config::SchedulerConfig;
+use crate::engine::cycle::filter_nodes;
+use crate::engine::Engine;
+use crate::error::InputError;
+use crate::framework::{Code, CycleCx, CycleState, Framework, PluginId, Reject};
+use crate::plugins::compile_args;
+use crate::snapshot::compile::compile_pod;
+use crate::snapshot::NodeIdx;
+
+/// A filter verdict in the output.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FilterVerdict {
+    pub plugin: String,
+    pub code: String,
+    pub reasons: Vec<String>,
+}
+
+/// One plugin's score on a node: after NormalizeScore, before the weight.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PluginScore {
+    pub score: i64,
+    pub weight: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeExplanation {
+    pub name: String,
+    pub feasible: bool,
+    pub filter: Option<FilterVerdict>,
+    pub scores: Option<std::collections::BTreeMap<String, PluginScore>>,
+    pub total_score: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    pub pod: String,
+    pub profile: String,
+    pub nodes: Vec<NodeExplanation>,
+    pub selected: Option<String>,
+    /// The pod-level outcome: "0/3 nodes are available: ..." when nothing fits.
+    pub message: Option<String>,
+    /// Plugins whose PreScore returned Skip (absent from `scores`).
+    pub skipped_score_plugins: Vec<String>,
+}
+
+/// What `explain` needs.
+#[derive(Debug, Clone)]
+pub struct ExplainInput {
+    pub cluster: Vec<PathBuf>,
+    pub pod: PathBuf,
+    pub config: Option<PathBuf>,
+    pub seed: u64,
+}
+
+fn load_pod(path: &PathBuf) -> Result<api::Pod, InputError> {
+    let file = path.display().to_string();
+    let mut pods: Vec<api::Pod> = api::load_objects(path)?
+        .into_iter()
+        .filter_map(|o| match o {
+            Object::Pod(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    match pods.len() {
+        1 => Ok(pods.remove(0)),
+        n => Err(InputError::new(file, "", format!("expected exactly one Pod, found {n}"))),
+    }
+}
+
+/// Evaluates every node for the pod (no sampling, all feasible nodes scored).
+pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
+    let config = match &input.config {
+        Some(p) => SchedulerConfig::load(p)?,
+        None => SchedulerConfig::defaults(),
+    };
+    let cluster_file = input.cluster.first().map(|p| p.display().to_string()).unwrap_or_default();
+    let cluster = Cluster::load(&input.cluster)?;
+    let mut uids = UidGen::default();
+    let (mut snap, _pending) = build_snapshot(&cluster, &cluster_file, &mut uids)?;
+    let pod_file = input.pod.display().to_string();
+    let raw_pod = load_pod(&input.pod)?;
+    let scheduler_name = if raw_pod.spec.scheduler_name.is_empty() { "default-scheduler" } else { &raw_pod.spec.scheduler_name };
+    let profile = config.profile(scheduler_name).ok_or_else(|| {
+        InputError::new(
+            &pod_file,
+            "spec.schedulerName",
+            format!("no profile named {scheduler_name:?} in {}; profiles: {:?}", config.source, config.profiles.iter().map(|p| &p.scheduler_name).collect::<Vec<_>>()),
+        )
+    })?;
+    let name = if raw_pod.metadata.name.is_empty() {
+        format!("{}00000", raw_pod.metadata.generate_name)
+    } else {
+        raw_pod.metadata.name.clone()
+    };
+    let wk = snap.wk.clone();
+    let pod = compile_pod(&raw_pod, &name, uids.next_uid(), &cluster.priorities(), &mut snap.interner, &wk)
+        .map_err(|e| InputError::new(&pod_file, "spec.priorityClassName", e))?;
+    let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
+    let fw = Framework::new(profile, &compiled, &mut snap.interner).map_err(|e| InputError::new(&config.source, "profiles", e))?;
+    let mut engine = Engine::new(input.seed, 1, config.percentage_of_nodes_to_score);
+    Ok(explain_pod(&fw, &mut engine, &snap, &pod, &format!("{}/{}", raw_pod.namespace(), name)))
+}
+
+/// The evaluation itself, for a compiled pod against a snapshot.
+pub fn explain_pod(
+    fw: &Framework,
+    engine: &mut Engine,
+    snap: &crate::snapshot::Snapshot,
+    pod: &crate::snapshot::PodInfo,
+    pod_key: &str,
+) -> Explanation {
+    let cx = CycleCx { snap, pod };
+    let mut state = CycleState::new();
+    let n = snap.nodes.len();
+    let all: Vec<NodeIdx> = (0..n as u32).map(NodeIdx).collect();
+    let mut verdicts: Vec<Option<(PluginId, Reject)>> = vec![None; n];
+    let mut framework_reject: Vec<Option<FilterVerdict>> = vec![None; n];
+    let mut out = Explanation {
+        pod: pod_key.to_string(),
+        profile: fw.scheduler_name.clone(),
+        nodes: Vec::with_capacity(n),
+        selected: None,
+        message: None,
+        skipped_score_plugins: Vec::new(),
+    };
+    match Engine::run_pre_filter(fw, cx, &mut state) {
+        Err((pid, st)) => {
+            let v = FilterVerdict { plugin: fw.plugin(pid).name().to_string(), code: st.code.to_string(), reasons: st.reasons.clone() };
+            for node in &all {
+                out.nodes.push(NodeExplanation {
+                    name: snap.node_name(*node).to_string(),
+                    feasible: false,
+                    filter: Some(v.clone()),
+                    scores: None,
+                    total_score: None,
+                });
+            }
+            out.message = Some(format!("0/{n} nodes are available: {}.", st.reasons.join(", ")));
+            return out;
+        }
+        Ok((skip, names, narrowing)) => {
+            filter_nodes(fw, cx, &state, &skip, &all, &mut verdicts);
+            if let Some(names) = names {
+                let plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
+                for node in &all {
+                    if !names.contains(&snap.nodes.name[node.ix()]) && verdicts[node.ix()].is_none() {
+                        framework_reject[node.ix()] = Some(FilterVerdict {
+                            plugin: plugins.first().copied().unwrap_or("").to_string(),
+                            code: Code::UnschedulableAndUnresolvable.to_string(),
+                            reasons: vec![format!("node(s) didn't satisfy plugin(s) [{}]", plugins.join(" "))],
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let feasible: Vec<NodeIdx> =
+        all.iter().copied().filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none()).collect();
+    let table = if feasible.is_empty() {
+        None
+    } else {
+        match engine.score(fw, cx, &mut state, &feasible, true) {
+            Ok(t) => Some(t),
+            Err(st) => {
+                out.message = Some(format!("scoring failed: {} {:?}", st.plugin, st.reasons));
+                None
+            }
+        }
+    };
+    if let Some(t) = &table {
+        let scored: Vec<PluginId> = t.plugins.iter().map(|(p, _, _)| *p).collect();
+        out.skipped_score_plugins =
+            fw.score.iter().filter(|(p, _)| !scored.contains(p)).map(|(p, _)| fw.plugin(*p).name().to_string()).collect();
+        out.selected = Some(snap.node_name(engine.select(&feasible, &t.totals)).to_string());
+    }
+    let mut failures = 0;
+    for node in &all {
+        let i = node.ix();
+        let filter = match (verdicts[i], &framework_reject[i]) {
+            (Some((pid, rej)), _) => {
+                failures += 1;
+                let p = fw.plugin(pid);
+                Some(FilterVerdict { plugin: p.name().to_string(), code: rej.code.to_string(), reasons: p.reasons(cx, &state, rej) })
+            }
+            (None, Some(v)) => {
+                failures += 1;
+                Some(v.clone())
+            }
+            (None, None) => None,
+        };
+        let (scores, total) = match (&filter, &table) {
+            (None, Some(t)) => {
+                let j = feasible.iter().position(|f| f == node).expect("feasible node is scored");
+                let m = t
+                    .plugins
+                    .iter()
+                    .map(|(p, w, s)| (fw.plugin(*p).name().to_string(), PluginScore { score: s[j], weight: *w }))
+                    .collect();
+                (Some(m), Some(t.totals[j]))
+            }
+            _ => (None, None),
+        };
+        out.nodes.push(NodeExplanation {
+            name: snap.node_name(*node).to_string(),
+            feasible: filter.is_none(),
+            filter,
+            scores,
+            total_score: total,
+        });
+    }
+    if feasible.is_empty() {
+        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for nd in &out.nodes {
+            for r in nd.filter.iter().flat_map(|f| f.reasons.iter()) {
+                *counts.entry(r.clone()).or_default() += 1;
+            }
+        }
+        let parts: Vec<String> = counts.into_iter().map(|(r, c)| format!("{c} {r}")).collect();
+        out.message = Some(format!("0/{n} nodes are available: {}.", parts.join(", ")));
+    }
+    debug_assert_eq!(failures + feasible.len(), n);
+    out
+}
+
+/// The table for people: one row per node, the same facts as the JSON.
+pub fn render_table(e: &Explanation) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "pod {}  profile {}", e.pod, e.profile);
+    let name_w = e.nodes.iter().map(|n| n.name.len()).max().unwrap_or(4).max(4);
+    let _ = writeln!(s, "{:<name_w$}  {:<8}  {:>6}  DETAIL", "NODE", "FEASIBLE", "TOTAL");
+    for n in &e.nodes {
+        let total = n.total_score.map_or("-".to_string(), |t| t.to_string());
+        let detail = match (&n.filter, &n.scores) {
+            (Some(f), _) => format!("{} {}: {}", f.plugin, f.code, f.reasons.join("; ")),
+            (None, Some(sc)) => sc.iter().map(|(p, v)| format!("{p}={}x{}", v.score, v.weight)).collect::<Vec<_>>().join(" "),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(s, "{:<name_w$}  {:<8}  {:>6}  {}", n.name, if n.feasible { "yes" } else { "no" }, total, detail);
+    }
+    if !e.skipped_score_plugins.is_empty() {
+        let _ = writeln!(s, "skipped at PreScore: {}", e.skipped_score_plugins.join(", "));
+    }
+    match (&e.selected, &e.message) {
+        (Some(sel), _) => {
+            let _ = writeln!(s, "selected: {sel}");
+        }
+        (None, Some(m)) => {
+            let _ = writeln!(s, "{m}");
+        }
+        (None, None) => {}
+    }
+    s
+}
