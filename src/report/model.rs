@@ -1,0 +1,217 @@
+//! The data model of `report.json` (schema `schedperf.report/v1`, documented in
+//! `docs/report-schema.md`). Field names are camelCase in JSON; units are last in names.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The schema version written into every report.
+pub const SCHEMA_VERSION: &str = "schedperf.report/v1";
+
+/// A whole report: one `schedperf run` (or `compare`/`ab`) invocation.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema_version: String,
+    pub tool: ToolInfo,
+    /// argv of the command that produced the report.
+    pub command_line: Vec<String>,
+    pub machine: Machine,
+    /// Seconds since the Unix epoch when the report was written.
+    pub created_unix_seconds: u64,
+    pub runs: Vec<RunReport>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    pub git_commit: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Machine {
+    pub cpu_model: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+}
+
+/// p50/p90/p99/max of a latency distribution, in the unit the field name says.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub count: u64,
+}
+
+/// Scheduling throughput in pods/s, as scheduler_perf's throughput collector computes it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Throughput {
+    /// Measured pods / measured time.
+    pub average: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    /// The per-interval rates the percentiles come from.
+    pub samples: Vec<f64>,
+    pub interval_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Counters {
+    pub attempts: u64,
+    pub scheduled: u64,
+    pub unschedulable: u64,
+    pub errors: u64,
+    pub preemptions: u64,
+    pub preemption_victims: u64,
+    pub bind_failures: u64,
+    pub retries: u64,
+    pub evictions: u64,
+}
+
+/// Every pod the run created, accounted for. `lost` must be 0.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Accounting {
+    pub created: u64,
+    pub bound: u64,
+    pub unschedulable: u64,
+    pub deleted: u64,
+    /// Pods still pending when the run ended that were never found unschedulable (gated, skipped waits).
+    pub pending: u64,
+    pub lost: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceUtilization {
+    pub mean: f64,
+    pub stddev: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct TopologySkew {
+    /// `topologyKey` and selector of the constraint, as text.
+    pub constraint: String,
+    pub max_skew: i64,
+    pub worst_skew: i64,
+}
+
+/// Placement quality at the end of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacementQuality {
+    /// Requested / allocatable per node, per resource (`cpu`, `memory`), as fractions 0..1.
+    pub utilization: BTreeMap<String, ResourceUtilization>,
+    pub nodes_used: u64,
+    pub nodes_total: u64,
+    /// Pods of the workload's largest shape that no longer fit on any node although the summed free
+    /// capacity would hold them.
+    pub fragmentation_pods: u64,
+    pub topology_skew: Vec<TopologySkew>,
+    pub pending_pods: u64,
+    /// Per-node CPU utilization (0..1) in node order, for the utilization chart.
+    pub node_cpu_utilization: Vec<f64>,
+}
+
+/// Time spent in one plugin at one extension point (sampled cycles only).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginTiming {
+    pub plugin: String,
+    pub extension_point: String,
+    pub calls: u64,
+    pub p50_micros: f64,
+    pub p99_micros: f64,
+    pub total_micros: f64,
+}
+
+/// Real-runtime figures (issue 7), present when `--agent cri`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CriReport {
+    pub endpoints: Vec<String>,
+    pub real_pods: u64,
+    pub real_pods_running: u64,
+    pub pod_startup_millis: Percentiles,
+    pub pod_startup_stages_millis: BTreeMap<String, Percentiles>,
+    pub cri_call_millis: BTreeMap<String, Percentiles>,
+    pub cri_errors: BTreeMap<String, u64>,
+}
+
+/// One workload repetition.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub test_case: String,
+    pub workload: String,
+    pub labels: Vec<String>,
+    pub seed: u64,
+    pub threads: usize,
+    /// Repetition index (0-based).
+    pub rep: u32,
+    /// Interleaved A/B pair index (`ab` and `compare` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair: Option<u32>,
+    /// `base` / `cand` in `ab`, or the config label in `compare`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<String>,
+    pub config_source: String,
+    pub config_digest: String,
+    pub workload_digest: String,
+    pub agent: String,
+    pub virtual_time: bool,
+    pub feature_gates_ignored: Vec<String>,
+    pub measured_pods: u64,
+    pub scheduled_pods: u64,
+    pub unschedulable_pods: u64,
+    /// Measured time (from the first measured pod created to the last measured pod bound).
+    pub duration_seconds: f64,
+    pub wall_seconds: f64,
+    pub cpu_seconds: f64,
+    pub throughput: Throughput,
+    /// Scheduling attempt duration over all attempts.
+    pub attempt_latency_micros: Percentiles,
+    /// By result: `scheduled`, `unschedulable`, `error`.
+    pub attempt_latency_by_result_micros: BTreeMap<String, Percentiles>,
+    /// Queued (created) to bound, over measured pods.
+    pub e2e_latency_micros: Percentiles,
+    /// Created to Running over measured pods (agent time: virtual in `--virtual-time`).
+    pub pod_startup_millis: Percentiles,
+    /// Created→scheduled, scheduled→bound, bound→running (and the CRI stages when real).
+    pub pod_startup_stages_millis: BTreeMap<String, Percentiles>,
+    pub extension_point_micros: BTreeMap<String, Percentiles>,
+    pub plugin_timings: Vec<PluginTiming>,
+    pub plugin_sample_percent: u32,
+    pub counters: Counters,
+    pub accounting: Accounting,
+    /// Unschedulable pods' FitError reasons, counted.
+    pub unschedulable_reasons: BTreeMap<String, u64>,
+    pub cache_consistent: bool,
+    pub cache_differences: Vec<String>,
+    pub placement_quality: PlacementQuality,
+    /// sha256 of the sorted pod→node map.
+    pub placement_digest: String,
+    /// The pod→node map itself, only when small (≤ 20,000 pods), for counting moved pods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placements: Option<BTreeMap<String, String>>,
+    pub peak_rss_bytes: u64,
+    pub threshold: Option<f64>,
+    pub threshold_metric: String,
+    pub threshold_passed: Option<bool>,
+    /// Serialized HdrHistograms (V2 format, base64), by metric name, to recompute any percentile.
+    pub histograms: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cri: Option<CriReport>,
+}
