@@ -112,7 +112,10 @@ mod tests {
         // Expected values: scipy.stats.norm.cdf(x) (scipy 1.17.1).
         let check = |x: f64, want: f64| {
             let got = normal_cdf(x);
-            assert!((got - want).abs() <= 1e-14 + 1e-12 * want, "cdf({x}) = {got}, want {want}");
+            assert!(
+                (got - want).abs() <= 1e-14 + 1e-12 * want,
+                "cdf({x}) = {got}, want {want}"
+            );
         };
         check(0.0, 0.5);
         check(1.0, 0.8413447460685429);
