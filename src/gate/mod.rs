@@ -345,3 +345,6 @@ pub fn suggest_budgets(aa: &GateReport) -> Policy {
     }
     policy
 }
+
+#[cfg(test)]
+mod tests;

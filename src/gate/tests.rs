@@ -1,0 +1,507 @@
+//! Behaviour tests of the gate: verdicts from synthetic runs, exit codes, errors and outputs.
+
+use std::collections::BTreeMap;
+
+use super::evaluate::{decide, evaluate, GateFlags, GateReport, Verdict};
+use super::input::{LatencySummary, RunSample, Throughput};
+use super::metric::Metric;
+use super::policy::Policy;
+use super::*;
+
+/// Base run factors: a fixed list with about +-8% spread.
+const SPREAD: [f64; 10] = [1.00, 1.04, 0.97, 1.10, 0.93, 1.06, 0.99, 1.02, 0.95, 1.08];
+/// The same values in another order, for "no change".
+const SHUFFLED: [f64; 10] = [1.06, 0.95, 1.10, 1.00, 1.02, 0.93, 1.08, 0.97, 1.04, 0.99];
+
+/// A run whose every metric is `factor` times worse than a nominal run (throughput 1000/factor pods/s,
+/// latencies times factor).
+fn run(key: &str, rep: u32, factor: f64) -> RunSample {
+    let (test_case, workload) = key.split_once('/').unwrap();
+    let t = 1000.0 / factor;
+    let lat = |base: f64| LatencySummary {
+        p50: base * factor,
+        p90: 2.0 * base * factor,
+        p99: 4.0 * base * factor,
+        max: 9.0 * base * factor,
+    };
+    RunSample {
+        test_case: test_case.into(),
+        workload: workload.into(),
+        seed: 7,
+        config_digest: "cfg".into(),
+        workload_digest: Some("wl".into()),
+        rep,
+        pair: None,
+        arm: None,
+        throughput: Throughput {
+            average: t,
+            p50: t,
+            p90: t,
+            p95: t,
+            p99: t,
+        },
+        attempt_latency_us: lat(100.0),
+        e2e_latency_us: lat(1000.0),
+        measured_pods: 5000,
+        placement_digest: "pd".into(),
+        placements: None,
+    }
+}
+
+fn runs(key: &str, factors: &[f64]) -> Vec<RunSample> {
+    factors
+        .iter()
+        .enumerate()
+        .map(|(i, f)| run(key, i as u32, *f))
+        .collect()
+}
+
+fn scaled(factors: &[f64], by: f64) -> Vec<f64> {
+    factors.iter().map(|f| f * by).collect()
+}
+
+fn policy_with(budget: f64) -> Policy {
+    let mut p = Policy::default();
+    for m in Metric::DEFAULT_GATED {
+        p.defaults.insert(m, budget);
+    }
+    p
+}
+
+fn cell<'a>(report: &'a GateReport, metric: Metric) -> &'a Cell {
+    report.cells.iter().find(|c| c.metric == metric).unwrap()
+}
+
+#[test]
+fn verdicts_from_synthetic_independent_runs() {
+    // (candidate factors, budget, expected verdict of every gated cell, expected ratio estimate)
+    let check = |cand: Vec<f64>, budget: f64, want: Verdict, ratio: f64| {
+        let report = evaluate(
+            &runs("T/w", &SPREAD),
+            &runs("T/w", &cand),
+            &policy_with(budget),
+            false,
+        )
+        .unwrap();
+        for c in report.cells.iter().filter(|c| c.gated) {
+            assert_eq!(c.verdict, want, "{} {:?}", c.metric.name(), c);
+            assert!(
+                (c.ratio - ratio).abs() < 1e-9,
+                "{}: ratio {} want {ratio}",
+                c.metric.name(),
+                c.ratio
+            );
+        }
+        // Throughput and the p50/p90 attempt latency are gated; p99 is not (5000 pods < 10000).
+        assert_eq!(report.gated(), 3);
+    };
+    check(scaled(&SPREAD, 1.5), 0.20, Verdict::Regressed, 1.5);
+    check(scaled(&SPREAD, 1.25), 0.20, Verdict::Suspect, 1.25);
+    check(SHUFFLED.to_vec(), 0.02, Verdict::Noisy, 1.0);
+    check(scaled(&SPREAD, 0.8), 0.20, Verdict::Improved, 0.8);
+    check(SHUFFLED.to_vec(), 0.20, Verdict::Ok, 1.0);
+}
+
+#[test]
+fn throughput_orientation_and_change() {
+    let report = evaluate(
+        &runs("T/w", &SPREAD),
+        &runs("T/w", &scaled(&SPREAD, 1.25)),
+        &Policy::default(),
+        false,
+    )
+    .unwrap();
+    let t = cell(&report, Metric::Throughput);
+    // 25% worse throughput: base/cand = 1.25, a change of 1/1.25 - 1 = -20%.
+    assert!((t.ratio - 1.25).abs() < 1e-9);
+    assert!((t.change().0 + 0.2).abs() < 1e-9);
+    assert!(t.change().1 < t.change().0 && t.change().0 < t.change().2);
+    let l = cell(&report, Metric::AttemptP50);
+    assert!((l.change().0 - 0.25).abs() < 1e-9);
+    // Medians of the raw values: the middle two throughputs are 1000/1.02 and 1000/1.00.
+    let middle = (1000.0 / 1.02 + 1000.0 / 1.00) / 2.0;
+    let middle_cand = (1000.0 / (1.02 * 1.25) + 1000.0 / 1.25) / 2.0;
+    assert_eq!((t.median_base, t.median_cand), (middle, middle_cand));
+}
+
+#[test]
+fn verdicts_from_synthetic_pairs() {
+    // Interleaved pairs: each candidate run is its partner times `shift` with +-2% jitter.
+    const JITTER: [f64; 10] = [
+        1.01, 0.99, 1.02, 0.98, 1.00, 1.015, 0.985, 1.005, 0.995, 1.012,
+    ];
+    let pairs = |factors: &[f64]| -> Vec<RunSample> {
+        factors
+            .iter()
+            .enumerate()
+            .map(|(i, f)| RunSample {
+                pair: Some(i as u32),
+                ..run("T/w", i as u32, *f)
+            })
+            .collect()
+    };
+    let check = |shift: f64, want: Verdict| {
+        let cand: Vec<f64> = SPREAD
+            .iter()
+            .zip(JITTER)
+            .map(|(b, j)| b * shift * j)
+            .collect();
+        let report = evaluate(&pairs(&SPREAD), &pairs(&cand), &Policy::default(), true).unwrap();
+        let t = cell(&report, Metric::Throughput);
+        assert_eq!(
+            (t.test, t.verdict),
+            ("wilcoxon", want),
+            "shift {shift}: {t:?}"
+        );
+        // All 10 differences share a sign: exact p = 2 / 2^10.
+        if shift != 1.0 {
+            assert!((t.p - 2.0 / 1024.0).abs() < 1e-12, "{}", t.p);
+        }
+    };
+    // A/B budgets: 5% for throughput. Pairing removes the +-8% spread between runs.
+    check(1.10, Verdict::Regressed);
+    check(1.06, Verdict::Suspect);
+    check(1.0, Verdict::Ok);
+    check(0.90, Verdict::Improved);
+}
+
+#[test]
+fn decide_follows_the_reference_order() {
+    // (ratio, low, high, p, p_holm, budget) -> verdict; alpha 0.05.
+    let check = |r: f64, lo: f64, hi: f64, p: f64, ph: f64, b: f64, want: Verdict| {
+        assert_eq!(
+            decide(r, lo, hi, p, ph, b, 0.05),
+            want,
+            "{r} [{lo}, {hi}] p={p} p_holm={ph} budget {b}"
+        );
+    };
+    check(1.30, 1.25, 1.35, 0.001, 0.004, 0.20, Verdict::Regressed);
+    // Whole CI beyond the line but Holm does not confirm it: suspect, not regressed.
+    check(1.30, 1.25, 1.35, 0.01, 0.08, 0.20, Verdict::Suspect);
+    // Estimate beyond the line, CI crosses it.
+    check(1.25, 1.15, 1.35, 0.001, 0.004, 0.20, Verdict::Suspect);
+    // A suspect-sized estimate that is not significant is noisy when the CI is wide...
+    check(1.25, 0.90, 1.60, 0.20, 0.60, 0.20, Verdict::Noisy);
+    // ...and ok when it is narrow enough.
+    check(1.10, 0.95, 1.30, 0.20, 0.60, 0.20, Verdict::Ok);
+    // Noisy is checked before improved.
+    check(0.80, 0.55, 0.97, 0.001, 0.003, 0.10, Verdict::Noisy);
+    check(0.80, 0.75, 0.85, 0.001, 0.003, 0.10, Verdict::Improved);
+    // Significant but not beyond the budget, and a CI touching 1: ok.
+    check(1.03, 1.01, 1.05, 0.001, 0.003, 0.05, Verdict::Ok);
+    check(0.97, 0.95, 1.0, 0.001, 0.003, 0.05, Verdict::Ok);
+    // The boundaries are strict: low exactly at the line is not a regression.
+    check(1.30, 1.20, 1.35, 0.001, 0.004, 0.20, Verdict::Suspect);
+}
+
+#[test]
+fn holm_is_applied_across_workloads() {
+    let mut base = runs("T/a", &SPREAD);
+    base.extend(runs("T/b", &SPREAD));
+    let mut cand = runs("T/a", &scaled(&SPREAD, 1.5));
+    cand.extend(runs("T/b", &SHUFFLED));
+    let report = evaluate(&base, &cand, &Policy::default(), false).unwrap();
+    assert_eq!(report.gated(), 6);
+    let gated: Vec<&Cell> = report.cells.iter().filter(|c| c.gated).collect();
+    let raw: Vec<f64> = gated.iter().map(|c| c.p).collect();
+    let want = crate::stats::holm(&raw);
+    for (c, w) in gated.iter().zip(want) {
+        assert_eq!(c.p_holm, Some(w));
+    }
+    // The regressed workload's p = 2/C(20,10) = 1.0825e-5 is multiplied by up to 6.
+    let t = report
+        .cells
+        .iter()
+        .find(|c| c.key() == "T/a" && c.metric == Metric::Throughput)
+        .unwrap();
+    assert!((t.p - 2.0 / 184_756.0).abs() < 1e-15);
+    assert!((t.p_holm.unwrap() - 6.0 * 2.0 / 184_756.0).abs() < 1e-15);
+    assert_eq!(report.workloads_with(Verdict::Regressed), ["T/a"]);
+    assert!(report
+        .cells
+        .iter()
+        .filter(|c| !c.gated)
+        .all(|c| c.p_holm.is_none() && c.verdict == Verdict::ReportOnly));
+}
+
+#[test]
+fn p99_is_gated_only_for_large_runs() {
+    let big = |factors: &[f64]| -> Vec<RunSample> {
+        runs("T/w", factors)
+            .into_iter()
+            .map(|r| RunSample {
+                measured_pods: 10_000,
+                ..r
+            })
+            .collect()
+    };
+    let report = evaluate(&big(&SPREAD), &big(&SHUFFLED), &Policy::default(), false).unwrap();
+    assert!(cell(&report, Metric::AttemptP99).gated);
+    let report = evaluate(
+        &runs("T/w", &SPREAD),
+        &big(&SHUFFLED),
+        &Policy::default(),
+        false,
+    )
+    .unwrap();
+    let p99 = cell(&report, Metric::AttemptP99);
+    assert!(!p99.gated);
+    assert!(
+        p99.note.as_deref().unwrap().contains("5000 pods"),
+        "{:?}",
+        p99.note
+    );
+}
+
+#[test]
+fn input_errors_and_warnings() {
+    let p = Policy::default();
+    let err = |base: Vec<RunSample>, cand: Vec<RunSample>, paired: bool| {
+        evaluate(&base, &cand, &p, paired).unwrap_err()
+    };
+    // Fewer than 6 runs per side.
+    let e = err(runs("T/w", &SPREAD[..5]), runs("T/w", &SPREAD), false);
+    assert_eq!((e.file.as_str(), e.path.as_str()), ("baseline", "runs"));
+    assert!(e.message.contains("T/w has 5 runs; at least 6"), "{e}");
+    let e = err(runs("T/w", &SPREAD), runs("T/w", &SPREAD[..3]), false);
+    assert_eq!(e.file, "current");
+    // Six is enough.
+    assert!(evaluate(
+        &runs("T/w", &SPREAD[..6]),
+        &runs("T/w", &SPREAD[..6]),
+        &p,
+        false
+    )
+    .is_ok());
+    // Paired runs need pair indices, and 6 complete pairs.
+    let e = err(runs("T/w", &SPREAD), runs("T/w", &SPREAD), true);
+    assert!(e.message.contains("no pair index"), "{e}");
+    let paired = |n: usize| -> Vec<RunSample> {
+        (0..n)
+            .map(|i| RunSample {
+                pair: Some(i as u32),
+                ..run("T/w", i as u32, SPREAD[i])
+            })
+            .collect()
+    };
+    let e = err(paired(10), paired(5), true);
+    assert!(e.message.contains("5 complete A/B pairs"), "{e}");
+    // A different workload definition is exit 2.
+    let other: Vec<RunSample> = runs("T/w", &SPREAD)
+        .into_iter()
+        .map(|r| RunSample {
+            workload_digest: Some("wl2".into()),
+            ..r
+        })
+        .collect();
+    let e = err(runs("T/w", &SPREAD), other, false);
+    assert_eq!(e.path, "runs[].workloadDigest");
+    assert!(e.message.contains("not comparable"), "{e}");
+    // Nothing in common.
+    let e = err(runs("T/a", &SPREAD), runs("T/b", &SPREAD), false);
+    assert!(e.message.contains("no workload in common"), "{e}");
+    // One unmatched workload and a config change are warnings.
+    let mut cand: Vec<RunSample> = runs("T/w", &SPREAD)
+        .into_iter()
+        .map(|r| RunSample {
+            config_digest: "cfg2".into(),
+            ..r
+        })
+        .collect();
+    cand.extend(runs("T/new", &SPREAD));
+    let report = evaluate(&runs("T/w", &SPREAD), &cand, &p, false).unwrap();
+    assert_eq!(report.unmatched.len(), 1);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("T/new is only in the current")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("configDigest differs")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+#[test]
+fn placement_changes_are_counted() {
+    let with = |digest: &str, placements: &[(&str, &str)]| -> Vec<RunSample> {
+        let map: BTreeMap<String, String> = placements
+            .iter()
+            .map(|(p, n)| (p.to_string(), n.to_string()))
+            .collect();
+        runs("T/w", &SPREAD)
+            .into_iter()
+            .map(|r| RunSample {
+                placement_digest: digest.into(),
+                placements: Some(map.clone()),
+                ..r
+            })
+            .collect()
+    };
+    let base = with("d1", &[("p1", "n1"), ("p2", "n2"), ("p3", "n3")]);
+    let same = evaluate(
+        &base,
+        &with("d1", &[("p1", "n1"), ("p2", "n2"), ("p3", "n3")]),
+        &Policy::default(),
+        false,
+    )
+    .unwrap();
+    assert!(!same.placement_changed());
+    let moved = with("d2", &[("p1", "n1"), ("p2", "n3"), ("p4", "n1")]);
+    let report = evaluate(&base, &moved, &Policy::default(), false).unwrap();
+    let p = &report.placements[0];
+    // p2 moved, p3 and p4 exist on one side only: 3 of 4 pods.
+    assert_eq!(
+        (p.changed, p.moved_pods, p.compared_pods, p.seed),
+        (true, Some(3), Some(4), 7)
+    );
+    let flags = |f: bool| GateFlags {
+        fail_on_placement_change: f,
+        ..GateFlags::default()
+    };
+    assert_eq!(
+        (
+            report.exit_code(flags(false)),
+            report.exit_code(flags(true))
+        ),
+        (0, 1)
+    );
+    // Different seeds are not compared.
+    let reseeded: Vec<RunSample> = runs("T/w", &SPREAD)
+        .into_iter()
+        .map(|r| RunSample { seed: 8, ..r })
+        .collect();
+    let report = evaluate(&base, &reseeded, &Policy::default(), false).unwrap();
+    assert!(report.placements.is_empty());
+    assert!(report
+        .warnings
+        .iter()
+        .any(|w| w.contains("no seed in common")));
+}
+
+#[test]
+fn exit_code_mapping() {
+    let base = evaluate(
+        &runs("T/w", &SPREAD),
+        &runs("T/w", &SHUFFLED),
+        &Policy::default(),
+        false,
+    )
+    .unwrap();
+    let with = |verdicts: &[Verdict]| {
+        let mut r = base.clone();
+        r.cells.truncate(1);
+        let template = r.cells[0].clone();
+        r.cells = verdicts
+            .iter()
+            .map(|v| Cell {
+                verdict: *v,
+                ..template.clone()
+            })
+            .collect();
+        r
+    };
+    let flags = |noisy: bool, strict: bool| GateFlags {
+        fail_on_noisy: noisy,
+        strict,
+        fail_on_placement_change: false,
+    };
+    let check = |verdicts: &[Verdict], noisy: bool, strict: bool, want: i32| {
+        assert_eq!(
+            with(verdicts).exit_code(flags(noisy, strict)),
+            want,
+            "{verdicts:?} noisy={noisy} strict={strict}"
+        );
+    };
+    use Verdict::*;
+    check(&[Ok, Improved, ReportOnly], false, false, EXIT_PASS);
+    check(&[Ok, Regressed], false, false, EXIT_REGRESSION);
+    check(&[Suspect], false, false, EXIT_PASS);
+    check(&[Suspect], false, true, EXIT_REGRESSION);
+    check(&[Noisy], false, false, EXIT_PASS);
+    check(&[Noisy], true, false, EXIT_NOISY);
+    check(&[Noisy, Regressed], true, false, EXIT_REGRESSION);
+    check(&[Noisy, Suspect], true, true, EXIT_REGRESSION);
+}
+
+/// A deterministic normal variate stream (Box-Muller over a seeded ChaCha RNG).
+fn normals(seed: u64, n: usize) -> Vec<f64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let (u1, u2): (f64, f64) = (rng.gen_range(f64::EPSILON..1.0), rng.gen());
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        })
+        .collect()
+}
+
+#[test]
+fn aa_passes_and_a_real_regression_fails() {
+    // 20 A/A comparisons of 10 runs per side with 5% log-normal noise: at least 19 pass.
+    let noisy_runs = |seed: u64, shift: f64| -> Vec<f64> {
+        normals(seed, 10)
+            .iter()
+            .map(|z| shift * (0.05 * z).exp())
+            .collect()
+    };
+    let passes = (0..20u64)
+        .filter(|i| {
+            let base = runs("T/w", &noisy_runs(2 * i, 1.0));
+            let cand = runs("T/w", &noisy_runs(2 * i + 1, 1.0));
+            evaluate(&base, &cand, &Policy::default(), false)
+                .unwrap()
+                .exit_code(GateFlags::default())
+                == EXIT_PASS
+        })
+        .count();
+    assert!(passes >= 19, "only {passes} of 20 A/A comparisons passed");
+    // Scoring every node instead of 10% of 5000: about 2x slower per pod, with the same noise.
+    for i in 0..5u64 {
+        let base = runs("T/w", &noisy_runs(100 + 2 * i, 1.0));
+        let cand = runs("T/w", &noisy_runs(101 + 2 * i, 2.0));
+        let report = evaluate(&base, &cand, &Policy::default(), false).unwrap();
+        assert_eq!(report.exit_code(GateFlags::default()), EXIT_REGRESSION);
+    }
+}
+
+#[test]
+fn suggested_budgets_are_at_least_the_defaults() {
+    let noisy: Vec<f64> = normals(5, 10).iter().map(|z| (0.25 * z).exp()).collect();
+    let aa = evaluate(
+        &runs("T/w", &SPREAD),
+        &runs("T/w", &noisy),
+        &Policy::default(),
+        true.then_some(false).unwrap(),
+    )
+    .unwrap();
+    let p = suggest_budgets(&aa);
+    let w = &p.workloads["T/w"];
+    for c in aa
+        .cells
+        .iter()
+        .filter(|c| c.metric.default_budget(false).is_some())
+    {
+        let default = c.metric.default_budget(false).unwrap();
+        let want = default.max(1.5 * (c.ratio_high - c.ratio_low));
+        let got = w.budgets[&c.metric];
+        assert!(
+            got >= want - 1e-12 && got < want + 0.005 + 1e-12,
+            "{}: {got} vs {want}",
+            c.metric.name()
+        );
+        assert!(
+            ((got * 200.0).round() - got * 200.0).abs() < 1e-9,
+            "rounded to 0.5%: {got}"
+        );
+    }
+    assert!(!w.budgets.contains_key(&Metric::E2eMax));
+    assert_eq!(Policy::from_toml("s.toml", &p.to_toml()).unwrap(), p);
+}
