@@ -505,3 +505,215 @@ fn suggested_budgets_are_at_least_the_defaults() {
     assert!(!w.budgets.contains_key(&Metric::E2eMax));
     assert_eq!(Policy::from_toml("s.toml", &p.to_toml()).unwrap(), p);
 }
+
+/// A small report for golden outputs: 6 runs per side, throughput regressed 1.5x, plus the
+/// report-only attempt-max cell, a placement change and a configuration warning.
+fn small_report() -> GateReport {
+    let base: Vec<RunSample> = runs("Basic/5k", &SPREAD[..6]);
+    let cand: Vec<RunSample> = runs("Basic/5k", &scaled(&SPREAD[..6], 1.5))
+        .into_iter()
+        .map(|r| RunSample {
+            placement_digest: "pd2".into(),
+            ..r
+        })
+        .collect();
+    let policy = Policy {
+        gated_metrics: Some(vec![Metric::Throughput]),
+        ..Policy::default()
+    };
+    let mut report = evaluate(&base, &cand, &policy, false).unwrap();
+    report
+        .cells
+        .retain(|c| matches!(c.metric, Metric::Throughput | Metric::AttemptMax));
+    report.baseline.file = "base.json".into();
+    report.current.file = "cur.json".into();
+    report
+}
+
+/// Checks that `xml` is well-formed enough for JUnit consumers: balanced, properly nested tags,
+/// quoted attributes, and no bare `&` or `<` in text.
+fn assert_well_formed(xml: &str) {
+    let body = xml
+        .strip_prefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+        .expect("XML declaration");
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = body;
+    while let Some(open) = rest.find('<') {
+        let text = &rest[..open];
+        for (i, _) in text.match_indices('&') {
+            let entity = &text[i..];
+            assert!(
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"]
+                    .iter()
+                    .any(|e| entity.starts_with(e)),
+                "bare & in {text:?}"
+            );
+        }
+        let close = rest[open..].find('>').expect("unclosed tag") + open;
+        let tag = &rest[open + 1..close];
+        assert!(!tag.contains('<'), "nested < in tag {tag:?}");
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop().as_deref(), Some(name), "mismatched </{name}>");
+        } else {
+            let self_closing = tag.ends_with('/');
+            let tag = tag.trim_end_matches('/');
+            let name = tag.split_whitespace().next().expect("tag name").to_string();
+            assert_eq!(
+                tag.matches('"').count() % 2,
+                0,
+                "unbalanced quotes in {tag:?}"
+            );
+            assert_eq!(
+                tag.matches('=').count(),
+                tag.matches("=\"").count(),
+                "unquoted attribute in {tag:?}"
+            );
+            if !self_closing {
+                stack.push(name);
+            }
+        }
+        rest = &rest[close + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed {stack:?}");
+    assert!(rest.trim().is_empty());
+}
+
+#[test]
+fn outputs_match_golden_files() {
+    let r = small_report();
+    let f = GateFlags::default();
+    let check =
+        |name: &str, got: &str, want: &str| assert_eq!(got, want, "{name} differs; got:\n{got}");
+    check(
+        "table",
+        &super::table::render(&r, f),
+        include_str!("testdata/table.golden"),
+    );
+    check(
+        "markdown",
+        &super::markdown::render(&r, f),
+        include_str!("testdata/md.golden"),
+    );
+    check(
+        "junit",
+        &super::junit::render(&r, f),
+        include_str!("testdata/junit.golden"),
+    );
+    check(
+        "bmf",
+        &super::bench::bmf(&r),
+        include_str!("testdata/bmf.golden"),
+    );
+    let (bigger, smaller) = super::bench::gab(&r);
+    check(
+        "gab bigger",
+        &bigger,
+        include_str!("testdata/gab-bigger.golden"),
+    );
+    check(
+        "gab smaller",
+        &smaller,
+        include_str!("testdata/gab-smaller.golden"),
+    );
+    assert_eq!(
+        super::markdown::annotations(&r, f),
+        [
+            "::error title=schedperf gate regressed throughput::Basic/5k throughput 981 -> 654 pods/s: -33.3%25 [-39.0%25, -27.1%25], p_holm=0.002, budget 20%25",
+            "::warning title=schedperf gate placements changed::Basic/5k seed 7: changed (digest pd -> pd2; no per-pod placements recorded)",
+        ]
+    );
+}
+
+#[test]
+fn junit_is_well_formed_with_ratio_and_ci_in_the_failure_body() {
+    let mut r = small_report();
+    r.cells[0].test_case = "Odd<&>\"'".into();
+    let flags = GateFlags {
+        fail_on_placement_change: true,
+        ..GateFlags::default()
+    };
+    let xml = super::junit::render(&r, flags);
+    assert_well_formed(&xml);
+    let failure = xml.split("<failure").nth(1).unwrap();
+    let body = &failure[failure.find('>').unwrap() + 1..failure.find("</failure>").unwrap()];
+    assert!(
+        body.contains("ratio 1.5000") && body.contains("95% CI [1.3726, 1.6392]"),
+        "{body}"
+    );
+    assert!(xml.contains("Odd&lt;&amp;&gt;&quot;&apos;/5k"));
+    // The placement change fails under --fail-on-placement-change: 2 failures in all.
+    assert!(xml.contains("<testsuites name=\"schedperf gate\" tests=\"3\" failures=\"2\" errors=\"0\" skipped=\"1\">"), "{xml}");
+    assert!(std::panic::catch_unwind(|| assert_well_formed(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a><b></a></b>\n"
+    ))
+    .is_err());
+}
+
+#[test]
+fn json_is_versioned_and_complete() {
+    let r = small_report();
+    let doc: serde_json::Value =
+        serde_json::from_str(&super::json::render(&r, GateFlags::default())).unwrap();
+    assert_eq!(doc["schemaVersion"], "schedperf.compare/v1");
+    assert_eq!(
+        (
+            doc["exitCode"].as_i64(),
+            doc["mode"].as_str(),
+            doc["kind"].as_str()
+        ),
+        (Some(1), Some("stored-baseline"), Some("gate"))
+    );
+    let cell = &doc["cells"][0];
+    assert_eq!(
+        (
+            cell["metric"].as_str(),
+            cell["verdict"].as_str(),
+            cell["nBase"].as_u64()
+        ),
+        (Some("throughput"), Some("regressed"), Some(6))
+    );
+    for field in [
+        "medianBase",
+        "medianCand",
+        "ratio",
+        "ratioLow",
+        "ratioHigh",
+        "p",
+        "pHolm",
+        "budget",
+    ] {
+        assert!(cell[field].is_f64(), "{field}: {}", cell[field]);
+    }
+    // p = 2 / C(12, 6) with a family of one.
+    assert!((cell["pHolm"].as_f64().unwrap() - 2.0 / 924.0).abs() < 1e-12);
+    assert_eq!(doc["cells"][1]["pHolm"], serde_json::Value::Null);
+    assert_eq!(doc["placements"][0]["changed"], true);
+    assert_eq!(doc["counts"]["regressed"], 1);
+}
+
+#[test]
+fn markdown_stays_under_the_step_summary_cap() {
+    let mut r = small_report();
+    let template = r.cells[1].clone();
+    r.cells.extend((0..20_000).map(|i| Cell {
+        workload: format!("w{i}"),
+        ..template.clone()
+    }));
+    let md = super::markdown::render(&r, GateFlags::default());
+    assert!(
+        md.len() < super::markdown::STEP_SUMMARY_MAX_BYTES,
+        "{}",
+        md.len()
+    );
+    assert!(md.contains("too large for the step summary"));
+    // At most ten annotations.
+    let regressed = r.cells[0].clone();
+    r.cells.extend((0..15).map(|i| Cell {
+        workload: format!("r{i}"),
+        ..regressed.clone()
+    }));
+    assert_eq!(
+        super::markdown::annotations(&r, GateFlags::default()).len(),
+        super::markdown::MAX_ANNOTATIONS
+    );
+}
