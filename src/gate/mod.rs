@@ -90,10 +90,14 @@ pub enum Format {
 }
 
 impl Format {
-    /// Parses the `--format` values (duplicates are ignored).
+    /// Parses the `--format` values, each one name or a comma-separated list (duplicates are ignored).
     pub fn parse_list(values: &[String]) -> Result<Vec<Format>, InputError> {
         let mut out = Vec::new();
-        for v in values {
+        for v in values
+            .iter()
+            .flat_map(|v| v.split(','))
+            .filter(|v| !v.trim().is_empty())
+        {
             let f = match v.trim() {
                 "table" => Format::Table,
                 "json" => Format::Json,

@@ -717,3 +717,207 @@ fn markdown_stays_under_the_step_summary_cap() {
         super::markdown::MAX_ANNOTATIONS
     );
 }
+
+fn report_file(
+    dir: &std::path::Path,
+    name: &str,
+    runs: &[serde_json::Value],
+) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let doc = serde_json::json!({"schemaVersion": "schedperf.report/v1", "env": {"cpu": "test"}, "runs": runs});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Report runs as JSON: `factor` scales every metric worse, as in [`run`].
+fn json_runs(key: &str, factors: &[f64], arm: Option<&str>) -> Vec<serde_json::Value> {
+    factors
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (test_case, workload) = key.split_once('/').unwrap();
+            let mut v = super::input::tests::run_json(test_case, workload, i as u32, 1000.0 / f);
+            for group in ["attemptLatencyMicros", "e2eLatencyMicros"] {
+                for q in ["p50", "p90", "p99", "max"] {
+                    let x = v[group][q].as_f64().unwrap();
+                    v[group][q] = (x * f).into();
+                }
+            }
+            if let Some(arm) = arm {
+                v["arm"] = arm.into();
+                v["pair"] = i.into();
+            }
+            v
+        })
+        .collect()
+}
+
+fn gate_args(baseline: std::path::PathBuf, current: Option<std::path::PathBuf>) -> GateArgs {
+    GateArgs {
+        baseline,
+        current,
+        policy: None,
+        fail_on_noisy: false,
+        fail_on_placement_change: false,
+        strict: false,
+        format: vec!["table".into()],
+        out: None,
+    }
+}
+
+#[test]
+fn run_gate_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = report_file(dir.path(), "base.json", &json_runs("T/w", &SPREAD, None));
+    let same = report_file(dir.path(), "same.json", &json_runs("T/w", &SHUFFLED, None));
+    let slow = report_file(
+        dir.path(),
+        "slow.json",
+        &json_runs("T/w", &scaled(&SPREAD, 1.5), None),
+    );
+    let run = |args: &GateArgs, env: &OutputEnv| {
+        let mut stdout = Vec::new();
+        let code = run_gate_with(args, env, &mut stdout);
+        (code, String::from_utf8(stdout).unwrap())
+    };
+    let none = OutputEnv::default();
+    let (code, out) = run(&gate_args(base.clone(), Some(same.clone())), &none);
+    assert_eq!(code, Ok(EXIT_PASS), "{out}");
+    assert!(out.contains("result: PASS (exit 0)"), "{out}");
+    // A regression, with every format written to --out and the step summary appended.
+    let summary = dir.path().join("summary-env.md");
+    std::fs::write(&summary, "previous step\n").unwrap();
+    let out_dir = dir.path().join("out");
+    let args = GateArgs {
+        format: vec![
+            "table,json".into(),
+            "markdown".into(),
+            "junit".into(),
+            "bmf".into(),
+            "gab".into(),
+        ],
+        out: Some(out_dir.clone()),
+        ..gate_args(base.clone(), Some(slow.clone()))
+    };
+    let (code, out) = run(
+        &args,
+        &OutputEnv {
+            step_summary: Some(summary.clone()),
+        },
+    );
+    assert_eq!(code, Ok(EXIT_REGRESSION), "{out}");
+    assert!(
+        out.contains("REGRESSED")
+            && out.contains("::error title=schedperf gate regressed throughput::"),
+        "{out}"
+    );
+    for file in [
+        "gate.txt",
+        "compare.json",
+        "summary.md",
+        "junit.xml",
+        "bmf.json",
+        "gab-bigger.json",
+        "gab-smaller.json",
+    ] {
+        assert!(out_dir.join(file).exists(), "{file} missing");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("compare.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["baseline"]["header"]["env"]["cpu"], "test");
+    assert_eq!(json["exitCode"], 1);
+    let appended = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        appended.starts_with("previous step\n## schedperf gate: FAIL (exit 1)"),
+        "{appended}"
+    );
+    // Input errors: a missing file, a bad format, an `ab` report passed with a second file.
+    let e = run(
+        &gate_args(dir.path().join("missing.json"), Some(same.clone())),
+        &none,
+    )
+    .0
+    .unwrap_err();
+    assert!(
+        e.file.ends_with("missing.json") && e.message.contains("cannot read"),
+        "{e}"
+    );
+    let e = run(
+        &GateArgs {
+            format: vec!["xml".into()],
+            ..gate_args(base.clone(), Some(same.clone()))
+        },
+        &none,
+    )
+    .0
+    .unwrap_err();
+    assert_eq!(e.file, "--format");
+    let e = run(&gate_args(base.clone(), None), &none).0.unwrap_err();
+    assert!(e.message.contains("must be an `ab` report"), "{e}");
+}
+
+#[test]
+fn run_gate_on_an_ab_report_pairs_the_arms() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = json_runs("T/w", &SPREAD, Some("base"));
+    let cand: Vec<f64> = SPREAD.iter().map(|f| f * 1.10).collect();
+    runs.extend(json_runs("T/w", &cand, Some("cand")));
+    let ab = report_file(dir.path(), "ab.json", &runs);
+    let mut stdout = Vec::new();
+    let args = GateArgs {
+        format: vec!["json".into()],
+        ..gate_args(ab.clone(), None)
+    };
+    assert_eq!(
+        run_gate_with(&args, &OutputEnv::default(), &mut stdout),
+        Ok(EXIT_REGRESSION)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    assert_eq!(
+        (doc["mode"].as_str(), doc["cells"][0]["test"].as_str()),
+        (Some("ab"), Some("wilcoxon"))
+    );
+    // A 10% slowdown exceeds the 5% A/B budget; against a stored baseline (20%) it would not.
+    assert_eq!(doc["cells"][0]["verdict"], "regressed");
+    assert_eq!(doc["cells"][0]["budget"], 0.05);
+    let e = run_gate_with(
+        &gate_args(ab.clone(), Some(ab)),
+        &OutputEnv::default(),
+        &mut Vec::new(),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("holds both A/B arms"), "{e}");
+}
+
+#[test]
+fn compare_is_report_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = report_file(dir.path(), "a.json", &json_runs("T/w", &SPREAD[..3], None));
+    let other_def: Vec<serde_json::Value> = json_runs("T/w", &scaled(&SPREAD[..3], 1.5), None)
+        .into_iter()
+        .map(|mut v| {
+            v["workloadDigest"] = "w2".into();
+            v
+        })
+        .collect();
+    let b = report_file(dir.path(), "b.json", &other_def);
+    // Three runs and a different workload digest are fine for a report-only comparison.
+    let text = compare_reports(&a, &b, &["table".into()]).unwrap();
+    assert!(text.starts_with("schedperf compare: "), "{text}");
+    assert!(
+        !text.contains("VERDICT") && !text.contains("result:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning: T/w: workloadDigest w2 differs"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&compare_reports(&a, &b, &["json".into()]).unwrap()).unwrap();
+    assert_eq!(
+        (json["kind"].as_str(), json["exitCode"].is_null()),
+        (Some("compare"), true)
+    );
+    assert!(compare_reports(&a, &dir.path().join("nope.json"), &["table".into()]).is_err());
+}
