@@ -68,7 +68,7 @@ fn policy_with(budget: f64) -> Policy {
     p
 }
 
-fn cell<'a>(report: &'a GateReport, metric: Metric) -> &'a Cell {
+fn cell(report: &GateReport, metric: Metric) -> &Cell {
     report.cells.iter().find(|c| c.metric == metric).unwrap()
 }
 
