@@ -463,6 +463,33 @@ fn aa_passes_and_a_real_regression_fails() {
         })
         .count();
     assert!(passes >= 19, "only {passes} of 20 A/A comparisons passed");
+    // The same with interleaved pairs (A/B budgets, Wilcoxon).
+    let paired = |seed: u64, shift: f64| -> Vec<RunSample> {
+        noisy_runs(seed, shift)
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| RunSample {
+                pair: Some(i as u32),
+                ..run("T/w", i as u32, f)
+            })
+            .collect()
+    };
+    let passes = (0..20u64)
+        .filter(|i| {
+            let report = evaluate(
+                &paired(200 + 2 * i, 1.0),
+                &paired(201 + 2 * i, 1.0),
+                &Policy::default(),
+                true,
+            )
+            .unwrap();
+            report.exit_code(GateFlags::default()) == EXIT_PASS
+        })
+        .count();
+    assert!(
+        passes >= 19,
+        "only {passes} of 20 paired A/A comparisons passed"
+    );
     // Scoring every node instead of 10% of 5000: about 2x slower per pod, with the same noise.
     for i in 0..5u64 {
         let base = runs("T/w", &noisy_runs(100 + 2 * i, 1.0));
