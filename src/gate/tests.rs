@@ -948,3 +948,56 @@ fn compare_is_report_only() {
     );
     assert!(compare_reports(&a, &dir.path().join("nope.json"), &["table".into()]).is_err());
 }
+
+#[test]
+fn smallest_p_and_blind_families() {
+    let check = |n: usize, m: usize, paired: bool, want: f64| {
+        let got = super::evaluate::min_achievable_p(n, m, paired);
+        assert!(
+            (got - want).abs() < 1e-15,
+            "n={n} m={m} paired={paired}: {got} want {want}"
+        );
+    };
+    // 2 / C(n + m, n) and 2 / 2^n.
+    check(10, 10, false, 2.0 / 184_756.0);
+    check(6, 6, false, 2.0 / 924.0);
+    check(10, 10, true, 2.0 / 1024.0);
+    check(6, 6, true, 2.0 / 64.0);
+    // Six pairs cannot reach p_holm < 0.05 with three gated cells: 3 * 2/64 >= 0.05.
+    let pairs = |factors: &[f64]| -> Vec<RunSample> {
+        factors
+            .iter()
+            .enumerate()
+            .map(|(i, f)| RunSample {
+                pair: Some(i as u32),
+                ..run("T/w", i as u32, *f)
+            })
+            .collect()
+    };
+    let report = evaluate(
+        &pairs(&SPREAD[..6]),
+        &pairs(&scaled(&SPREAD[..6], 2.0)),
+        &Policy::default(),
+        true,
+    )
+    .unwrap();
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("3 of 3 gated cells cannot reach")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.count(Verdict::Regressed), 0);
+    // Ten pairs can.
+    let report = evaluate(
+        &pairs(&SPREAD),
+        &pairs(&scaled(&SPREAD, 2.0)),
+        &Policy::default(),
+        true,
+    )
+    .unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.count(Verdict::Regressed), 3);
+}
