@@ -1001,3 +1001,66 @@ fn smallest_p_and_blind_families() {
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     assert_eq!(report.count(Verdict::Regressed), 3);
 }
+
+#[test]
+fn cli_arguments_parse() {
+    use clap::Parser;
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        gate: GateArgs,
+    }
+    let check = |argv: &[&str], want: GateArgs| {
+        assert_eq!(Cli::try_parse_from(argv).unwrap().gate, want, "{argv:?}")
+    };
+    let base = |current: Option<&str>| GateArgs {
+        current: current.map(Into::into),
+        ..gate_args("a.json".into(), None)
+    };
+    check(&["gate", "a.json", "b.json"], base(Some("b.json")));
+    check(
+        &["gate", "ab.json"],
+        GateArgs {
+            baseline: "ab.json".into(),
+            ..base(None)
+        },
+    );
+    check(
+        &[
+            "gate",
+            "a.json",
+            "b.json",
+            "--format",
+            "json,junit",
+            "--format",
+            "bmf",
+            "--fail-on-noisy",
+            "--strict",
+            "--out",
+            "perf",
+        ],
+        GateArgs {
+            format: vec!["json".into(), "junit".into(), "bmf".into()],
+            fail_on_noisy: true,
+            strict: true,
+            out: Some("perf".into()),
+            ..base(Some("b.json"))
+        },
+    );
+    check(
+        &[
+            "gate",
+            "a.json",
+            "b.json",
+            "--policy",
+            "gate.toml",
+            "--fail-on-placement-change",
+        ],
+        GateArgs {
+            policy: Some("gate.toml".into()),
+            fail_on_placement_change: true,
+            ..base(Some("b.json"))
+        },
+    );
+    assert!(Cli::try_parse_from(["gate"]).is_err());
+}

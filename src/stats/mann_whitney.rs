@@ -145,7 +145,7 @@ pub fn hodges_lehmann_shift(x: &[f64], y: &[f64], confidence: f64) -> ShiftEstim
 mod tests {
     use super::*;
 
-    // The expected values below come from /tmp-style scripts using scipy 1.17.1:
+    // The expected values below come from Python with scipy 1.17.1:
     //   scipy.stats.mannwhitneyu(x, y, alternative="two-sided", method="exact" | "asymptotic")
     // and, for the Hodges-Lehmann interval, numpy.median of the differences and the order statistic
     // k taken from a brute-force enumeration of itertools.combinations(range(n + m), n).
