@@ -8,7 +8,7 @@
 //! - [`metric`] says how each metric is read, oriented (`s > 1` = worse) and budgeted by default.
 //! - [`policy`] reads `gate.toml` ([`Policy`]).
 //! - [`evaluate()`] turns two sets of runs into a [`GateReport`]; [`GateReport::exit_code`] maps it to 0/1/3.
-//! - [`table`], [`json`], [`markdown`], [`junit`] and [`bench`] render it.
+//! - [`table`], [`json`], [`markdown`], [`junit`] and [`mod@bench`] render it.
 //!
 //! Exit codes: 0 pass, 1 regression, 2 usage or input error (returned as `Err(InputError)`), 3 noisy
 //! under `--fail-on-noisy`.

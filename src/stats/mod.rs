@@ -11,7 +11,7 @@
 //!   obtained by inverting the U distribution (unpaired runs, as against a stored baseline).
 //! - [`wilcoxon`]: Wilcoxon signed-rank test and the Walsh-average Hodges-Lehmann CI (interleaved
 //!   A/B pairs).
-//! - [`holm`]: Holm's step-down correction of a family of p-values.
+//! - [`mod@holm`]: Holm's step-down correction of a family of p-values.
 
 pub mod descriptive;
 pub mod holm;
