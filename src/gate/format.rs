@@ -1,0 +1,98 @@
+//! Number formatting shared by the renderers.
+
+/// A metric value with precision by magnitude: `1234`, `45.6`, `7.89`.
+pub fn value(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A signed percentage from a fraction: `-0.07` -> `-7.0%`.
+pub fn pct(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+/// A budget from a fraction: `0.05` -> `5%`, `0.125` -> `12.5%`.
+pub fn budget(b: Option<f64>) -> String {
+    match b {
+        Some(b) => {
+            let p = b * 100.0;
+            if (p - p.round()).abs() < 1e-9 {
+                format!("{p:.0}%")
+            } else {
+                format!("{p:.1}%")
+            }
+        }
+        None => "-".to_string(),
+    }
+}
+
+/// A p-value: three decimals, or scientific below 0.001.
+pub fn p(p: f64) -> String {
+    if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Pads columns to their widest cell, two spaces apart, without trailing spaces.
+pub fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line += cell;
+            if i + 1 < row.len() {
+                line += &" ".repeat(widths[i] - cell.chars().count() + 2);
+            }
+        }
+        out += line.trim_end();
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(
+            [value(1234.4), value(45.61), value(7.891)],
+            ["1234", "45.6", "7.89"]
+        );
+        assert_eq!(
+            [pct(-0.07), pct(0.1234), pct(0.0)],
+            ["-7.0%", "+12.3%", "+0.0%"]
+        );
+        assert_eq!(
+            [budget(Some(0.05)), budget(Some(0.125)), budget(None)],
+            ["5%", "12.5%", "-"]
+        );
+        assert_eq!(
+            [p(0.0021), p(0.00072), p(1.0)],
+            ["0.002", "7.2e-4", "1.000"]
+        );
+        let rows = vec![
+            vec!["a".to_string(), "bb".into(), "c".into()],
+            vec!["ddd".into(), "e".into(), "".into()],
+        ];
+        assert_eq!(columns(&rows), "a    bb  c\nddd  e\n");
+    }
+}
