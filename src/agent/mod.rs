@@ -4,6 +4,9 @@
 //! an [`AgentEvent`] on the channel it was created with. This module has no backend dependencies;
 //! backends (`sim`, `cri`) live in submodules and all pass the same conformance suite.
 
+pub mod conformance;
+pub mod sim;
+
 use std::collections::BTreeMap;
 use std::fmt;
 

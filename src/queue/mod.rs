@@ -1,1 +1,589 @@
-//! (in progress)
+//! The scheduling queue: activeQ, backoffQ, unschedulablePods and the gated set, after
+//! kube-scheduler's `internal/queue/scheduling_queue.go`.
+//!
+//! - **activeQ** is ordered by PrioritySort: higher priority first, then earlier queued timestamp, then
+//!   the insertion sequence number (so equal keys pop in a fixed order and runs replay exactly).
+//! - **backoffQ** holds pods until `timestamp + backoff(attempts)`, where
+//!   [`backoff_duration_nanos`] doubles from the initial backoff (1 s) up to the maximum (10 s).
+//! - **unschedulablePods** holds pods rejected by plugins until a cluster event makes them worth
+//!   retrying (asked of the rejecting plugins' queueing hints, as upstream's QueueingHints do) or until
+//!   they have waited [`DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS`] (5 min).
+//! - **gated** pods (PreEnqueue: non-empty `schedulingGates`) stay out of activeQ until
+//!   [`SchedulingQueue::remove_gate`].
+//!
+//! The queue has one owner, the scheduling thread, and takes the time as an explicit `now_nanos`
+//! argument: no clock, no locks, deterministic, and virtual time only needs
+//! [`SchedulingQueue::next_wakeup_nanos`].
+//!
+//! Events that arrive while a pod is in flight (popped, not yet requeued or [`done`]) are logged and
+//! replayed through the rejecting plugins' hints when the pod comes back unschedulable, so a node added
+//! during a pod's cycle is not missed.
+//!
+//! [`done`]: SchedulingQueue::done
+
+mod hints;
+
+pub use hints::{default_hint, default_hint_fn, DEFAULT_HINT_PLUGINS};
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+
+use crate::agent::PodUid;
+
+/// kube-scheduler's `podInitialBackoffSeconds` default: 1 s.
+pub const DEFAULT_INITIAL_BACKOFF_NANOS: u64 = 1_000_000_000;
+/// kube-scheduler's `podMaxBackoffSeconds` default: 10 s.
+pub const DEFAULT_MAX_BACKOFF_NANOS: u64 = 10_000_000_000;
+/// kube-scheduler's `podMaxInUnschedulablePodsDuration`: 5 min.
+pub const DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS: u64 = 300_000_000_000;
+/// How often kube-scheduler flushes completed backoff (1 s); a wall-clock driver calls
+/// [`SchedulingQueue::flush_backoff_completed`] at least this often ([`SchedulingQueue::pop`] does it too).
+pub const BACKOFF_FLUSH_INTERVAL_NANOS: u64 = 1_000_000_000;
+/// How often kube-scheduler flushes unschedulablePods leftovers (30 s).
+pub const UNSCHEDULABLE_FLUSH_INTERVAL_NANOS: u64 = 30_000_000_000;
+/// Events kept for in-flight pods before the log is trimmed to what they still need.
+const EVENT_LOG_TRIM_LEN: usize = 1024;
+
+/// A plugin's index in the profile, below 64 (an index into [`PluginSet`]).
+pub type PluginId = u8;
+
+/// A set of plugin ids, one bit each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PluginSet(pub u64);
+
+impl PluginSet {
+    pub const EMPTY: PluginSet = PluginSet(0);
+
+    pub fn of(ids: &[PluginId]) -> PluginSet {
+        let mut s = PluginSet::EMPTY;
+        for &id in ids {
+            s.insert(id);
+        }
+        s
+    }
+
+    pub fn insert(&mut self, id: PluginId) {
+        assert!(id < 64, "plugin id {id} is not below 64");
+        self.0 |= 1 << id;
+    }
+
+    pub fn contains(self, id: PluginId) -> bool {
+        id < 64 && self.0 & (1 << id) != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The ids in increasing order.
+    pub fn iter(self) -> impl Iterator<Item = PluginId> {
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let id = bits.trailing_zeros() as PluginId;
+            bits &= bits - 1;
+            Some(id)
+        })
+    }
+}
+
+/// What changed in a node update, one bit each (upstream's node `ActionType`s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NodeChange(pub u8);
+
+impl NodeChange {
+    pub const ALLOCATABLE: NodeChange = NodeChange(1);
+    pub const LABEL: NodeChange = NodeChange(2);
+    pub const TAINT: NodeChange = NodeChange(4);
+    /// `spec.unschedulable` changed.
+    pub const UNSCHEDULABLE: NodeChange = NodeChange(8);
+    pub const CONDITION: NodeChange = NodeChange(16);
+
+    pub fn contains(self, other: NodeChange) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub fn intersects(self, other: NodeChange) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub fn union(self, other: NodeChange) -> NodeChange {
+        NodeChange(self.0 | other.0)
+    }
+}
+
+/// A cluster event that may make unschedulable pods schedulable. Nodes are snapshot row indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterEvent {
+    NodeAdd { node: u32 },
+    NodeUpdate { node: u32, change: NodeChange },
+    NodeDelete { node: u32 },
+    /// A pod was bound (or assumed) onto `node`.
+    AssignedPodAdd { pod: PodUid, node: u32 },
+    /// A bound pod changed; `resources_scaled_down` when its requests shrank (in-place resize).
+    AssignedPodUpdate { pod: PodUid, node: u32, resources_scaled_down: bool },
+    /// A bound or assumed pod left its node (deleted, evicted, or forgotten after a failed bind):
+    /// its resources, ports and topology counts are freed.
+    AssignedPodDelete { pod: PodUid, node: u32 },
+    /// A pending pod changed (its own spec: tolerations, gates, requests).
+    UnscheduledPodUpdate { pod: PodUid },
+}
+
+/// The kind of a [`ClusterEvent`], for tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    NodeAdd,
+    NodeUpdate,
+    NodeDelete,
+    AssignedPodAdd,
+    AssignedPodUpdate,
+    AssignedPodDelete,
+    UnscheduledPodUpdate,
+}
+
+impl ClusterEvent {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            ClusterEvent::NodeAdd { .. } => EventKind::NodeAdd,
+            ClusterEvent::NodeUpdate { .. } => EventKind::NodeUpdate,
+            ClusterEvent::NodeDelete { .. } => EventKind::NodeDelete,
+            ClusterEvent::AssignedPodAdd { .. } => EventKind::AssignedPodAdd,
+            ClusterEvent::AssignedPodUpdate { .. } => EventKind::AssignedPodUpdate,
+            ClusterEvent::AssignedPodDelete { .. } => EventKind::AssignedPodDelete,
+            ClusterEvent::UnscheduledPodUpdate { .. } => EventKind::UnscheduledPodUpdate,
+        }
+    }
+}
+
+/// A plugin's verdict on whether an event may make a pod it rejected schedulable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueingHint {
+    Queue,
+    Skip,
+}
+
+/// A queueing hint function, registered per plugin id.
+pub type HintFn<T> = Box<dyn Fn(&ClusterEvent, &QueuedPod<T>) -> QueueingHint + Send>;
+
+/// A pod in the queue, with the caller's payload `data` (a pod index, for instance).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueuedPod<T> {
+    pub uid: PodUid,
+    /// `spec.priority`.
+    pub priority: i32,
+    /// When the pod was last (re)queued; PrioritySort's tie-breaker and the start of its backoff.
+    pub timestamp_nanos: u64,
+    /// When the pod was first popped, for the pod scheduling duration (SLI) metric.
+    pub initial_attempt_nanos: Option<u64>,
+    /// Scheduling attempts so far (incremented by [`SchedulingQueue::pop`]).
+    pub attempts: u32,
+    /// PreEnqueue: the pod has scheduling gates and must not enter activeQ.
+    pub gated: bool,
+    /// The plugins that rejected the pod in its last attempt.
+    pub unschedulable_plugins: PluginSet,
+    pub data: T,
+}
+
+impl<T> QueuedPod<T> {
+    pub fn new(uid: PodUid, priority: i32, data: T) -> Self {
+        QueuedPod {
+            uid,
+            priority,
+            timestamp_nanos: 0,
+            initial_attempt_nanos: None,
+            attempts: 0,
+            gated: false,
+            unschedulable_plugins: PluginSet::EMPTY,
+            data,
+        }
+    }
+
+    pub fn gated(mut self, gated: bool) -> Self {
+        self.gated = gated;
+        self
+    }
+}
+
+/// Backoff after `attempts` attempts: `initial · 2^(attempts−1)`, capped at `max` (initial for 0 attempts).
+pub fn backoff_duration_nanos(attempts: u32, initial_nanos: u64, max_nanos: u64) -> u64 {
+    let mut d = initial_nanos.min(max_nanos);
+    for _ in 1..attempts {
+        if d >= max_nanos - d {
+            return max_nanos;
+        }
+        d += d;
+    }
+    d
+}
+
+/// Which sub-queue a pod is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    Active,
+    Backoff,
+    Unschedulable,
+    Gated,
+}
+
+/// Where [`SchedulingQueue::add_unschedulable`] and friends put a pod.
+pub type Requeued = Location;
+
+struct Entry<T> {
+    pod: QueuedPod<T>,
+    loc: Location,
+    /// The sequence number of the pod's current heap entry (older entries are stale).
+    seq: u64,
+}
+
+#[derive(PartialEq, Eq)]
+struct ActiveKey {
+    priority: i32,
+    timestamp_nanos: u64,
+    seq: u64,
+    uid: PodUid,
+}
+
+impl Ord for ActiveKey {
+    /// BinaryHeap pops the greatest: higher priority, then earlier timestamp, then lower seq.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .cmp(&other.priority)
+            .then(other.timestamp_nanos.cmp(&self.timestamp_nanos))
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+impl PartialOrd for ActiveKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Sizes of the sub-queues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueLens {
+    pub active: usize,
+    pub backoff: usize,
+    pub unschedulable: usize,
+    pub gated: usize,
+    pub in_flight: usize,
+}
+
+/// The scheduling queue. Single owner; see the module docs.
+pub struct SchedulingQueue<T> {
+    initial_backoff_nanos: u64,
+    max_backoff_nanos: u64,
+    max_in_unschedulable_nanos: u64,
+    pods: HashMap<PodUid, Entry<T>>,
+    active: BinaryHeap<ActiveKey>,
+    /// (expiry, seq, uid), earliest first.
+    backoff: BinaryHeap<Reverse<(u64, u64, PodUid)>>,
+    /// (timestamp, uid): iteration order is deterministic.
+    unschedulable: BTreeSet<(u64, PodUid)>,
+    gated: BTreeSet<PodUid>,
+    active_len: usize,
+    backoff_len: usize,
+    next_seq: u64,
+    hints: Vec<Option<HintFn<T>>>,
+    /// Popped pods not yet requeued or done, with the event sequence number at their pop.
+    in_flight: HashMap<PodUid, u64>,
+    /// Events received while some pod was in flight: (event sequence number, event).
+    event_log: VecDeque<(u64, ClusterEvent)>,
+    next_event_seq: u64,
+}
+
+impl<T> SchedulingQueue<T> {
+    pub fn new(initial_backoff_nanos: u64, max_backoff_nanos: u64) -> Self {
+        SchedulingQueue {
+            initial_backoff_nanos,
+            max_backoff_nanos,
+            max_in_unschedulable_nanos: DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS,
+            pods: HashMap::new(),
+            active: BinaryHeap::new(),
+            backoff: BinaryHeap::new(),
+            unschedulable: BTreeSet::new(),
+            gated: BTreeSet::new(),
+            active_len: 0,
+            backoff_len: 0,
+            next_seq: 0,
+            hints: (0..64).map(|_| None).collect(),
+            in_flight: HashMap::new(),
+            event_log: VecDeque::new(),
+            next_event_seq: 0,
+        }
+    }
+
+    /// Overrides `podMaxInUnschedulablePodsDuration` (5 min by default).
+    pub fn with_max_in_unschedulable_nanos(mut self, nanos: u64) -> Self {
+        self.max_in_unschedulable_nanos = nanos;
+        self
+    }
+
+    /// Registers the queueing hint of plugin `id`. A plugin without a hint answers Queue to every
+    /// event (conservative, like an upstream plugin without QueueingHintFn).
+    pub fn register_hint(&mut self, id: PluginId, hint: HintFn<T>) {
+        assert!(id < 64, "plugin id {id} is not below 64");
+        self.hints[id as usize] = Some(hint);
+    }
+
+    pub fn lens(&self) -> QueueLens {
+        QueueLens {
+            active: self.active_len,
+            backoff: self.backoff_len,
+            unschedulable: self.unschedulable.len(),
+            gated: self.gated.len(),
+            in_flight: self.in_flight.len(),
+        }
+    }
+
+    /// Pods waiting in any sub-queue (not counting in-flight ones).
+    pub fn len(&self) -> usize {
+        self.pods.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pods.is_empty()
+    }
+
+    /// Where a queued pod is, if it is queued.
+    pub fn location(&self, uid: PodUid) -> Option<Location> {
+        self.pods.get(&uid).map(|e| e.loc)
+    }
+
+    pub fn backoff_nanos(&self, attempts: u32) -> u64 {
+        backoff_duration_nanos(attempts, self.initial_backoff_nanos, self.max_backoff_nanos)
+    }
+
+    fn backoff_expiry_nanos(&self, pod: &QueuedPod<T>) -> u64 {
+        pod.timestamp_nanos.saturating_add(self.backoff_nanos(pod.attempts))
+    }
+
+    /// Adds a new pod (timestamp = `now_nanos`): to activeQ, or to the gated set if PreEnqueue says so.
+    pub fn add(&mut self, mut pod: QueuedPod<T>, now_nanos: u64) -> Location {
+        pod.timestamp_nanos = now_nanos;
+        let loc = if pod.gated { Location::Gated } else { Location::Active };
+        self.place(pod, loc)
+    }
+
+    fn place(&mut self, pod: QueuedPod<T>, loc: Location) -> Location {
+        let uid = pod.uid;
+        assert!(!self.pods.contains_key(&uid), "{uid} is already queued");
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        match loc {
+            Location::Active => {
+                self.active.push(ActiveKey {
+                    priority: pod.priority,
+                    timestamp_nanos: pod.timestamp_nanos,
+                    seq,
+                    uid,
+                });
+                self.active_len += 1;
+            }
+            Location::Backoff => {
+                self.backoff.push(Reverse((self.backoff_expiry_nanos(&pod), seq, uid)));
+                self.backoff_len += 1;
+            }
+            Location::Unschedulable => {
+                self.unschedulable.insert((pod.timestamp_nanos, uid));
+            }
+            Location::Gated => {
+                self.gated.insert(uid);
+            }
+        }
+        self.pods.insert(uid, Entry { pod, loc, seq });
+        loc
+    }
+
+    fn take(&mut self, uid: PodUid) -> Option<QueuedPod<T>> {
+        let e = self.pods.remove(&uid)?;
+        match e.loc {
+            Location::Active => self.active_len -= 1,
+            Location::Backoff => self.backoff_len -= 1,
+            Location::Unschedulable => {
+                self.unschedulable.remove(&(e.pod.timestamp_nanos, uid));
+            }
+            Location::Gated => {
+                self.gated.remove(&uid);
+            }
+        }
+        Some(e.pod)
+    }
+
+    fn is_current(&self, uid: PodUid, seq: u64, loc: Location) -> bool {
+        self.pods.get(&uid).is_some_and(|e| e.seq == seq && e.loc == loc)
+    }
+
+    /// Moves every pod whose backoff has expired (`expiry <= now`) to activeQ.
+    pub fn flush_backoff_completed(&mut self, now_nanos: u64) {
+        while let Some(&Reverse((expiry, seq, uid))) = self.backoff.peek() {
+            if !self.is_current(uid, seq, Location::Backoff) {
+                self.backoff.pop();
+                continue;
+            }
+            if expiry > now_nanos {
+                break;
+            }
+            self.backoff.pop();
+            let pod = self.take(uid).expect("current backoff entry");
+            self.place(pod, Location::Active);
+        }
+    }
+
+    /// Flushes completed backoff, then pops the head of activeQ: its attempts are incremented and it
+    /// is in flight until requeued or [`done`](Self::done).
+    pub fn pop(&mut self, now_nanos: u64) -> Option<QueuedPod<T>> {
+        self.flush_backoff_completed(now_nanos);
+        while let Some(key) = self.active.pop() {
+            if !self.is_current(key.uid, key.seq, Location::Active) {
+                continue;
+            }
+            let mut pod = self.take(key.uid).expect("current active entry");
+            pod.attempts += 1;
+            pod.initial_attempt_nanos.get_or_insert(now_nanos);
+            self.in_flight.insert(pod.uid, self.next_event_seq);
+            return Some(pod);
+        }
+        None
+    }
+
+    /// The pod's scheduling cycle is over (it was assumed): stop keeping events for it.
+    pub fn done(&mut self, uid: PodUid) {
+        self.in_flight.remove(&uid);
+        self.trim_event_log();
+    }
+
+    fn trim_event_log(&mut self) {
+        if self.in_flight.is_empty() {
+            self.event_log.clear();
+        } else if self.event_log.len() > EVENT_LOG_TRIM_LEN {
+            let oldest = self.in_flight.values().copied().min().unwrap_or(self.next_event_seq);
+            while self.event_log.front().is_some_and(|&(s, _)| s < oldest) {
+                self.event_log.pop_front();
+            }
+        }
+    }
+
+    fn hint(&self, plugin: PluginId, event: &ClusterEvent, pod: &QueuedPod<T>) -> QueueingHint {
+        match &self.hints[plugin as usize] {
+            Some(f) => f(event, pod),
+            None => QueueingHint::Queue,
+        }
+    }
+
+    /// Whether `event` may make `pod` schedulable: some rejecting plugin says Queue.
+    fn worth_requeuing(&self, event: &ClusterEvent, pod: &QueuedPod<T>) -> bool {
+        pod.unschedulable_plugins.is_empty()
+            || pod.unschedulable_plugins.iter().any(|p| self.hint(p, event, pod) == QueueingHint::Queue)
+    }
+
+    /// backoffQ if the pod is still backing off at `now_nanos`, otherwise activeQ.
+    fn backoff_or_active(&self, pod: &QueuedPod<T>, now_nanos: u64) -> Location {
+        if self.backoff_expiry_nanos(pod) > now_nanos {
+            Location::Backoff
+        } else {
+            Location::Active
+        }
+    }
+
+    /// A popped pod was rejected by `rejectors` (its timestamp becomes `now_nanos`). If an event that
+    /// arrived while it was in flight is worth requeuing for, it goes to backoffQ (or activeQ when its
+    /// backoff is over); otherwise to unschedulablePods. With no rejectors (an error) it backs off.
+    pub fn add_unschedulable(&mut self, mut pod: QueuedPod<T>, rejectors: PluginSet, now_nanos: u64) -> Requeued {
+        pod.timestamp_nanos = now_nanos;
+        pod.unschedulable_plugins = rejectors;
+        let popped_at = self.in_flight.remove(&pod.uid);
+        let moved = rejectors.is_empty()
+            || popped_at.is_some_and(|from| {
+                self.event_log.iter().filter(|(s, _)| *s >= from).any(|(_, e)| self.worth_requeuing(e, &pod))
+            });
+        self.trim_event_log();
+        let loc = if moved { self.backoff_or_active(&pod, now_nanos) } else { Location::Unschedulable };
+        self.place(pod, loc)
+    }
+
+    /// Requeues a pod with backoff after an error or a failed binding cycle (timestamp = `now_nanos`).
+    pub fn add_backoff(&mut self, pod: QueuedPod<T>, now_nanos: u64) -> Requeued {
+        self.add_unschedulable(pod, PluginSet::EMPTY, now_nanos)
+    }
+
+    /// A cluster event: unschedulable pods for which a rejecting plugin's hint says Queue move to
+    /// backoffQ or activeQ. Returns how many moved.
+    pub fn on_event(&mut self, event: ClusterEvent, now_nanos: u64) -> usize {
+        if !self.in_flight.is_empty() {
+            self.event_log.push_back((self.next_event_seq, event));
+            self.next_event_seq += 1;
+            self.trim_event_log();
+        }
+        let to_move: Vec<PodUid> = self
+            .unschedulable
+            .iter()
+            .map(|&(_, uid)| uid)
+            .filter(|uid| self.worth_requeuing(&event, &self.pods[uid].pod))
+            .collect();
+        for &uid in &to_move {
+            let pod = self.take(uid).expect("unschedulable pod");
+            let loc = self.backoff_or_active(&pod, now_nanos);
+            self.place(pod, loc);
+        }
+        to_move.len()
+    }
+
+    /// Moves pods that have been unschedulable for longer than the maximum (5 min) to backoffQ or
+    /// activeQ. Returns how many moved.
+    pub fn flush_unschedulable_leftover(&mut self, now_nanos: u64) -> usize {
+        let limit = self.max_in_unschedulable_nanos;
+        let due: Vec<PodUid> = self
+            .unschedulable
+            .iter()
+            .take_while(|&&(ts, _)| now_nanos.saturating_sub(ts) > limit)
+            .map(|&(_, uid)| uid)
+            .collect();
+        for &uid in &due {
+            let pod = self.take(uid).expect("unschedulable pod");
+            let loc = self.backoff_or_active(&pod, now_nanos);
+            self.place(pod, loc);
+        }
+        due.len()
+    }
+
+    /// PreEnqueue passes now: a gated pod moves to activeQ. Returns false if the pod was not gated.
+    pub fn remove_gate(&mut self, uid: PodUid, now_nanos: u64) -> bool {
+        if self.location(uid) != Some(Location::Gated) {
+            return false;
+        }
+        let mut pod = self.take(uid).expect("gated pod");
+        pod.gated = false;
+        pod.timestamp_nanos = now_nanos;
+        self.place(pod, Location::Active);
+        true
+    }
+
+    /// Removes a pod (deleted while pending, or its gate-less replacement added). Returns it if queued.
+    pub fn delete(&mut self, uid: PodUid) -> Option<QueuedPod<T>> {
+        self.in_flight.remove(&uid);
+        self.take(uid)
+    }
+
+    /// The earliest time at which the queue changes by itself (a backoff expires or an unschedulable
+    /// pod reaches the maximum wait), for a virtual-time driver. `None` when nothing is pending.
+    pub fn next_wakeup_nanos(&mut self) -> Option<u64> {
+        while let Some(&Reverse((_, seq, uid))) = self.backoff.peek() {
+            if self.is_current(uid, seq, Location::Backoff) {
+                break;
+            }
+            self.backoff.pop();
+        }
+        let backoff = self.backoff.peek().map(|Reverse((expiry, _, _))| *expiry);
+        let leftover = self.unschedulable.first().map(|&(ts, _)| ts.saturating_add(self.max_in_unschedulable_nanos) + 1);
+        match (backoff, leftover) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

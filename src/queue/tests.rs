@@ -1,0 +1,245 @@
+use super::*;
+
+const S: u64 = 1_000_000_000;
+
+fn pod(uid: u64, priority: i32) -> QueuedPod<()> {
+    QueuedPod::new(PodUid(uid), priority, ())
+}
+
+fn queue() -> SchedulingQueue<()> {
+    SchedulingQueue::new(DEFAULT_INITIAL_BACKOFF_NANOS, DEFAULT_MAX_BACKOFF_NANOS)
+}
+
+fn pop_all(q: &mut SchedulingQueue<()>, now: u64) -> Vec<u64> {
+    std::iter::from_fn(|| q.pop(now)).map(|p| p.uid.0).collect()
+}
+
+#[test]
+fn backoff_doubles_and_caps() {
+    let check = |attempts, expected_s| {
+        assert_eq!(backoff_duration_nanos(attempts, S, 10 * S), expected_s * S, "attempts {attempts}");
+    };
+    check(0, 1);
+    check(1, 1);
+    check(2, 2);
+    check(3, 4);
+    check(4, 8);
+    check(5, 10);
+    check(60, 10);
+    // An initial backoff above the maximum is capped too.
+    assert_eq!(backoff_duration_nanos(1, 20 * S, 10 * S), 10 * S);
+}
+
+#[test]
+fn active_queue_orders_by_priority_then_timestamp_then_insertion() {
+    // (uid, priority, added at)
+    let check = |pods: &[(u64, i32, u64)], expected: &[u64]| {
+        let mut q = queue();
+        for &(uid, prio, at) in pods {
+            q.add(pod(uid, prio), at);
+        }
+        assert_eq!(pop_all(&mut q, 100 * S), expected, "{pods:?}");
+    };
+    check(&[(1, 0, 0), (2, 10, 5), (3, 5, 1)], &[2, 3, 1]);
+    check(&[(1, 0, 3), (2, 0, 1), (3, 0, 2)], &[2, 3, 1]);
+    check(&[(5, 0, 1), (4, 0, 1), (6, 0, 1)], &[5, 4, 6]);
+    check(&[(1, -5, 0), (2, i32::MIN, 0), (3, i32::MAX, 9)], &[3, 1, 2]);
+}
+
+#[test]
+fn pop_counts_attempts_and_marks_in_flight() {
+    let mut q = queue();
+    q.add(pod(1, 0), 0);
+    let p = q.pop(7).unwrap();
+    assert_eq!((p.attempts, p.initial_attempt_nanos), (1, Some(7)));
+    assert_eq!(q.lens().in_flight, 1);
+    q.add_backoff(p, 8);
+    q.flush_backoff_completed(100 * S);
+    let p = q.pop(100 * S).unwrap();
+    assert_eq!((p.attempts, p.initial_attempt_nanos), (2, Some(7)));
+    q.done(p.uid);
+    assert_eq!(q.lens(), QueueLens::default());
+}
+
+#[test]
+fn backoff_expires_after_initial_times_two_to_the_attempts() {
+    // A pod failing with an error n times waits 1, 2, 4, 8, 10, 10 s.
+    let mut q = queue();
+    q.add(pod(1, 0), 0);
+    let mut now = 0;
+    for expected_wait_s in [1, 2, 4, 8, 10, 10] {
+        let p = q.pop(now).expect("pod is active");
+        assert_eq!(q.add_backoff(p, now), Location::Backoff);
+        assert_eq!(q.next_wakeup_nanos(), Some(now + expected_wait_s * S));
+        assert!(q.pop(now + expected_wait_s * S - 1).is_none(), "still backing off");
+        now += expected_wait_s * S;
+    }
+}
+
+#[test]
+fn unschedulable_pods_wait_for_an_interesting_event() {
+    // Rejected by plugin 0 (NodeResourcesFit) or 1 (NodeAffinity) or 2 (SchedulingGates).
+    let check = |rejector: u8, event: ClusterEvent, expected_moved: bool| {
+        let mut q = queue();
+        q.register_hint(0, default_hint_fn("NodeResourcesFit").unwrap());
+        q.register_hint(1, default_hint_fn("NodeAffinity").unwrap());
+        q.register_hint(2, default_hint_fn("SchedulingGates").unwrap());
+        q.add(pod(1, 0), 0);
+        let p = q.pop(0).unwrap();
+        assert_eq!(q.add_unschedulable(p, PluginSet::of(&[rejector]), 0), Location::Unschedulable);
+        let moved = q.on_event(event, 20 * S);
+        assert_eq!(moved == 1, expected_moved, "rejector {rejector}, {event:?}");
+        let expected_loc = if expected_moved { Location::Active } else { Location::Unschedulable };
+        assert_eq!(q.location(PodUid(1)), Some(expected_loc));
+    };
+    let (node, pod9) = (3, PodUid(9));
+    check(0, ClusterEvent::NodeAdd { node }, true);
+    check(0, ClusterEvent::NodeUpdate { node, change: NodeChange::ALLOCATABLE }, true);
+    check(0, ClusterEvent::NodeUpdate { node, change: NodeChange::LABEL }, false);
+    check(0, ClusterEvent::AssignedPodDelete { pod: pod9, node }, true);
+    check(0, ClusterEvent::AssignedPodAdd { pod: pod9, node }, false);
+    check(0, ClusterEvent::AssignedPodUpdate { pod: pod9, node, resources_scaled_down: true }, true);
+    check(0, ClusterEvent::AssignedPodUpdate { pod: pod9, node, resources_scaled_down: false }, false);
+    check(1, ClusterEvent::NodeUpdate { node, change: NodeChange::LABEL.union(NodeChange::TAINT) }, true);
+    check(1, ClusterEvent::AssignedPodDelete { pod: pod9, node }, false);
+    check(2, ClusterEvent::UnscheduledPodUpdate { pod: PodUid(1) }, true);
+    check(2, ClusterEvent::UnscheduledPodUpdate { pod: pod9 }, false);
+    // A plugin without a registered hint queues on everything.
+    check(7, ClusterEvent::NodeDelete { node }, true);
+}
+
+#[test]
+fn a_moved_pod_still_backing_off_goes_to_backoff() {
+    let mut q = queue();
+    q.add(pod(1, 0), 0);
+    let p = q.pop(0).unwrap();
+    q.add_unschedulable(p, PluginSet::of(&[0]), 10 * S);
+    q.on_event(ClusterEvent::NodeAdd { node: 0 }, 10 * S + 1);
+    assert_eq!(q.location(PodUid(1)), Some(Location::Backoff));
+    assert_eq!(q.next_wakeup_nanos(), Some(11 * S));
+    assert_eq!(pop_all(&mut q, 11 * S), vec![1]);
+}
+
+#[test]
+fn events_during_the_cycle_are_replayed_through_the_hints() {
+    let check = |event: ClusterEvent, expected: Location| {
+        let mut q = queue();
+        q.register_hint(0, default_hint_fn("NodePorts").unwrap());
+        q.add(pod(1, 0), 0);
+        let p = q.pop(0).unwrap();
+        q.on_event(event, 0);
+        assert_eq!(q.add_unschedulable(p, PluginSet::of(&[0]), 5 * S), expected, "{event:?}");
+    };
+    check(ClusterEvent::NodeAdd { node: 1 }, Location::Backoff);
+    check(ClusterEvent::AssignedPodDelete { pod: PodUid(4), node: 1 }, Location::Backoff);
+    check(ClusterEvent::NodeUpdate { node: 1, change: NodeChange::LABEL }, Location::Unschedulable);
+    check(ClusterEvent::AssignedPodAdd { pod: PodUid(4), node: 1 }, Location::Unschedulable);
+}
+
+#[test]
+fn events_before_the_pop_are_not_replayed() {
+    let mut q = queue();
+    q.add(pod(1, 0), 0);
+    q.add(pod(2, 0), 1);
+    let p1 = q.pop(2).unwrap();
+    q.on_event(ClusterEvent::NodeAdd { node: 1 }, 2);
+    let p2 = q.pop(3).unwrap();
+    assert_eq!(q.add_unschedulable(p2, PluginSet::of(&[0]), 4), Location::Unschedulable);
+    assert_eq!(q.add_unschedulable(p1, PluginSet::of(&[0]), 4), Location::Backoff);
+}
+
+#[test]
+fn leftover_unschedulable_pods_flush_after_five_minutes() {
+    let mut q = queue();
+    q.add(pod(1, 0), 0);
+    q.add(pod(2, 0), 0);
+    let p = q.pop(0).unwrap();
+    q.add_unschedulable(p, PluginSet::of(&[0]), S);
+    let p = q.pop(0).unwrap();
+    q.add_unschedulable(p, PluginSet::of(&[0]), 2 * S);
+    let five_min = DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS;
+    assert_eq!(q.next_wakeup_nanos(), Some(S + five_min + 1));
+    assert_eq!(q.flush_unschedulable_leftover(S + five_min), 0, "strictly longer than 5 min");
+    assert_eq!(q.flush_unschedulable_leftover(S + five_min + 1), 1);
+    assert_eq!(q.location(PodUid(1)), Some(Location::Active));
+    assert_eq!(q.location(PodUid(2)), Some(Location::Unschedulable));
+    assert_eq!(q.next_wakeup_nanos(), Some(2 * S + five_min + 1));
+}
+
+#[test]
+fn gated_pods_stay_out_until_the_gate_is_removed() {
+    let mut q = queue();
+    assert_eq!(q.add(pod(1, 100).gated(true), 0), Location::Gated);
+    q.add(pod(2, 0), 0);
+    assert_eq!(pop_all(&mut q, 0), vec![2]);
+    assert_eq!(q.lens().gated, 1);
+    assert!(!q.remove_gate(PodUid(2), 1), "pod 2 is not gated");
+    assert!(q.remove_gate(PodUid(1), 1));
+    assert_eq!(pop_all(&mut q, 1), vec![1]);
+}
+
+#[test]
+fn deleted_pods_leave_every_sub_queue() {
+    let mut q = queue();
+    q.add(pod(1, 0), 0);
+    q.add(pod(2, 0).gated(true), 0);
+    q.add(pod(3, 0), 0);
+    let p3 = q.pop(0).unwrap();
+    assert_eq!(p3.uid, PodUid(1));
+    q.add_backoff(p3, 0);
+    assert_eq!(q.delete(PodUid(1)).map(|p| p.uid), Some(PodUid(1)));
+    assert_eq!(q.delete(PodUid(2)).map(|p| p.uid), Some(PodUid(2)));
+    assert!(q.delete(PodUid(2)).is_none());
+    assert_eq!(q.next_wakeup_nanos(), None);
+    assert_eq!(pop_all(&mut q, 100 * S), vec![3]);
+    assert_eq!(q.lens(), QueueLens { in_flight: 1, ..QueueLens::default() });
+}
+
+#[test]
+fn same_inputs_same_order() {
+    let run = || {
+        let mut q = queue();
+        for i in 0..200u64 {
+            q.add(pod(i, (i % 3) as i32), i / 10);
+        }
+        let mut order = Vec::new();
+        let mut now = 0;
+        while let Some(p) = q.pop(now) {
+            order.push(p.uid.0);
+            if p.uid.0 % 5 == 0 && p.attempts < 3 {
+                q.add_unschedulable(p, PluginSet::of(&[0]), now);
+            }
+            if order.len() % 50 == 0 {
+                q.on_event(ClusterEvent::NodeAdd { node: 0 }, now);
+            }
+            now += S / 10;
+            if q.lens().active == 0 {
+                if let Some(t) = q.next_wakeup_nanos() {
+                    now = now.max(t);
+                    q.flush_unschedulable_leftover(now);
+                }
+            }
+        }
+        order
+    };
+    let a = run();
+    assert_eq!(a, run());
+    assert!(a.len() > 200, "some pods were retried");
+}
+
+#[test]
+fn plugin_set_iterates_ids_in_order() {
+    let s = PluginSet::of(&[63, 0, 5]);
+    assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 5, 63]);
+    assert!(s.contains(5) && !s.contains(6) && !s.contains(200));
+    assert!(PluginSet::EMPTY.is_empty());
+}
+
+#[test]
+fn every_default_plugin_has_a_hint_and_unknown_ones_do_not() {
+    for p in DEFAULT_HINT_PLUGINS {
+        assert!(default_hint(p, &ClusterEvent::NodeAdd { node: 0 }, PodUid(0)).is_some(), "{p}");
+    }
+    assert!(default_hint("VolumeBinding", &ClusterEvent::NodeAdd { node: 0 }, PodUid(0)).is_none());
+    assert!(default_hint_fn::<()>("Nope").is_none());
+}
