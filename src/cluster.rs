@@ -74,6 +74,11 @@ impl UidGen {
         self.0 += 1;
         PodUid(self.0)
     }
+
+    /// How many ids were handed out (the last one is `PodUid(issued)`).
+    pub fn issued(&self) -> u64 {
+        self.0
+    }
 }
 
 /// A snapshot of `cluster`: its nodes in input order, and its pods that name a node placed there.
@@ -81,7 +86,10 @@ impl UidGen {
 pub fn build_snapshot(cluster: &Cluster, file: &str, uids: &mut UidGen) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
     let mut snap = Snapshot::new();
     for (i, node) in cluster.nodes.iter().enumerate() {
-        let spec = compile_node(node, &mut snap.interner);
+        let mut spec = compile_node(node, &mut snap.interner);
+        if node.metadata.name.is_empty() {
+            spec.name = snap.interner.intern(&format!("{}{i:05}", node.metadata.generate_name));
+        }
         snap.add_node(&spec).map_err(|e| InputError::new(file, format!("nodes[{i}].metadata.name"), e))?;
     }
     let priorities = cluster.priorities();

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod plugins;
 pub mod queue;
 pub mod report;
+pub mod runner;
 pub mod snapshot;
 pub mod stats;
 pub mod sync;

@@ -46,6 +46,12 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Run scheduler_perf workloads on a simulated cluster and report throughput, latency and placement.
+    Run(schedperf::runner::cli::RunArgs),
+    /// Gate CI on a regression: compare a baseline report with a current one (exit 1 on regression).
+    Gate(schedperf::gate::GateArgs),
+    /// Compare two saved reports side by side (report only).
+    Compare(schedperf::gate::CompareArgs),
     /// List the test cases, workloads, labels and thresholds of workload files.
     List {
         /// A workload file or a directory of them.
@@ -63,6 +69,16 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Run(args) => match schedperf::runner::cli::run_command(&args) {
+            Ok(code) => Ok(ExitCode::from(code as u8)),
+            Err(schedperf::runner::RunError::Input(e)) => Err(e),
+            Err(e) => {
+                eprintln!("error: {e}");
+                Ok(ExitCode::from(2))
+            }
+        },
+        Command::Gate(args) => Ok(ExitCode::from(schedperf::gate::run_gate(&args)? as u8)),
+        Command::Compare(args) => Ok(ExitCode::from(schedperf::gate::run_compare(&args)? as u8)),
         Command::List { path } => {
             print!("{}", schedperf::workload::list(&path)?);
             Ok(ExitCode::SUCCESS)

@@ -233,8 +233,8 @@ fn collect_objects(
     let object = match kind.as_str() {
         "Node" => {
             let node: Node = decode(value, file)?;
-            if node.metadata.name.is_empty() {
-                return Err(InputError::new(file, "metadata", "missing field `name`"));
+            if node.metadata.name.is_empty() && node.metadata.generate_name.is_empty() {
+                return Err(InputError::new(file, "metadata", "missing field `name` (or `generateName`)"));
             }
             Object::Node(node)
         }
@@ -579,8 +579,8 @@ items:
         check("kind: 3\n", "c.yaml: kind: expected a string, found a number");
         check("kind: List\nitems: {a: 1}\n", "c.yaml: items: expected a sequence of objects, found a mapping");
         check("just text\n", "c.yaml: expected a Kubernetes object (a mapping with `kind`), found a string");
-        check("kind: Node\nspec: {}\n", "c.yaml: metadata: missing field `name`");
-        check("kind: Node\nmetadata: {name: null}\n", "c.yaml: metadata: missing field `name`");
+        check("kind: Node\nspec: {}\n", "c.yaml: metadata: missing field `name` (or `generateName`)");
+        check("kind: Node\nmetadata: {name: null}\n", "c.yaml: metadata: missing field `name` (or `generateName`)");
         check("kind: Pod\nmetadata: {namespace: x}\n", "c.yaml: metadata: missing field `name` (or `generateName`)");
         check(
             "kind: Pod\nmetadata: {name: p}\nspec: {tolerations: [{operator: Maybe}]}\n",

@@ -1,0 +1,1105 @@
+//! The run driver: the scheduling thread's loop, the workload ops, and the end-of-run accounting.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+
+use super::objects::{default_node, default_pod, Templates};
+use super::quality::{placement_digest, placement_quality};
+use super::recorder::{cpu_seconds, peak_rss_bytes, throughput, Histograms};
+use super::{AgentSpec, RunError, RunOptions};
+use crate::agent::sim::{SimAgent, TimeMode};
+use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec, NodeAgent, PodUid};
+use crate::api::{self, Object};
+use crate::binder::{BindJob, BindOutcome, BindResult, Binder, NoPlugins};
+use crate::cache::AssumeCache;
+use crate::clock::{Clock, VirtualClock, WallClock};
+use crate::cluster::{build_snapshot, Cluster, UidGen};
+use crate::config::SchedulerConfig;
+use crate::engine::{CycleResult, Engine};
+use crate::error::InputError;
+use crate::framework::{CycleCx, CycleState, Framework};
+use crate::plugins::compile_args;
+use crate::queue::{default_hint_fn, ClusterEvent, PluginSet, QueuedPod, SchedulingQueue};
+use crate::report::{Accounting, Counters, RunReport};
+use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
+use crate::snapshot::{PodInfo, Snapshot, Sym};
+use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp, ResolvedWorkload};
+
+/// Where a pod is in its life, as the driver tracks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PodState {
+    /// In the scheduling queue (active, backoff, unschedulable or gated).
+    Queued,
+    /// Assumed on a node; the bind is in flight.
+    Assumed(Sym),
+    Bound(Sym),
+    Deleted,
+}
+
+struct PodRec {
+    info: Arc<PodInfo>,
+    template: Arc<api::Pod>,
+    namespace: String,
+    /// Created by this run (pods of `--cluster` are not).
+    created_by_run: bool,
+    measured: bool,
+    profile: usize,
+    attempts: u32,
+    /// The last attempt found the pod unschedulable.
+    unschedulable: bool,
+    created_nanos: u64,
+    scheduled_nanos: Option<u64>,
+    bound_nanos: Option<u64>,
+    running_nanos: Option<u64>,
+    state: PodState,
+}
+
+/// A churn op running in the background of later ops.
+struct Churner {
+    recreate: bool,
+    number: u64,
+    interval_nanos: u64,
+    namespace: String,
+    templates: Vec<PathBuf>,
+    next_nanos: u64,
+    created: u64,
+    /// Per template, the objects alive (pod uids or node names), oldest first.
+    alive: Vec<VecDeque<ChurnObject>>,
+}
+
+enum ChurnObject {
+    Pod(PodUid),
+    Node(String),
+    Other,
+}
+
+/// The measurement window: pods created inside it are measured.
+#[derive(Default)]
+struct Window {
+    open: bool,
+    namespaces: Vec<String>,
+    start_nanos: Option<u64>,
+}
+
+struct Driver {
+    opts: RunOptions,
+    clock: Arc<dyn Clock>,
+    vclock: Option<Arc<VirtualClock>>,
+    snap: Snapshot,
+    frameworks: Vec<Framework>,
+    engine: Engine,
+    queue: SchedulingQueue<()>,
+    cache: Arc<AssumeCache>,
+    pods: Vec<PodRec>,
+    /// Pod index by uid: uids are dense from 1.
+    uids: UidGen,
+    priorities: Priorities,
+    cluster: Cluster,
+    agent: Arc<dyn NodeAgent>,
+    binder: Option<Arc<Binder>>,
+    bind_results: Receiver<BindResult>,
+    agent_events: Receiver<AgentEvent>,
+    /// Pods assumed whose bind has not finished.
+    binds_in_flight: usize,
+    templates: Templates,
+    churners: Vec<Churner>,
+    window: Window,
+    nodes_created: u64,
+    pods_created: u64,
+    hist: Histograms,
+    counters: Counters,
+    unschedulable_reasons: BTreeMap<String, u64>,
+    measured_bind_nanos: Vec<u64>,
+    events_out: Option<std::io::BufWriter<std::fs::File>>,
+    largest_shape: (i64, i64),
+    progress: Option<indicatif::ProgressBar>,
+    config_source: String,
+    config_digest: String,
+}
+
+fn event_json(out: &mut Option<std::io::BufWriter<std::fs::File>>, at_nanos: u64, pod: &str, kind: &str, extra: serde_json::Value) {
+    if let Some(w) = out {
+        let line = serde_json::json!({"tNanos": at_nanos, "pod": pod, "event": kind, "detail": extra});
+        let _ = writeln!(w, "{line}");
+    }
+}
+
+impl Driver {
+    fn now(&self) -> u64 {
+        self.clock.now_nanos()
+    }
+
+    fn rec(&self, uid: PodUid) -> &PodRec {
+        &self.pods[(uid.0 - 1) as usize]
+    }
+
+    fn rec_mut(&mut self, uid: PodUid) -> &mut PodRec {
+        &mut self.pods[(uid.0 - 1) as usize]
+    }
+
+    /// Adds a pod record for `uid` (uids are handed out in order, so the index is uid - 1).
+    fn push_rec(&mut self, uid: PodUid, rec: PodRec) {
+        assert_eq!(self.pods.len() as u64 + 1, uid.0, "pod uids are dense");
+        self.pods.push(rec);
+    }
+
+    fn profile_of(&self, info: &PodInfo) -> Option<usize> {
+        let name = self.snap.interner.resolve(info.scheduler_name);
+        self.frameworks.iter().position(|f| f.scheduler_name == name)
+    }
+
+    // ---- creating and deleting objects -------------------------------------------------------
+
+    fn create_node(&mut self, mut node: api::Node, file: &str) -> Result<String, InputError> {
+        if node.metadata.name.is_empty() {
+            let prefix = if node.metadata.generate_name.is_empty() { "node-" } else { &node.metadata.generate_name };
+            node.metadata.name = format!("{prefix}{}", self.nodes_created);
+        }
+        self.nodes_created += 1;
+        let spec = compile_node(&node, &mut self.snap.interner);
+        let idx = self.snap.add_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
+        let now = self.now();
+        self.queue.on_event(ClusterEvent::NodeAdd { node: idx.0 }, now);
+        Ok(node.metadata.name)
+    }
+
+    fn create_pod(&mut self, template: Arc<api::Pod>, namespace: &str, file: &str) -> Result<PodUid, InputError> {
+        let name = if template.metadata.name.is_empty() || self.pods_created > 0 && !template.metadata.generate_name.is_empty() {
+            let prefix = if template.metadata.generate_name.is_empty() { "pod-" } else { &template.metadata.generate_name };
+            format!("{prefix}{:06}", self.pods_created)
+        } else {
+            template.metadata.name.clone()
+        };
+        self.pods_created += 1;
+        let uid = self.uids.next_uid();
+        let mut pod = (*template).clone();
+        pod.metadata.namespace = namespace.to_string();
+        let wk = self.snap.wk.clone();
+        let info = compile_pod(&pod, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
+            .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+        let profile = self.profile_of(&info).ok_or_else(|| {
+            InputError::new(file, "spec.schedulerName", format!("no scheduler profile named {:?}", self.snap.interner.resolve(info.scheduler_name)))
+        })?;
+        let now = self.now();
+        let measured = self.window.open && (self.window.namespaces.is_empty() || self.window.namespaces.iter().any(|n| n == namespace));
+        if measured && self.window.start_nanos.is_none() {
+            self.window.start_nanos = Some(now);
+        }
+        let gated = !info.scheduling_gates.is_empty();
+        let priority = info.priority;
+        if let Some(c) = self.largest_shape_candidate(&info) {
+            self.largest_shape = c;
+        }
+        let key = format!("{namespace}/{name}");
+        self.push_rec(
+            uid,
+            PodRec {
+                info: Arc::new(info),
+                template,
+                namespace: namespace.to_string(),
+                created_by_run: true,
+                measured,
+                profile,
+                attempts: 0,
+                unschedulable: false,
+                created_nanos: now,
+                scheduled_nanos: None,
+                bound_nanos: None,
+                running_nanos: None,
+                state: PodState::Queued,
+            },
+        );
+        event_json(&mut self.events_out, now, &key, "created", serde_json::json!({"gated": gated}));
+        let mut qp = QueuedPod::new(uid, priority, ()).gated(gated);
+        qp.timestamp_nanos = now;
+        self.queue.add(qp, now);
+        Ok(uid)
+    }
+
+    fn largest_shape_candidate(&self, info: &PodInfo) -> Option<(i64, i64)> {
+        let (c, m) = (info.requests.cpu_milli, info.requests.memory);
+        (c > self.largest_shape.0 || (c == self.largest_shape.0 && m > self.largest_shape.1)).then_some((c, m))
+    }
+
+    /// Deletes a pod wherever it is: out of the queue, or off its node (the agent stops it).
+    fn delete_pod(&mut self, uid: PodUid) {
+        let state = self.rec(uid).state;
+        let now = self.now();
+        match state {
+            PodState::Deleted => return,
+            PodState::Queued => {
+                self.queue.delete(uid);
+            }
+            PodState::Assumed(_) | PodState::Bound(_) => {
+                if let Some(placed) = self.snap.unplace_pod(uid) {
+                    let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
+                    self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
+                }
+                let _ = self.cache.delete(uid);
+                if matches!(state, PodState::Assumed(_)) {
+                    self.binds_in_flight -= 1;
+                }
+                self.agent.delete(uid);
+            }
+        }
+        let key = format!("{}/{}", self.rec(uid).namespace, self.rec(uid).info.name);
+        event_json(&mut self.events_out, now, &key, "deleted", serde_json::Value::Null);
+        self.rec_mut(uid).state = PodState::Deleted;
+    }
+
+    fn delete_node(&mut self, name: &str) {
+        let Some(sym) = self.snap.interner.get(name) else { return };
+        let Some(idx) = self.snap.nodes.idx_of(sym) else { return };
+        for uid in self.snap.nodes.pods[idx.ix()].clone() {
+            self.delete_pod(uid);
+        }
+        let idx = self.snap.nodes.idx_of(sym).expect("node still there");
+        self.snap.remove_node(sym);
+        let now = self.now();
+        self.queue.on_event(ClusterEvent::NodeDelete { node: idx.0 }, now);
+    }
+
+    /// `createAny` and churn: adds any object to the cluster.
+    fn create_object(&mut self, obj: &Object, namespace: Option<&str>, file: &str) -> Result<ChurnObject, InputError> {
+        Ok(match obj {
+            Object::Node(n) => ChurnObject::Node(self.create_node(n.clone(), file)?),
+            Object::Pod(p) => {
+                let ns = namespace.map(str::to_string).unwrap_or_else(|| p.namespace().to_string());
+                ChurnObject::Pod(self.create_pod(Arc::new(p.clone()), &ns, file)?)
+            }
+            Object::PriorityClass(pc) => {
+                self.priorities.add(pc);
+                self.cluster.priority_classes.push(pc.clone());
+                ChurnObject::Other
+            }
+            other => {
+                self.cluster.add(other.clone());
+                ChurnObject::Other
+            }
+        })
+    }
+
+    // ---- the scheduling loop ---------------------------------------------------------------
+
+    /// Schedules the next pod from the active queue. Returns false when the queue has none ready.
+    fn schedule_next(&mut self) -> bool {
+        let now = self.now();
+        let Some(qp) = self.queue.pop(now) else { return false };
+        let uid = qp.uid;
+        if self.rec(uid).state != PodState::Queued {
+            self.queue.done(uid);
+            return true;
+        }
+        let profile = self.rec(uid).profile;
+        let info = self.rec(uid).info.clone();
+        let t0 = Instant::now();
+        let result = self.engine.schedule_one(&self.frameworks[profile], &self.snap, &info);
+        let cycle_nanos = t0.elapsed().as_nanos() as u64;
+        if let Some(v) = &self.vclock {
+            v.advance_by(cycle_nanos);
+        }
+        let now = self.now();
+        self.counters.attempts += 1;
+        self.rec_mut(uid).attempts = qp.attempts;
+        if qp.attempts > 1 {
+            self.counters.retries += 1;
+        }
+        self.hist.record("attempt", cycle_nanos);
+        let key = format!("{}/{}", self.rec(uid).namespace, info.name);
+        match result {
+            CycleResult::Scheduled { node, .. } => {
+                self.hist.record("attempt.scheduled", cycle_nanos);
+                let node_sym = self.snap.nodes.name[node.ix()];
+                self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists and the pod is not placed");
+                let _ = self.cache.assume(uid, node_sym.0);
+                self.queue.done(uid);
+                let rec = self.rec_mut(uid);
+                rec.state = PodState::Assumed(node_sym);
+                rec.unschedulable = false;
+                rec.scheduled_nanos = Some(now);
+                self.binds_in_flight += 1;
+                let node_name = self.snap.interner.resolve(node_sym).to_string();
+                event_json(&mut self.events_out, now, &key, "assumed", serde_json::json!({"node": node_name, "attempt": qp.attempts}));
+                let agent_pod = self.agent_pod(uid, &node_name);
+                match &self.binder {
+                    Some(b) => b.submit(BindJob::new(agent_pod)),
+                    None => self.agent.bind(agent_pod),
+                }
+            }
+            CycleResult::Unschedulable(diag) => {
+                self.hist.record("attempt.unschedulable", cycle_nanos);
+                self.counters.unschedulable += 1;
+                let fw = &self.frameworks[profile];
+                let cx = CycleCx { snap: &self.snap, pod: &info };
+                let msg = diag.message(fw, cx, &CycleState::new());
+                let rejectors: Vec<u8> = diag.rejector_plugins().into_iter().map(|p| p.min(63) as u8).collect();
+                if self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable {
+                    *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
+                }
+                event_json(&mut self.events_out, now, &key, "attempt", serde_json::json!({"result": "unschedulable", "message": msg}));
+                self.rec_mut(uid).unschedulable = true;
+                self.queue.add_unschedulable(qp, PluginSet::of(&rejectors), now);
+            }
+            CycleResult::Error(st) => {
+                self.hist.record("attempt.error", cycle_nanos);
+                self.counters.errors += 1;
+                event_json(&mut self.events_out, now, &key, "attempt", serde_json::json!({"result": "error", "reasons": st.reasons}));
+                self.queue.add_backoff(qp, now);
+            }
+        }
+        true
+    }
+
+    fn agent_pod(&self, uid: PodUid, node: &str) -> AgentPod {
+        let rec = self.rec(uid);
+        let t = &rec.template;
+        let cs = |c: &api::Container| ContainerSpec {
+            name: c.name.clone(),
+            image: c.image.clone(),
+            command: c.command.clone(),
+            args: c.args.clone(),
+            sidecar: c.restart_policy.as_deref() == Some("Always"),
+        };
+        AgentPod {
+            uid,
+            namespace: rec.namespace.clone(),
+            name: rec.info.name.clone(),
+            node: node.to_string(),
+            labels: t.metadata.labels.clone(),
+            host_network: t.spec.host_network,
+            init_containers: t.spec.init_containers.iter().map(cs).collect(),
+            containers: t.spec.containers.iter().map(cs).collect(),
+        }
+    }
+
+    fn on_bound(&mut self, uid: PodUid, at_nanos: u64) {
+        let PodState::Assumed(node) = self.rec(uid).state else { return };
+        self.binds_in_flight -= 1;
+        if self.binder.is_none() {
+            let _ = self.cache.finish_binding(uid);
+        }
+        let rec = self.rec_mut(uid);
+        rec.state = PodState::Bound(node);
+        rec.bound_nanos = Some(at_nanos);
+        let (created, measured) = (rec.created_nanos, rec.measured);
+        self.counters.scheduled += 1;
+        if measured {
+            self.hist.record("e2e", at_nanos.saturating_sub(created));
+            self.measured_bind_nanos.push(at_nanos);
+            if let Some(pb) = &self.progress {
+                pb.inc(1);
+            }
+        }
+        if let Some(s) = self.rec(uid).scheduled_nanos {
+            self.hist.record("stage.scheduled_to_bound", at_nanos.saturating_sub(s));
+            self.hist.record("stage.created_to_scheduled", s.saturating_sub(created));
+        }
+        let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
+        let now = self.now();
+        self.queue.on_event(ClusterEvent::AssignedPodAdd { pod: uid, node: idx }, now);
+        let key = format!("{}/{}", self.rec(uid).namespace, self.rec(uid).info.name);
+        event_json(&mut self.events_out, at_nanos, &key, "bound", serde_json::json!({"node": self.snap.interner.resolve(node)}));
+    }
+
+    fn on_bind_failed(&mut self, uid: PodUid, reason: &str) {
+        let PodState::Assumed(node) = self.rec(uid).state else { return };
+        self.binds_in_flight -= 1;
+        self.counters.bind_failures += 1;
+        let _ = self.cache.forget(uid);
+        self.snap.unplace_pod(uid);
+        let now = self.now();
+        let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
+        self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node: idx }, now);
+        let rec = self.rec_mut(uid);
+        rec.state = PodState::Queued;
+        let (priority, attempts) = (rec.info.priority, rec.attempts);
+        let key = format!("{}/{}", rec.namespace, rec.info.name);
+        event_json(&mut self.events_out, now, &key, "bindFailed", serde_json::json!({"reason": reason}));
+        let mut qp = QueuedPod::new(uid, priority, ());
+        qp.attempts = attempts;
+        qp.timestamp_nanos = now;
+        self.queue.add_backoff(qp, now);
+    }
+
+    fn on_agent_event(&mut self, ev: AgentEvent) {
+        let uid = ev.uid;
+        if uid.0 == 0 || uid.0 as usize > self.pods.len() {
+            return;
+        }
+        match ev.kind {
+            AgentEventKind::Bound => {
+                if self.binder.is_none() {
+                    self.on_bound(uid, ev.at_nanos)
+                }
+            }
+            AgentEventKind::BindFailed(reason) => {
+                if self.binder.is_none() {
+                    self.on_bind_failed(uid, &reason)
+                }
+            }
+            AgentEventKind::Running => {
+                let rec = self.rec_mut(uid);
+                if rec.running_nanos.is_none() {
+                    rec.running_nanos = Some(ev.at_nanos);
+                    let (created, bound, measured) = (rec.created_nanos, rec.bound_nanos, rec.measured);
+                    if measured {
+                        self.hist.record("startup", ev.at_nanos.saturating_sub(created));
+                    }
+                    if let Some(b) = bound {
+                        self.hist.record("stage.bound_to_running", ev.at_nanos.saturating_sub(b));
+                    }
+                }
+            }
+            AgentEventKind::Evicted(reason) => {
+                if matches!(self.rec(uid).state, PodState::Bound(_) | PodState::Assumed(_)) {
+                    self.counters.evictions += 1;
+                    let template = self.rec(uid).template.clone();
+                    let ns = self.rec(uid).namespace.clone();
+                    let key = format!("{ns}/{}", self.rec(uid).info.name);
+                    event_json(&mut self.events_out, ev.at_nanos, &key, "evicted", serde_json::json!({"reason": reason}));
+                    self.delete_pod(uid);
+                    // A controller recreates evicted pods.
+                    let _ = self.create_pod(template, &ns, "<eviction>");
+                }
+            }
+            AgentEventKind::Failed(_) | AgentEventKind::SandboxReady | AgentEventKind::ContainersStarted | AgentEventKind::Deleted => {}
+        }
+    }
+
+    fn drain(&mut self) -> bool {
+        let mut any = false;
+        while let Ok(r) = self.bind_results.try_recv() {
+            any = true;
+            let at = self.now();
+            match r.outcome {
+                BindOutcome::Bound => self.on_bound(r.job.pod.uid, at),
+                BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
+            }
+        }
+        while let Ok(ev) = self.agent_events.try_recv() {
+            any = true;
+            self.on_agent_event(ev);
+        }
+        any
+    }
+
+    fn fire_churn(&mut self) -> Result<(), InputError> {
+        let now = self.now();
+        for ci in 0..self.churners.len() {
+            while self.churners[ci].next_nanos <= now {
+                let c = &mut self.churners[ci];
+                c.next_nanos += c.interval_nanos.max(1);
+                if !c.recreate && c.number > 0 && c.created >= c.number {
+                    continue;
+                }
+                c.created += 1;
+                let (templates, ns, recreate, number) = (c.templates.clone(), c.namespace.clone(), c.recreate, c.number);
+                for (ti, path) in templates.iter().enumerate() {
+                    if recreate && self.churners[ci].alive[ti].len() as u64 >= number.max(1) {
+                        match self.churners[ci].alive[ti].pop_front() {
+                            Some(ChurnObject::Pod(uid)) => self.delete_pod(uid),
+                            Some(ChurnObject::Node(name)) => self.delete_node(&name),
+                            _ => {}
+                        }
+                    }
+                    let idx = self.churners[ci].created;
+                    let objs = self.templates.instantiate(path, idx, number, &BTreeMap::new())?;
+                    let file = path.display().to_string();
+                    for o in objs.iter() {
+                        let made = self.create_object(o, Some(&ns), &file)?;
+                        self.churners[ci].alive[ti].push_back(made);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn next_churn_nanos(&self) -> Option<u64> {
+        self.churners.iter().map(|c| c.next_nanos).min()
+    }
+
+    /// Runs the loop until `done` holds, the deadline passes, or nothing more can happen.
+    fn run_until(&mut self, deadline: Option<u64>, done: &dyn Fn(&Driver) -> bool) -> Result<(), RunError> {
+        loop {
+            self.drain();
+            self.fire_churn()?;
+            if done(self) || deadline.is_some_and(|d| self.now() >= d) {
+                return Ok(());
+            }
+            if self.schedule_next() {
+                continue;
+            }
+            // Idle: nothing is ready to schedule.
+            let lens = self.queue.lens();
+            let stalled = self.binds_in_flight == 0 && lens.active == 0 && lens.backoff == 0 && deadline.is_none();
+            if stalled && !self.drain() {
+                return Ok(());
+            }
+            let mut wake = [self.queue.next_wakeup_nanos(), self.next_churn_nanos(), deadline]
+                .into_iter()
+                .flatten()
+                .min();
+            match &self.vclock {
+                Some(v) => {
+                    if let Some(a) = self.agent.next_due_nanos() {
+                        wake = Some(wake.map_or(a, |w| w.min(a)));
+                    }
+                    match wake {
+                        Some(t) => {
+                            v.advance_to(t);
+                            self.agent.advance_to(t);
+                        }
+                        None => return Ok(()),
+                    }
+                }
+                None => {
+                    let now = self.now();
+                    let timeout = wake.map_or(Duration::from_millis(20), |w| Duration::from_nanos(w.saturating_sub(now)));
+                    let timeout = timeout.min(Duration::from_millis(20));
+                    crossbeam_channel::select! {
+                        recv(self.bind_results) -> r => if let Ok(r) = r {
+                            let at = self.now();
+                            match r.outcome {
+                                BindOutcome::Bound => self.on_bound(r.job.pod.uid, at),
+                                BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
+                            }
+                        },
+                        recv(self.agent_events) -> e => if let Ok(e) = e { self.on_agent_event(e) },
+                        default(timeout) => {},
+                    }
+                }
+            }
+        }
+    }
+
+    fn pods_settled(&self, pred: &dyn Fn(&PodRec) -> bool, attempted_only: bool) -> bool {
+        self.pods.iter().filter(|r| pred(r)).all(|r| match r.state {
+            PodState::Bound(_) | PodState::Deleted => true,
+            PodState::Queued => attempted_only && r.attempts > 0,
+            PodState::Assumed(_) => attempted_only,
+        })
+    }
+
+    // ---- ops -------------------------------------------------------------------------------
+
+    fn run_op(&mut self, op: &ResolvedOp) -> Result<(), RunError> {
+        match op {
+            ResolvedOp::CreateNodes {
+                count,
+                node_template_path,
+                node_allocatable_strategy,
+                label_node_prepare_strategy,
+                unique_node_label_strategy,
+                template_params,
+            } => {
+                let file = node_template_path.as_ref().map_or("<default node>".to_string(), |p| p.display().to_string());
+                for i in 0..*count {
+                    let mut node = match node_template_path {
+                        Some(p) => self.templates.node(p, i, *count, template_params)?,
+                        None => default_node(),
+                    };
+                    if let Some(s) = label_node_prepare_strategy {
+                        if let Some((k, v)) = label_node_prepare(i, s) {
+                            node.metadata.labels.insert(k.to_string(), v.to_string());
+                        }
+                    }
+                    if let Some(s) = unique_node_label_strategy {
+                        let (k, v) = unique_node_label(self.nodes_created, s);
+                        node.metadata.labels.insert(k.to_string(), v);
+                    }
+                    if let Some(s) = node_allocatable_strategy {
+                        let base: BTreeMap<String, String> =
+                            node.status.allocatable.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+                        for (k, v) in apply_node_allocatable(&base, s) {
+                            let q = api::Quantity::parse(&v).map_err(|e| {
+                                InputError::new(&file, format!("nodeAllocatableStrategy.nodeAllocatable.{k}"), e)
+                            })?;
+                            node.status.allocatable.insert(k, q);
+                        }
+                    }
+                    self.create_node(node, &file)?;
+                }
+            }
+            ResolvedOp::CreateNamespaces { prefix, count, namespace_template_path } => {
+                for i in 0..*count {
+                    let mut ns = api::Namespace::default();
+                    if let Some(p) = namespace_template_path {
+                        if let Some(Object::Namespace(n)) = self.templates.instantiate(p, i, *count, &BTreeMap::new())?.first() {
+                            ns = n.clone();
+                        }
+                    }
+                    ns.metadata.name = format!("{prefix}-{i}");
+                    self.cluster.namespaces.push(ns);
+                }
+            }
+            ResolvedOp::CreatePods {
+                count,
+                namespace,
+                pod_template_path,
+                collect_metrics,
+                skip_wait_to_completion,
+                steady_state,
+                duration,
+                template_params,
+                ..
+            } => {
+                if *collect_metrics {
+                    self.window = Window { open: true, namespaces: vec![namespace.clone()], start_nanos: None };
+                    if let Some(pb) = &self.progress {
+                        pb.set_length(*count);
+                        pb.set_position(0);
+                    }
+                }
+                let file = pod_template_path.as_ref().map_or("<default pod>".to_string(), |p| p.display().to_string());
+                let mut uids = Vec::with_capacity(*count as usize);
+                for i in 0..*count {
+                    let t = match pod_template_path {
+                        Some(p) => self.templates.pod(p, i, *count, template_params)?,
+                        None => default_pod(),
+                    };
+                    uids.push(self.create_pod(t, namespace, &file)?);
+                    // Keep scheduling while creating, as the scheduler runs alongside the creator.
+                    if i % 64 == 63 {
+                        self.drain();
+                        while self.schedule_next() {}
+                    }
+                }
+                if *steady_state {
+                    let end = self.now() + duration.unwrap_or_default().as_nanos() as u64;
+                    let tmpl = pod_template_path.clone();
+                    while self.now() < end {
+                        self.run_until(Some(end.min(self.now() + 5_000_000)), &|_| false)?;
+                        // Bound pods finish and are replaced, keeping `count` pods in the namespace.
+                        for j in 0..uids.len() {
+                            if matches!(self.rec(uids[j]).state, PodState::Bound(_)) {
+                                self.delete_pod(uids[j]);
+                                let t = match &tmpl {
+                                    Some(p) => self.templates.pod(p, j as u64, *count, template_params)?,
+                                    None => default_pod(),
+                                };
+                                uids[j] = self.create_pod(t, namespace, &file)?;
+                            }
+                        }
+                    }
+                } else if !*skip_wait_to_completion {
+                    let set: ahash::AHashSet<PodUid> = uids.iter().copied().collect();
+                    self.run_until(None, &|d: &Driver| d.pods_settled(&|r: &PodRec| set.contains(&r.info.uid), false))?;
+                }
+                if *collect_metrics {
+                    self.window.open = false;
+                }
+            }
+            ResolvedOp::DeletePods { namespace, label_selector, skip_wait_to_completion, delete_pods_per_second } => {
+                let targets: Vec<PodUid> = self
+                    .pods
+                    .iter()
+                    .filter(|r| r.state != PodState::Deleted && &r.namespace == namespace)
+                    .filter(|r| label_selector.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v)))
+                    .map(|r| r.info.uid)
+                    .collect();
+                let gap = if *delete_pods_per_second > 0 { 1_000_000_000 / delete_pods_per_second } else { 0 };
+                for uid in targets {
+                    if gap > 0 {
+                        let until = self.now() + gap;
+                        self.run_until(Some(until), &|_| false)?;
+                    }
+                    self.delete_pod(uid);
+                }
+                if !*skip_wait_to_completion {
+                    self.drain();
+                }
+            }
+            ResolvedOp::Churn { mode, number, interval_ms, namespace, template_paths } => {
+                let now = self.now();
+                self.churners.push(Churner {
+                    recreate: matches!(mode, crate::workload::spec::ChurnMode::Recreate),
+                    number: *number,
+                    interval_nanos: interval_ms * 1_000_000,
+                    namespace: namespace.clone(),
+                    templates: template_paths.clone(),
+                    next_nanos: now,
+                    created: 0,
+                    alive: template_paths.iter().map(|_| VecDeque::new()).collect(),
+                });
+            }
+            ResolvedOp::Barrier { namespaces, label_selector, stage_requirement } => {
+                let attempted = matches!(stage_requirement, crate::workload::spec::StageRequirement::Attempted);
+                let ns = namespaces.clone();
+                let sel = label_selector.clone();
+                let pred = move |r: &PodRec| {
+                    (ns.is_empty() || ns.contains(&r.namespace))
+                        && sel.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v))
+                };
+                self.run_until(None, &|d: &Driver| d.pods_settled(&pred, attempted))?;
+            }
+            ResolvedOp::Sleep { duration } => {
+                let until = self.now() + duration.as_nanos() as u64;
+                self.run_until(Some(until), &|_| false)?;
+            }
+            ResolvedOp::StartCollectingMetrics { namespaces, .. } => {
+                self.window = Window { open: true, namespaces: namespaces.clone(), start_nanos: None };
+            }
+            ResolvedOp::StopCollectingMetrics => {
+                let measured: ahash::AHashSet<PodUid> = self.pods.iter().filter(|r| r.measured).map(|r| r.info.uid).collect();
+                self.run_until(None, &|d: &Driver| d.pods_settled(&|r: &PodRec| measured.contains(&r.info.uid), false))?;
+                self.window.open = false;
+            }
+            ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
+                let file = template_path.display().to_string();
+                for i in 0..*count {
+                    let objs = self.templates.instantiate(template_path, i, *count, template_params)?;
+                    for o in objs.iter() {
+                        self.create_object(o, namespace.as_deref(), &file)?;
+                    }
+                }
+            }
+            ResolvedOp::UpdateAny { template_path, .. } => {
+                return Err(RunError::Input(InputError::new(
+                    template_path.display().to_string(),
+                    "opcode",
+                    "updateAny is not supported by schedperf yet; remove the op or use createAny",
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs one workload once and returns its report entry.
+pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport, RunError> {
+    let wall_start = Instant::now();
+    let cpu_start = cpu_seconds();
+    let config = match (&opts.config_override, &w.scheduler_config_path) {
+        (Some(p), _) | (None, Some(p)) => SchedulerConfig::load(p)?,
+        (None, None) => SchedulerConfig::defaults(),
+    };
+    let (vclock, clock): (Option<Arc<VirtualClock>>, Arc<dyn Clock>) = if opts.virtual_time {
+        let v = Arc::new(VirtualClock::new());
+        (Some(v.clone()), v)
+    } else {
+        (None, Arc::new(WallClock::new()))
+    };
+    let cluster_file = opts.cluster.first().map(|p| p.display().to_string()).unwrap_or_default();
+    let cluster = if opts.cluster.is_empty() { Cluster::default() } else { Cluster::load(&opts.cluster)? };
+    let mut uids = UidGen::default();
+    let (mut snap, pending) = build_snapshot(&cluster, &cluster_file, &mut uids)?;
+    let mut frameworks = Vec::new();
+    for profile in &config.profiles {
+        let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
+        let fw = Framework::new(profile, &compiled, &mut snap.interner).map_err(|e| InputError::new(&config.source, "profiles", e))?;
+        frameworks.push(fw);
+    }
+    let mut queue = SchedulingQueue::new(
+        config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
+        config.pod_max_backoff_seconds as u64 * 1_000_000_000,
+    );
+    for (id, p) in frameworks[0].plugins.iter().enumerate() {
+        if let Some(h) = default_hint_fn::<()>(p.name()) {
+            queue.register_hint(id.min(63) as u8, h);
+        }
+    }
+    let (agent_tx, agent_rx) = crossbeam_channel::unbounded::<AgentEvent>();
+    let agent: Arc<dyn NodeAgent> = match &opts.agent {
+        AgentSpec::Sim(cfg) => {
+            let mode = if opts.virtual_time { TimeMode::Virtual } else { TimeMode::Wall };
+            Arc::new(SimAgent::new(cfg.clone().with_seed(opts.seed), agent_tx, clock.clone(), mode))
+        }
+        AgentSpec::Custom { factory, .. } => factory(agent_tx, clock.clone()).map_err(RunError::Agent)?,
+    };
+    let planned: u64 = w
+        .ops
+        .iter()
+        .map(|op| match op {
+            ResolvedOp::CreatePods { count, .. } => *count,
+            _ => 0,
+        })
+        .sum();
+    let cache = Arc::new(AssumeCache::new((planned as usize + cluster.pods.len()) * 2 + 1_000_000));
+    let (results_tx, results_rx) = crossbeam_channel::unbounded::<BindResult>();
+    let (binder, agent_events) = if opts.virtual_time {
+        (None, agent_rx)
+    } else {
+        let b = Arc::new(Binder::start(
+            opts.bind_workers.max(1),
+            opts.max_binds_in_flight.max(1),
+            agent.clone(),
+            Arc::new(NoPlugins),
+            Some(cache.clone()),
+            results_tx.clone(),
+        ));
+        let (fwd_tx, fwd_rx) = crossbeam_channel::unbounded();
+        b.spawn_router(agent_rx, fwd_tx);
+        (Some(b), fwd_rx)
+    };
+    let events_out = match &opts.events_file {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| {
+            InputError::new(p.display().to_string(), "", format!("cannot create the events file: {e}"))
+        })?)),
+        None => None,
+    };
+    let progress = opts.progress.then(|| {
+        let pb = indicatif::ProgressBar::new(0);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} pods {per_sec} eta {eta}")
+                .expect("valid progress template"),
+        );
+        pb.set_prefix(w.name.clone());
+        pb
+    });
+    let priorities = cluster.priorities();
+    let mut d = Driver {
+        opts: opts.clone(),
+        clock,
+        vclock,
+        engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score),
+        queue,
+        cache,
+        pods: Vec::new(),
+        uids: UidGen::default(),
+        priorities,
+        agent,
+        binder,
+        bind_results: results_rx,
+        agent_events,
+        binds_in_flight: 0,
+        templates: Templates::default(),
+        churners: Vec::new(),
+        window: Window::default(),
+        nodes_created: 0,
+        pods_created: 0,
+        hist: Histograms::default(),
+        counters: Counters::default(),
+        unschedulable_reasons: BTreeMap::new(),
+        measured_bind_nanos: Vec::new(),
+        events_out,
+        largest_shape: (0, 0),
+        progress,
+        config_source: config.source.clone(),
+        config_digest: config.digest.clone(),
+        frameworks,
+        snap: Snapshot::new(),
+        cluster: Cluster::default(),
+    };
+    drop(results_tx);
+    // The initial cluster: its bound pods are in the snapshot; give them records too.
+    let bound: Vec<_> = snap.pods.values().map(|p| (p.info.clone(), p.node)).collect();
+    let mut bound = bound;
+    bound.sort_by_key(|(i, _)| i.uid);
+    d.uids = uids;
+    let mut recs: Vec<Option<PodRec>> = (0..d.uids.issued()).map(|_| None).collect();
+    for (info, node) in bound {
+        let idx = (info.uid.0 - 1) as usize;
+        let _ = d.cache.confirm_bound(info.uid, node.0);
+        recs[idx] = Some(PodRec {
+            template: Arc::new(api::Pod::default()),
+            namespace: snap.interner.resolve(info.namespace).to_string(),
+            created_by_run: false,
+            measured: false,
+            profile: 0,
+            attempts: 0,
+            unschedulable: false,
+            created_nanos: 0,
+            scheduled_nanos: None,
+            bound_nanos: Some(0),
+            running_nanos: None,
+            state: PodState::Bound(node),
+            info,
+        });
+    }
+    let pending_infos: Vec<PodInfo> = pending;
+    for info in &pending_infos {
+        let idx = (info.uid.0 - 1) as usize;
+        recs[idx] = Some(PodRec {
+            template: Arc::new(api::Pod::default()),
+            namespace: snap.interner.resolve(info.namespace).to_string(),
+            created_by_run: false,
+            measured: false,
+            profile: 0,
+            attempts: 0,
+            unschedulable: false,
+            created_nanos: 0,
+            scheduled_nanos: None,
+            bound_nanos: None,
+            running_nanos: None,
+            state: PodState::Queued,
+            info: Arc::new(info.clone()),
+        });
+    }
+    d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
+    d.snap = snap;
+    d.cluster = cluster;
+    for info in pending_infos {
+        let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(!info.scheduling_gates.is_empty());
+        qp.timestamp_nanos = 0;
+        d.queue.add(qp, 0);
+    }
+
+    for op in &w.ops {
+        d.run_op(op)?;
+    }
+    // Let in-flight binds finish before accounting.
+    d.churners.clear();
+    d.run_until(None, &|d: &Driver| d.binds_in_flight == 0)?;
+    if let Some(pb) = &d.progress {
+        pb.finish_and_clear();
+    }
+    Ok(d.finish(w, wall_start, cpu_start))
+}
+
+impl Driver {
+    fn finish(mut self, w: &ResolvedWorkload, wall_start: Instant, cpu_start: f64) -> RunReport {
+        // Consistency: the cache (snapshot + assume states) against what the agent reports.
+        let mut diffs = Vec::new();
+        let agent_pods: BTreeMap<PodUid, String> = self.agent.pods().into_iter().collect();
+        for r in self.pods.iter().filter(|r| r.created_by_run) {
+            let uid = r.info.uid;
+            match r.state {
+                PodState::Bound(node) => {
+                    let want = self.snap.interner.resolve(node);
+                    match agent_pods.get(&uid) {
+                        Some(n) if n == want => {}
+                        Some(n) => diffs.push(format!("{}: cache says node {want}, agent says {n}", r.info.name)),
+                        None => diffs.push(format!("{}: bound on {want} in the cache, unknown to the agent", r.info.name)),
+                    }
+                    if !self.snap.pods.contains_key(&uid) {
+                        diffs.push(format!("{}: bound but not in the snapshot", r.info.name));
+                    }
+                }
+                PodState::Queued | PodState::Deleted => {
+                    if agent_pods.contains_key(&uid) && r.state == PodState::Queued {
+                        diffs.push(format!("{}: queued in the cache, held by the agent", r.info.name));
+                    }
+                }
+                PodState::Assumed(_) => diffs.push(format!("{}: still assumed at the end of the run", r.info.name)),
+            }
+        }
+        // Node resources: the snapshot's requested columns equal the sum over the pods placed there.
+        let t = &self.snap.nodes;
+        let mut cpu = vec![0i64; t.len()];
+        let mut pods_on = vec![0u32; t.len()];
+        for p in self.snap.pods.values() {
+            if let Some(i) = t.idx_of(p.node) {
+                cpu[i.ix()] += p.info.requests.cpu_milli;
+                pods_on[i.ix()] += 1;
+            }
+        }
+        for i in 0..t.len() {
+            if cpu[i] != t.req_cpu_milli[i] || pods_on[i] != t.pod_count[i] {
+                diffs.push(format!("node {}: requested cpu {} / {} pods in the table, {} / {} from its pods", self.snap.node_name(crate::snapshot::NodeIdx(i as u32)), t.req_cpu_milli[i], t.pod_count[i], cpu[i], pods_on[i]));
+            }
+        }
+        let shutdown = self.agent.shutdown();
+        if let Err(e) = &shutdown {
+            diffs.push(format!("agent shutdown: {e}"));
+        }
+        // Accounting over the pods this run created.
+        let mut acc = Accounting::default();
+        let mut placements = BTreeMap::new();
+        for r in self.pods.iter().filter(|r| r.created_by_run) {
+            acc.created += 1;
+            match r.state {
+                PodState::Bound(node) => {
+                    acc.bound += 1;
+                    placements.insert(format!("{}/{}", r.namespace, r.info.name), self.snap.interner.resolve(node).to_string());
+                }
+                PodState::Deleted => acc.deleted += 1,
+                PodState::Queued if r.unschedulable => acc.unschedulable += 1,
+                PodState::Queued => acc.pending += 1,
+                PodState::Assumed(_) => {}
+            }
+        }
+        acc.lost = acc.created - acc.bound - acc.deleted - acc.unschedulable - acc.pending;
+        let measured: Vec<&PodRec> = self.pods.iter().filter(|r| r.measured).collect();
+        let measured_pods = measured.len() as u64;
+        let scheduled = measured.iter().filter(|r| matches!(r.state, PodState::Bound(_))).count() as u64;
+        let unschedulable = measured.iter().filter(|r| r.state == PodState::Queued && r.unschedulable).count() as u64;
+        let start = self.window.start_nanos.unwrap_or(0);
+        let mut rel: Vec<u64> = self.measured_bind_nanos.iter().map(|t| t.saturating_sub(start)).collect();
+        let window = rel.iter().copied().max().map_or(0, |m| m + 1);
+        let tp = throughput(&mut rel, window);
+        let h = &self.hist;
+        let mut by_result = BTreeMap::new();
+        for res in ["scheduled", "unschedulable", "error"] {
+            let p = h.percentiles(&format!("attempt.{res}"), 1e3);
+            if p.count > 0 {
+                by_result.insert(res.to_string(), p);
+            }
+        }
+        let mut stages = BTreeMap::new();
+        for (k, name) in [("createdToScheduled", "stage.created_to_scheduled"), ("scheduledToBound", "stage.scheduled_to_bound"), ("boundToRunning", "stage.bound_to_running")] {
+            stages.insert(k.to_string(), h.percentiles(name, 1e6));
+        }
+        let pending_total = self.pods.iter().filter(|r| r.state == PodState::Queued).count() as u64;
+        let quality = placement_quality(&self.snap, self.largest_shape, pending_total);
+        let threshold = w.threshold.as_ref().map(|t| t.get("")).filter(|v| *v > 0.0);
+        let metric = &w.threshold_metric_selector;
+        let value = match metric.data_bucket.as_str() {
+            "Perc50" => tp.p50,
+            "Perc90" => tp.p90,
+            "Perc95" => tp.p95,
+            "Perc99" => tp.p99,
+            _ => tp.average,
+        };
+        let threshold_passed = threshold.map(|th| if metric.expect_lower { value < th } else { value > th });
+        if let Some(mut o) = self.events_out.take() {
+            let _ = o.flush();
+        }
+        let histograms = h.by_name.iter().map(|(k, v)| (k.clone(), v.serialize())).collect();
+        let workload_digest = {
+            use sha2::{Digest, Sha256};
+            format!("{:x}", Sha256::digest(format!("{:?}", w.ops).as_bytes()))
+        };
+        let small = placements.len() <= 20_000;
+        RunReport {
+            test_case: w.test_case.clone(),
+            workload: w.workload.clone(),
+            labels: w.labels.clone(),
+            seed: self.opts.seed,
+            threads: self.engine.threads(),
+            rep: self.opts.rep,
+            pair: None,
+            arm: None,
+            config_source: self.config_source.clone(),
+            config_digest: self.config_digest.clone(),
+            workload_digest,
+            agent: self.agent.name().to_string(),
+            virtual_time: self.opts.virtual_time,
+            feature_gates_ignored: w.feature_gates.keys().cloned().collect(),
+            measured_pods,
+            scheduled_pods: scheduled,
+            unschedulable_pods: unschedulable,
+            duration_seconds: window as f64 / 1e9,
+            wall_seconds: wall_start.elapsed().as_secs_f64(),
+            cpu_seconds: cpu_seconds() - cpu_start,
+            throughput: tp,
+            attempt_latency_micros: h.percentiles("attempt", 1e3),
+            attempt_latency_by_result_micros: by_result,
+            e2e_latency_micros: h.percentiles("e2e", 1e3),
+            pod_startup_millis: h.percentiles("startup", 1e6),
+            pod_startup_stages_millis: stages,
+            extension_point_micros: BTreeMap::new(),
+            plugin_timings: Vec::new(),
+            plugin_sample_percent: self.opts.plugin_sample_percent,
+            counters: self.counters.clone(),
+            accounting: acc,
+            unschedulable_reasons: self.unschedulable_reasons.clone(),
+            cache_consistent: diffs.is_empty(),
+            cache_differences: diffs.into_iter().take(50).collect(),
+            placement_quality: quality,
+            placement_digest: placement_digest(&placements),
+            placements: small.then_some(placements),
+            peak_rss_bytes: peak_rss_bytes(),
+            threshold,
+            threshold_metric: format!("SchedulingThroughput/{}", if metric.data_bucket.is_empty() { "Average" } else { &metric.data_bucket }),
+            threshold_passed,
+            histograms,
+            cri: None,
+        }
+    }
+}

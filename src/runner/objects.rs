@@ -1,0 +1,91 @@
+//! Object templates of a workload (`nodeTemplatePath`, `podTemplatePath`, `createAny`), parsed
+//! once and instantiated per object; templates that use `{{.Index}}`-style fields are rendered per
+//! object, as scheduler_perf does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ahash::AHashMap;
+
+use crate::api::{self, Object};
+use crate::error::InputError;
+use crate::workload::{is_templated, render_template, template_env, ParamValue};
+
+enum Template {
+    Static(Arc<Vec<Object>>),
+    Dynamic(String),
+}
+
+/// Parsed templates by path.
+#[derive(Default)]
+pub struct Templates {
+    by_path: AHashMap<PathBuf, Template>,
+}
+
+impl Templates {
+    /// The objects of template `path` for object number `index` of `count`.
+    pub fn instantiate(
+        &mut self,
+        path: &Path,
+        index: u64,
+        count: u64,
+        params: &BTreeMap<String, ParamValue>,
+    ) -> Result<Arc<Vec<Object>>, InputError> {
+        let file = path.display().to_string();
+        if !self.by_path.contains_key(path) {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError::new(&file, "", format!("cannot read the template: {e}")))?;
+            let t = if is_templated(&text) {
+                Template::Dynamic(text)
+            } else {
+                Template::Static(Arc::new(api::parse_objects(&text, &file)?))
+            };
+            self.by_path.insert(path.to_path_buf(), t);
+        }
+        match &self.by_path[path] {
+            Template::Static(objs) => Ok(objs.clone()),
+            Template::Dynamic(text) => {
+                let env = template_env(index, count, params);
+                let rendered = render_template(text, &env).map_err(|e| InputError::new(&file, "", e))?;
+                Ok(Arc::new(api::parse_objects(&rendered, &file)?))
+            }
+        }
+    }
+
+    /// The single Node of a node template.
+    pub fn node(&mut self, path: &Path, index: u64, count: u64, params: &BTreeMap<String, ParamValue>) -> Result<api::Node, InputError> {
+        let objs = self.instantiate(path, index, count, params)?;
+        match objs.as_slice() {
+            [Object::Node(n)] => Ok(n.clone()),
+            _ => Err(InputError::new(path.display().to_string(), "kind", "expected exactly one Node in the node template")),
+        }
+    }
+
+    /// The single Pod of a pod template.
+    pub fn pod(&mut self, path: &Path, index: u64, count: u64, params: &BTreeMap<String, ParamValue>) -> Result<Arc<api::Pod>, InputError> {
+        let objs = self.instantiate(path, index, count, params)?;
+        match objs.as_slice() {
+            [Object::Pod(p)] => Ok(Arc::new(p.clone())),
+            _ => Err(InputError::new(path.display().to_string(), "kind", "expected exactly one Pod in the pod template")),
+        }
+    }
+}
+
+/// scheduler_perf's built-in node (`node-default.yaml`): 4 CPU, 32Gi, 110 pods.
+pub fn default_node() -> api::Node {
+    let text = "apiVersion: v1\nkind: Node\nmetadata:\n  generateName: scheduler-perf-\nstatus:\n  capacity: {pods: '110', cpu: '4', memory: 32Gi}\n  allocatable: {pods: '110', cpu: '4', memory: 32Gi}\n";
+    match api::parse_objects(text, "<default node>").expect("the built-in node parses").remove(0) {
+        Object::Node(n) => n,
+        _ => unreachable!("the built-in node is a Node"),
+    }
+}
+
+/// scheduler_perf's built-in pod (`pod-default.yaml`): pause, 100m CPU, 500Mi.
+pub fn default_pod() -> Arc<api::Pod> {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: pod-\nspec:\n  containers:\n  - name: pause\n    image: registry.k8s.io/pause:3.10\n    resources:\n      requests: {cpu: 100m, memory: 500Mi}\n";
+    match api::parse_objects(text, "<default pod>").expect("the built-in pod parses").remove(0) {
+        Object::Pod(p) => Arc::new(p),
+        _ => unreachable!("the built-in pod is a Pod"),
+    }
+}
