@@ -20,6 +20,10 @@ const MARGIN: (f64, f64, f64, f64) = (64.0, 20.0, 14.0, 46.0);
 pub const PLUGIN_BARS: usize = 12;
 /// How many runs the plugin chart draws side by side; later runs are left out and said so.
 pub const PLUGIN_RUNS: usize = 6;
+/// Left margin of the plugin chart, room for [`PLUGIN_LABEL_CHARS`] characters of 12-unit text.
+const PLUGIN_LABEL_WIDTH: f64 = 290.0;
+/// Longer plugin labels are cut with an ellipsis (the full label stays in the tooltip).
+const PLUGIN_LABEL_CHARS: usize = 40;
 /// Width of one bin of the utilization histogram, as a fraction (5 %).
 const UTILIZATION_BIN: f64 = 0.05;
 
@@ -371,7 +375,8 @@ pub fn plugins(report: &Report) -> String {
     };
     let max = keys.iter().flat_map(|(k, _)| with_data.iter().map(move |(_, r)| value(r, *k))).fold(0.0, f64::max);
     let x_ticks = linear_ticks(max);
-    let frame = Frame { height, left: 250.0, x_range: (0.0, *x_ticks.last().unwrap()), y_top: 1.0, x_log: false };
+    let frame =
+        Frame { height, left: PLUGIN_LABEL_WIDTH, x_range: (0.0, *x_ticks.last().unwrap()), y_top: 1.0, x_log: false };
     let mut out = String::new();
     open(&mut out, "plugins", TITLE, height);
     for &t in &x_ticks {
@@ -387,8 +392,11 @@ pub fn plugins(report: &Report) -> String {
     for (row, (key, _)) in keys.iter().enumerate() {
         let top = MARGIN.2 + row as f64 * group + 4.0;
         let full = format!("{} · {}", key.0, key.1);
-        let shown: String =
-            if full.chars().count() > 40 { full.chars().take(39).chain(['…']).collect() } else { full.clone() };
+        let shown: String = if full.chars().count() > PLUGIN_LABEL_CHARS {
+            full.chars().take(PLUGIN_LABEL_CHARS - 1).chain(['…']).collect()
+        } else {
+            full.clone()
+        };
         let _ = write!(
             out,
             "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}<title>{}</title></text>",

@@ -40,8 +40,10 @@ pub enum Block {
         right: Vec<bool>,
         rows: Vec<Vec<Line>>,
     },
-    /// The start and end of one run's section (HTML folds it into `<details>`).
-    RunStart(String),
+    /// The start of run `index`'s (0-based) section, with its title; HTML folds the section into
+    /// `<details>`, open for the first run.
+    RunStart(usize, String),
+    /// The end of a run's section.
     RunEnd,
 }
 
@@ -171,8 +173,10 @@ fn prefixed(prefix: &str, map: &BTreeMap<String, Percentiles>, unit: &str) -> Ve
 /// The section of one run (`index` is 0-based): its facts, latency, placement quality, counters
 /// and accounting, top plugin timings and, when present, CRI figures.
 pub fn run_section(index: usize, run: &RunReport) -> Vec<Block> {
-    let mut out =
-        vec![Block::RunStart(format!("Run {}: {} (rep {})", index + 1, format::run_name(run), format::rep_label(run)))];
+    let mut out = vec![Block::RunStart(
+        index,
+        format!("Run {}: {} (rep {})", index + 1, format::run_name(run), format::rep_label(run)),
+    )];
     out.push(facts(run));
     out.extend(latency(run));
     out.extend(placement(run));

@@ -45,8 +45,11 @@ code, pre { font: 12.5px/1.4 ui-monospace, "SFMono-Regular", "DejaVu Sans Mono",
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 4px 0 12px; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
-th { background: var(--soft); text-align: left; font-weight: 600; white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { background: var(--soft); text-align: left; font-weight: 600; }
+#summary table { font-size: 13px; }
+#summary th { vertical-align: bottom; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 .good { color: var(--good); font-weight: 600; }
 .bad { color: var(--bad); font-weight: 700; }
 ul.problems { padding-left: 20px; }
@@ -121,11 +124,11 @@ fn blocks(out: &mut String, blocks: &[Block]) {
     for block in blocks {
         match block {
             Block::Heading(level, title) => {
-                let _ = write!(out, "<h{level}>{}</h{level}>\n", escape(title));
+                let _ = writeln!(out, "<h{level}>{}</h{level}>", escape(title));
             }
-            Block::RunStart(title) => {
-                let open = if title.starts_with("Run 1:") { " open" } else { "" };
-                let _ = write!(out, "<details class=\"run\"{open}><summary>{}</summary>\n", escape(title));
+            Block::RunStart(index, title) => {
+                let open = if *index == 0 { " open" } else { "" };
+                let _ = writeln!(out, "<details class=\"run\"{open}><summary>{}</summary>", escape(title));
             }
             Block::RunEnd => out.push_str("</details>\n"),
             Block::Paragraph(spans) => {
@@ -139,12 +142,16 @@ fn blocks(out: &mut String, blocks: &[Block]) {
                 out.push_str("</ul>\n");
             }
             Block::Table { headers, right, rows } => {
-                out.push_str("<div class=\"scroll\"><table><thead><tr>");
+                out.push_str("<div class=\"scroll\"><table>");
                 let class = |i: usize| if right[i] { " class=\"num\"" } else { "" };
-                for (i, h) in headers.iter().enumerate() {
-                    let _ = write!(out, "<th{}>{}</th>", class(i), escape(h));
+                if headers.iter().any(|h| !h.is_empty()) {
+                    out.push_str("<thead><tr>");
+                    for (i, h) in headers.iter().enumerate() {
+                        let _ = write!(out, "<th{}>{}</th>", class(i), escape(h));
+                    }
+                    out.push_str("</tr></thead>");
                 }
-                out.push_str("</tr></thead><tbody>");
+                out.push_str("<tbody>");
                 for row in rows {
                     out.push_str("<tr>");
                     for (i, c) in row.iter().enumerate() {
@@ -316,6 +323,8 @@ mod tests {
         check("<li class=\"bad\">LOST SchedulingPodAffinity", 1);
         check("<dt>Commit</dt><dd><code>892d690abcdef</code></dd>", 1);
         check("document.body.dataset.chartsDrawn", 1);
+        // The facts table of each run has no (empty) header row.
+        check("<table><tbody><tr><td>labels</td>", 2);
     }
 
     #[test]

@@ -69,7 +69,7 @@ fn blocks(out: &mut String, blocks: &[Block]) {
             Block::Heading(level, title) => {
                 let _ = writeln!(out, "{} {}\n", "#".repeat(usize::from(*level)), escape(title));
             }
-            Block::RunStart(title) => {
+            Block::RunStart(_, title) => {
                 let _ = writeln!(out, "## {}\n", escape(title));
             }
             Block::RunEnd => {}

@@ -136,7 +136,7 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
             p95: at(0.95),
             p99: at(0.99),
             samples,
-            interval_seconds: 1.0,
+            interval_seconds: if basic { 0.05 } else { 0.25 },
         },
         attempt_latency_micros: attempt,
         attempt_latency_by_result_micros: by_result,

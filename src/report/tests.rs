@@ -16,3 +16,133 @@ fn write_outputs_writes_three_files_that_round_trip() {
     assert_eq!(std::fs::read_to_string(out.join("report.md")).unwrap(), markdown(&report));
     assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), html(&report));
 }
+
+fn schema() -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The schema's errors for `instance`, as `path: message` lines.
+fn schema_errors(instance: &serde_json::Value) -> Vec<String> {
+    let schema = schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator.iter_errors(instance).map(|e| format!("{}: {e}", e.instance_path())).collect()
+}
+
+#[test]
+fn schema_is_a_valid_draft_2020_12_schema() {
+    let schema = schema();
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    jsonschema::meta::validate(&schema).unwrap();
+    assert_eq!(schema["properties"]["schemaVersion"]["const"], SCHEMA_VERSION);
+}
+
+#[test]
+fn sample_report_matches_the_schema() {
+    let mut report = sample_report();
+    let errors = schema_errors(&serde_json::to_value(&report).unwrap());
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The optional fields validate too when present.
+    let run = &mut report.runs[0];
+    run.pair = Some(3);
+    run.arm = Some("cand".to_string());
+    run.placements = Some([("default/pod-0".to_string(), "node-1".to_string())].into());
+    run.threshold = None;
+    run.threshold_passed = None;
+    let errors = schema_errors(&serde_json::to_value(&report).unwrap());
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn schema_rejects_reports_that_drift_from_the_model() {
+    let valid = serde_json::to_value(sample_report()).unwrap();
+    let check = |what: &str, edit: &dyn Fn(&mut serde_json::Value), expected_path: &str| {
+        let mut instance = valid.clone();
+        edit(&mut instance);
+        let errors = schema_errors(&instance);
+        assert!(
+            errors.iter().any(|e| e.starts_with(expected_path)),
+            "{what}: expected an error at {expected_path}, got {errors:#?}"
+        );
+    };
+    check("missing field", &|v| drop(v["runs"][0].as_object_mut().unwrap().remove("cacheConsistent")), "/runs/0");
+    check("unknown field", &|v| v["runs"][1]["placementQuality"]["extra"] = 1.into(), "/runs/1/placementQuality");
+    check("wrong type", &|v| v["runs"][0]["measuredPods"] = "5000".into(), "/runs/0/measuredPods");
+    check("negative count", &|v| v["runs"][0]["counters"]["attempts"] = (-1).into(), "/runs/0/counters/attempts");
+    check(
+        "NaN written as null",
+        &|v| v["runs"][0]["throughput"]["average"] = serde_json::Value::Null,
+        "/runs/0/throughput/average",
+    );
+    check("schema version", &|v| v["schemaVersion"] = "schedperf.report/v2".into(), "/schemaVersion");
+    check(
+        "histogram not base64",
+        &|v| v["runs"][0]["histograms"]["attemptLatencyMicros"] = "not base64!".into(),
+        "/runs/0/histograms/attemptLatencyMicros",
+    );
+    check(
+        "percentiles",
+        &|v| drop(v["runs"][1]["cri"]["podStartupMillis"].as_object_mut().unwrap().remove("p99")),
+        "/runs/1/cri/podStartupMillis",
+    );
+}
+
+/// Every property a serialized report holds appears in the schema, and the other way round: the
+/// schema's `required` lists are exactly the fields serde always writes.
+#[test]
+fn schema_required_lists_match_the_serialized_model() {
+    let schema = schema();
+    let mut report = sample_report();
+    let run = &mut report.runs[1];
+    run.pair = Some(0);
+    run.arm = Some("base".to_string());
+    run.placements = Some(Default::default());
+    let value = serde_json::to_value(&report).unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let props = |def: &serde_json::Value| -> Vec<String> { keys(&def["properties"]) };
+    let defs = &schema["$defs"];
+    let check = |name: &str, def: &serde_json::Value, instance: &serde_json::Value| {
+        assert_eq!(props(def), keys(instance), "properties of {name}");
+    };
+    check("Report", &schema, &value);
+    check("RunReport", &defs["RunReport"], &value["runs"][1]);
+    check("CriReport", &defs["CriReport"], &value["runs"][1]["cri"]);
+    check("Throughput", &defs["Throughput"], &value["runs"][0]["throughput"]);
+    check("PlacementQuality", &defs["PlacementQuality"], &value["runs"][0]["placementQuality"]);
+    check("PluginTiming", &defs["PluginTiming"], &value["runs"][0]["pluginTimings"][0]);
+    check("Counters", &defs["Counters"], &value["runs"][0]["counters"]);
+    check("Accounting", &defs["Accounting"], &value["runs"][0]["accounting"]);
+    check("Percentiles", &defs["Percentiles"], &value["runs"][0]["e2eLatencyMicros"]);
+    let mut optional: Vec<String> = props(&defs["RunReport"])
+        .into_iter()
+        .filter(|p| !defs["RunReport"]["required"].as_array().unwrap().iter().any(|r| r == p.as_str()))
+        .collect();
+    optional.sort();
+    assert_eq!(optional, ["arm", "cri", "pair", "placements"]);
+}
+
+/// Writes the sample report and loads its HTML in headless Chromium through
+/// `scripts/check-html.sh`, which fails on any script error or undrawn chart. Set
+/// `SCHEDPERF_SAMPLE_REPORT_DIR` to keep the files (and a `screenshot.png`) in that folder.
+#[test]
+#[ignore = "needs chromium: run scripts/check-html.sh"]
+fn html_loads_in_a_headless_browser_and_draws_every_chart() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = std::env::var_os("SCHEDPERF_SAMPLE_REPORT_DIR").map_or(temp.path().to_path_buf(), Into::into);
+    write_outputs(&sample_report(), &dir).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-html.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg("--screenshot")
+        .arg(dir.join("screenshot.png"))
+        .arg(dir.join("report.html"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("4 of 4 charts drawn"), "{stdout}");
+}
