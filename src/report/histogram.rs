@@ -1,9 +1,11 @@
-//! The serialized HdrHistograms in `report.json`: HdrHistogram V2 (uncompressed) bytes, base64
-//! encoded with the standard alphabet and padding. Any percentile can be recomputed from them.
+//! The serialized HdrHistograms in `report.json`: HdrHistogram V2 compressed encoding (the V2
+//! payload, deflated, as in HdrHistogram's interval logs and Java's `encodeIntoCompressedByteBuffer`),
+//! base64 with the standard alphabet and padding. Any percentile can be recomputed from them with
+//! any HdrHistogram implementation. [`decode`] also accepts the uncompressed V2 encoding.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 use crate::error::InputError;
@@ -15,16 +17,17 @@ pub const E2E_LATENCY_MICROS: &str = "e2eLatencyMicros";
 /// The `histograms` key of the created-to-running latency of measured pods, in milliseconds.
 pub const POD_STARTUP_MILLIS: &str = "podStartupMillis";
 
-/// Serializes a histogram as HdrHistogram V2 and encodes it as base64.
+/// Serializes a histogram as compressed HdrHistogram V2 and encodes it as base64.
 pub fn encode(histogram: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
-    V2Serializer::new()
+    V2DeflateSerializer::new()
         .serialize(histogram, &mut bytes)
         .expect("V2 serialization into a Vec cannot fail for a valid histogram");
     STANDARD.encode(bytes)
 }
 
-/// Decodes a base64 HdrHistogram V2; `what` names the field for the error (`runs[0].histograms.x`).
+/// Decodes a base64 HdrHistogram V2 (compressed or not); `what` names the field for the error
+/// (`runs[0].histograms.x`).
 pub fn decode(encoded: &str, what: &str) -> Result<Histogram<u64>, InputError> {
     let bytes = STANDARD
         .decode(encoded.trim())
@@ -65,6 +68,19 @@ mod tests {
         for q in [0.5, 0.9, 0.99] {
             assert_eq!(back.value_at_quantile(q), h.value_at_quantile(q), "q={q}");
         }
+    }
+
+    #[test]
+    fn decode_accepts_uncompressed_v2_too() {
+        use hdrhistogram::serialization::V2Serializer;
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        h.record_n(250, 9).unwrap();
+        let mut bytes = Vec::new();
+        V2Serializer::new().serialize(&h, &mut bytes).unwrap();
+        let back = decode(&STANDARD.encode(bytes), "h").unwrap();
+        assert_eq!((back.len(), back.max()), (9, h.max()));
+        // The compressed encoding starts with the V2 compressed cookie 0x1c849314.
+        assert_eq!(&STANDARD.decode(encode(&h)).unwrap()[..4], &[0x1c, 0x84, 0x93, 0x14]);
     }
 
     #[test]

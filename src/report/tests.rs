@@ -17,6 +17,24 @@ fn write_outputs_writes_three_files_that_round_trip() {
     assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), html(&report));
 }
 
+/// The Rust example of `docs/report-schema.md` (Histograms) on a written sample report (the path
+/// is joined to the temporary folder instead of changing the process's working directory).
+#[test]
+fn docs_histogram_example_recomputes_percentiles() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    write_outputs(&sample_report(), dir.path())?;
+    use base64::Engine as _;
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json"))?)?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(report["runs"][0]["histograms"]["attemptLatencyMicros"].as_str().unwrap())?;
+    let h: hdrhistogram::Histogram<u64> =
+        hdrhistogram::serialization::Deserializer::new().deserialize(&mut bytes.as_slice())?;
+    println!("{} {}", h.len(), h.value_at_quantile(0.999));
+    assert_eq!(h.len(), sample_report().runs[0].attempt_latency_micros.count);
+    assert_eq!(h.value_at_quantile(0.99) as f64, sample_report().runs[0].attempt_latency_micros.p99);
+    Ok(())
+}
+
 fn schema() -> serde_json::Value {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
