@@ -70,20 +70,21 @@ pub fn verdict(run: &RunReport) -> &'static str {
     }
 }
 
-/// A run's name as `TestCase/workload`, with the arm appended in brackets when the run has one.
+/// A run's name as `TestCase/workload`, followed in brackets by its arm and A/B pair when it has
+/// them (`TestCase/workload [cand #3]`).
 pub fn run_name(run: &RunReport) -> String {
-    match &run.arm {
-        Some(arm) => format!("{}/{} [{arm}]", run.test_case, run.workload),
-        None => format!("{}/{}", run.test_case, run.workload),
+    let name = format!("{}/{}", run.test_case, run.workload);
+    match (&run.arm, run.pair) {
+        (Some(arm), Some(pair)) => format!("{name} [{arm} #{pair}]"),
+        (Some(arm), None) => format!("{name} [{arm}]"),
+        (None, Some(pair)) => format!("{name} [#{pair}]"),
+        (None, None) => name,
     }
 }
 
-/// A run's repetition label: `0`, or `p3/0` for pair 3 of an interleaved A/B comparison.
+/// A run's repetition index, as text.
 pub fn rep_label(run: &RunReport) -> String {
-    match run.pair {
-        Some(pair) => format!("p{pair}/{}", run.rep),
-        None => run.rep.to_string(),
-    }
+    run.rep.to_string()
 }
 
 /// The value a threshold is checked against. scheduler_perf compares `SchedulingThroughput`
@@ -116,7 +117,7 @@ pub fn problems(report: &Report) -> Vec<String> {
         }
         if !run.cache_consistent {
             out.push(format!(
-                "CACHE {who}: scheduler cache differs from the cluster state ({} differences)",
+                "CACHE {who}: scheduler cache differs from the cluster state ({} difference(s))",
                 run.cache_differences.len()
             ));
         }
@@ -196,6 +197,24 @@ mod tests {
         check(951_782_400, "2000-02-29 00:00:00 UTC");
         check(1_709_251_199, "2024-02-29 23:59:59 UTC");
         check(1_798_761_600, "2027-01-01 00:00:00 UTC");
+    }
+
+    #[test]
+    fn run_names() {
+        let check = |arm: Option<&str>, pair: Option<u32>, expected: &str| {
+            let run = RunReport {
+                test_case: "T".into(),
+                workload: "w".into(),
+                arm: arm.map(Into::into),
+                pair,
+                ..Default::default()
+            };
+            assert_eq!(run_name(&run), expected);
+        };
+        check(None, None, "T/w");
+        check(Some("cand"), None, "T/w [cand]");
+        check(Some("base"), Some(3), "T/w [base #3]");
+        check(None, Some(0), "T/w [#0]");
     }
 
     #[test]

@@ -48,6 +48,7 @@ th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
 th { background: var(--soft); text-align: left; font-weight: 600; }
 #summary table { font-size: 13px; }
 #summary th { vertical-align: bottom; }
+#summary td { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; }
 .good { color: var(--good); font-weight: 600; }

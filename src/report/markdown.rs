@@ -16,7 +16,7 @@ pub fn escape(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
+            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '~' => {
                 out.push('\\');
                 out.push(c);
             }

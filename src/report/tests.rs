@@ -163,4 +163,45 @@ fn html_loads_in_a_headless_browser_and_draws_every_chart() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("4 of 4 charts drawn"), "{stdout}");
+
+    // The check itself fails on broken pages: a script error, and a chart with nothing drawn.
+    let page = html(&sample_report());
+    let check_fails = |name: &str, broken: String, expected: &str| {
+        let file = dir.join(name);
+        std::fs::write(&file, broken).unwrap();
+        let out = std::process::Command::new("bash").arg(&script).arg(&file).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} passed the check");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    };
+    check_fails(
+        "throws.html",
+        page.replace("<script>", "<script>window.undefinedFunction();</script><script>"),
+        "script error",
+    );
+    check_fails(
+        "undrawn.html",
+        page.replace("class=\"mark bar\" x=", "class=\"bar\" x="),
+        "chart plugins has no drawn marks",
+    );
+}
+
+/// Writes a sample report with many runs (and arms) to `SCHEDPERF_SAMPLE_REPORT_DIR` for a look.
+#[test]
+#[ignore = "writes files for manual inspection"]
+fn write_many_run_sample() {
+    let Some(dir) = std::env::var_os("SCHEDPERF_SAMPLE_REPORT_DIR") else { return };
+    let mut report = sample_report();
+    let base = report.runs.clone();
+    report.runs = (0..9)
+        .map(|i| {
+            let mut r = base[i % 2].clone();
+            r.rep = (i / 2) as u32;
+            r.pair = Some((i / 2) as u32);
+            r.arm = Some(if i % 2 == 0 { "base" } else { "cand" }.to_string());
+            r
+        })
+        .collect();
+    write_outputs(&report, std::path::Path::new(&dir)).unwrap();
+    print!("{}", summary_table(&report));
 }
