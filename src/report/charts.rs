@@ -25,7 +25,7 @@ const PLUGIN_LABEL_WIDTH: f64 = 290.0;
 /// Longer plugin labels are cut with an ellipsis (the full label stays in the tooltip).
 const PLUGIN_LABEL_CHARS: usize = 40;
 /// Width of one bin of the utilization histogram, as a fraction (5 %).
-const UTILIZATION_BIN: f64 = 0.05;
+pub const UTILIZATION_BIN: f64 = 0.05;
 
 /// The run colours (Tableau 10), reused cyclically.
 const PALETTE: [&str; 10] =

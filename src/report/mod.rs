@@ -19,6 +19,8 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
+use crate::error::InputError;
+
 pub use html::html;
 pub use markdown::markdown;
 pub use model::*;
@@ -33,4 +35,34 @@ pub fn write_outputs(report: &Report, dir: &Path) -> io::Result<()> {
     fs::write(dir.join("report.md"), markdown(report))?;
     fs::write(dir.join("report.html"), html(report))?;
     Ok(())
+}
+
+/// Parses a `report.json` text (`file` names it in errors): the schema version must be
+/// [`SCHEMA_VERSION`], and a field of the wrong shape is reported with its path (`runs[0].seed`).
+pub fn parse(text: &str, file: &str) -> Result<Report, InputError> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| InputError::new(file, "", format!("expected JSON: {e}")))?;
+    match value.get("schemaVersion").and_then(|v| v.as_str()) {
+        Some(SCHEMA_VERSION) => {}
+        Some(other) => {
+            return Err(InputError::new(
+                file,
+                "schemaVersion",
+                format!("expected {SCHEMA_VERSION:?}, found {other:?} (written by another schedperf version?)"),
+            ))
+        }
+        None => return Err(InputError::new(file, "schemaVersion", format!("expected the string {SCHEMA_VERSION:?}"))),
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        InputError::new(file, path, e.into_inner().to_string())
+    })
+}
+
+/// Reads and parses a `report.json` file (see [`parse`]).
+pub fn read(path: &Path) -> Result<Report, InputError> {
+    let file = path.display().to_string();
+    let text = fs::read_to_string(path).map_err(|e| InputError::new(&file, "", format!("cannot read: {e}")))?;
+    parse(&text, &file)
 }

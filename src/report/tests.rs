@@ -17,6 +17,34 @@ fn write_outputs_writes_three_files_that_round_trip() {
     assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), html(&report));
 }
 
+#[test]
+fn read_round_trips_and_names_bad_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    write_outputs(&sample_report(), dir.path()).unwrap();
+    assert_eq!(read(&dir.path().join("report.json")).unwrap(), sample_report());
+
+    let valid = serde_json::to_value(sample_report()).unwrap();
+    let check = |edit: &dyn Fn(&mut serde_json::Value), path: &str, message: &str| {
+        let mut v = valid.clone();
+        edit(&mut v);
+        let e = parse(&v.to_string(), "r.json").unwrap_err();
+        assert_eq!((e.file.as_str(), e.path.as_str()), ("r.json", path), "{e}");
+        assert!(e.message.contains(message), "{e}");
+    };
+    check(&|v| v["runs"][1]["seed"] = "x".into(), "runs[1].seed", "invalid type");
+    check(&|v| v["schemaVersion"] = "schedperf.report/v9".into(), "schemaVersion", "another schedperf version");
+    check(&|v| drop(v.as_object_mut().unwrap().remove("schemaVersion")), "schemaVersion", "expected the string");
+    check(
+        &|v| drop(v["runs"][0]["counters"].as_object_mut().unwrap().remove("attempts")),
+        "runs[0].counters",
+        "attempts",
+    );
+    let e = parse("{", "r.json").unwrap_err();
+    assert!(e.message.starts_with("expected JSON"), "{e}");
+    let e = read(&dir.path().join("missing.json")).unwrap_err();
+    assert!(e.message.starts_with("cannot read"), "{e}");
+}
+
 /// The Rust example of `docs/report-schema.md` (Histograms) on a written sample report (the path
 /// is joined to the temporary folder instead of changing the process's working directory).
 #[test]
