@@ -107,7 +107,7 @@ impl Frame {
 fn open(out: &mut String, kind: &str, title: &str, height: f64) {
     let _ = write!(
         out,
-        "<svg data-chart=\"{kind}\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" \
+        "<svg data-chart=\"{kind}\" viewBox=\"0 0 {WIDTH} {height:.1}\" width=\"{WIDTH}\" height=\"{height:.1}\" \
          role=\"img\" aria-label=\"{t}\"><title>{t}</title>",
         t = escape(title)
     );

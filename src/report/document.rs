@@ -347,7 +347,7 @@ fn counters(run: &RunReport) -> Vec<Block> {
         .collect();
     let mut out = vec![
         Block::Heading(3, "Counters and accounting".into()),
-        table(&["counter", "value", "pods", "count"], &[false, true, false, true], rows),
+        table(&["counter", "count", "pod accounting", "pods"], &[false, true, false, true], rows),
         Block::Paragraph(if run.cache_consistent {
             vec![text("Scheduler cache: "), Span::Good("consistent with the cluster".into()), text(".")]
         } else {
