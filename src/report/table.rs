@@ -1,0 +1,151 @@
+//! The terminal summary printed on stdout after a run: one aligned row per run and a footer that
+//! names every run that failed its threshold, lost pods or ended with an inconsistent cache.
+
+use super::format::{self, num};
+use super::model::{Report, RunReport};
+
+/// The summary columns: header, whether the column is right-aligned, and how a run fills it.
+type Column = (&'static str, bool, fn(&RunReport) -> String);
+
+const COLUMNS: &[Column] = &[
+    ("test case/workload", false, |r| format::one_line(&format::run_name(r))),
+    ("rep", true, format::rep_label),
+    ("pods", true, |r| r.measured_pods.to_string()),
+    ("pods/s avg", true, |r| num(r.throughput.average)),
+    ("p50", true, |r| num(r.throughput.p50)),
+    ("p90", true, |r| num(r.throughput.p90)),
+    ("p99", true, |r| num(r.throughput.p99)),
+    ("attempt p50 µs", true, |r| num(r.attempt_latency_micros.p50)),
+    ("attempt p99 µs", true, |r| num(r.attempt_latency_micros.p99)),
+    ("e2e p99 ms", true, |r| num(r.e2e_latency_micros.p99 / 1000.0)),
+    ("unsched", true, |r| r.unschedulable_pods.to_string()),
+    ("preempt", true, |r| r.counters.preemptions.to_string()),
+    ("RSS MiB", true, |r| format::mib(r.peak_rss_bytes)),
+    ("threshold", false, |r| format::verdict(r).to_string()),
+    ("lost", true, |r| r.accounting.lost.to_string()),
+    ("cache", false, |r| if r.cache_consistent { "ok" } else { "DIFF" }.to_string()),
+];
+
+/// The terminal summary of a report: a header line, one row per run with aligned columns, and a
+/// footer listing problems (or saying that there were none).
+pub fn summary_table(report: &Report) -> String {
+    let headers: Vec<String> = COLUMNS.iter().map(|c| c.0.to_string()).collect();
+    let rows: Vec<Vec<String>> = report.runs.iter().map(|r| COLUMNS.iter().map(|c| (c.2)(r)).collect()).collect();
+    let right: Vec<bool> = COLUMNS.iter().map(|c| c.1).collect();
+    let mut out = align(&headers, &rows, &right);
+    if report.runs.is_empty() {
+        out.push_str("(no runs)\n");
+    }
+    let problems = format::problems(report);
+    out.push('\n');
+    if problems.is_empty() {
+        let thresholds = report.runs.iter().filter(|r| r.threshold_passed.is_some()).count();
+        out.push_str(&format!(
+            "{} run(s): no pods lost, caches consistent, {thresholds} threshold(s) passed.\n",
+            report.runs.len()
+        ));
+    } else {
+        for p in &problems {
+            out.push_str(p);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Lays out a header and rows as columns separated by two spaces, padded to the widest cell
+/// (counted in characters), with a dashed rule under the header and no trailing spaces.
+fn align(headers: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
+    let width = |s: &str| s.chars().count();
+    let mut widths: Vec<usize> = headers.iter().map(|h| width(h)).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(width(cell));
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            let pad = " ".repeat(widths[i] - width(cell));
+            if right[i] {
+                s.push_str(&pad);
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                s.push_str(&pad);
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+        s
+    };
+    let mut out = line(headers);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    out.push_str(&line(&rule));
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample::sample_report;
+
+    #[test]
+    fn one_aligned_row_per_run() {
+        let report = sample_report();
+        let text = summary_table(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("test case/workload"), "{text}");
+        assert!(lines[1].starts_with("----"), "{text}");
+        // Every header and data line has the same width up to the last column's padding, and the
+        // `rep` column ends at the same character index in every row.
+        let rep_end = lines[0].find("rep").unwrap() + 3;
+        for row in &lines[2..4] {
+            let chars: Vec<char> = row.chars().collect();
+            assert!(chars[rep_end - 1].is_ascii_digit(), "rep column misaligned in {row:?}");
+            assert_eq!(chars[rep_end], ' ', "{row:?}");
+        }
+        let check = |row: usize, needles: &[&str]| {
+            for n in needles {
+                assert!(lines[row].contains(n), "row {row} lacks {n:?}: {}", lines[row]);
+            }
+        };
+        check(2, &["SchedulingBasic/5000Nodes", "PASS", "ok", "5000"]);
+        check(3, &["SchedulingPodAffinity/<script>", "FAIL", "DIFF"]);
+    }
+
+    #[test]
+    fn footer_names_failed_and_lossy_runs() {
+        let report = sample_report();
+        let text = summary_table(&report);
+        assert!(text.contains("FAIL SchedulingPodAffinity/<script>&\"x\" rep 1: SchedulingThroughput"), "{text}");
+        assert!(text.contains("LOST SchedulingPodAffinity/<script>&\"x\" rep 1: 3 of"), "{text}");
+        assert!(text.contains("CACHE SchedulingPodAffinity/<script>&\"x\" rep 1"), "{text}");
+        assert!(!text.contains("SchedulingBasic/5000Nodes rep 0:"), "{text}");
+
+        let mut clean = report.clone();
+        clean.runs.truncate(1);
+        let text = summary_table(&clean);
+        assert!(text.ends_with("1 run(s): no pods lost, caches consistent, 1 threshold(s) passed.\n"), "{text}");
+    }
+
+    #[test]
+    fn no_runs_says_so() {
+        let mut report = sample_report();
+        report.runs.clear();
+        assert!(summary_table(&report).contains("(no runs)"));
+    }
+
+    #[test]
+    fn align_pads_by_characters() {
+        let headers = vec!["a".to_string(), "µs".to_string()];
+        let rows = vec![vec!["long".to_string(), "1".to_string()]];
+        assert_eq!(align(&headers, &rows, &[false, true]), "a     µs\n----  --\nlong   1\n");
+    }
+}
