@@ -1,1 +1,353 @@
-//! (in progress)
+//! The asynchronous binder: a pool of worker threads runs the binding cycle (WaitOnPermit, PreBind,
+//! Bind, PostBind) for many pods at once, with a bound on the pods in flight.
+//!
+//! Flow of one pod:
+//! 1. The scheduling thread calls [`Binder::submit`] (or [`Binder::try_submit`]). It takes one of
+//!    `max_in_flight` tokens and blocks only when none is left. No mutex is taken unless Permit said
+//!    Wait (the pod is then registered in the waiting-pods map, as upstream's `waitingPods`).
+//! 2. A worker runs WaitOnPermit (released by [`Binder::allow`] or [`Binder::reject`], or failing at
+//!    the timeout), then [`BindingCycle::pre_bind`], then `agent.bind`, and moves on: the agent's
+//!    bind is asynchronous and reports its outcome as an event.
+//! 3. Whoever reads the agent's events passes each to [`Binder::on_agent_event`] (or lets
+//!    [`Binder::spawn_router`] do it). On `Bound` the binder calls `AssumeCache::finish_binding` (when
+//!    given a cache) and [`BindingCycle::post_bind`]; on `BindFailed` (or a delete or eviction during
+//!    the bind) the pod fails. Either way a [`BindResult`] goes out on the results channel and the
+//!    pod's token is returned.
+//!
+//! On a failure the scheduling thread forgets the pod in the cache, runs Unreserve and requeues it
+//! with backoff (kube-scheduler's `handleBindingCycleError`); the binder only reports.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent, PodUid};
+use crate::cache::AssumeCache;
+use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{CachePadded, Mutex};
+
+/// Shards of the map of pods whose bind was sent to the agent.
+const PENDING_SHARDS: usize = 16;
+
+/// One pod to bind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindJob {
+    pub pod: AgentPod,
+    /// Permit returned Wait with this timeout; `None` when every Permit plugin allowed the pod.
+    pub permit_wait: Option<Duration>,
+}
+
+impl BindJob {
+    pub fn new(pod: AgentPod) -> Self {
+        BindJob { pod, permit_wait: None }
+    }
+
+    pub fn with_permit_wait(mut self, timeout: Duration) -> Self {
+        self.permit_wait = Some(timeout);
+        self
+    }
+}
+
+/// The step of the binding cycle that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindStage {
+    Permit,
+    PreBind,
+    Bind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BindOutcome {
+    Bound,
+    Failed { stage: BindStage, reason: String },
+}
+
+/// The end of one pod's binding cycle, sent to the scheduling thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindResult {
+    pub job: BindJob,
+    pub outcome: BindOutcome,
+}
+
+/// The plugin hooks of the binding cycle. Both run on binder threads (post_bind on the thread that
+/// handles the agent's `Bound`).
+pub trait BindingCycle: Send + Sync {
+    /// PreBind plugins; an error fails the pod.
+    fn pre_bind(&self, _job: &BindJob) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// PostBind plugins (informational).
+    fn post_bind(&self, _job: &BindJob) {}
+}
+
+/// A binding cycle with no PreBind or PostBind plugins.
+#[derive(Debug, Default)]
+pub struct NoPlugins;
+
+impl BindingCycle for NoPlugins {}
+
+/// Counters of the binder, cache-padded (written by several threads).
+#[derive(Debug, Default)]
+pub struct BinderStats {
+    pub bound: CachePadded<AtomicU64>,
+    pub failed: CachePadded<AtomicU64>,
+    pub permit_waits: CachePadded<AtomicU64>,
+}
+
+type PermitDecision = Result<(), String>;
+
+struct Task {
+    job: BindJob,
+    permit: Option<Receiver<PermitDecision>>,
+}
+
+struct Shared {
+    agent: Arc<dyn NodeAgent>,
+    cycle: Arc<dyn BindingCycle>,
+    cache: Option<Arc<AssumeCache>>,
+    results: Sender<BindResult>,
+    /// Returns in-flight tokens.
+    tokens_back: Sender<()>,
+    /// Pods whose bind went to the agent, waiting for its outcome event.
+    pending: Vec<Mutex<HashMap<PodUid, BindJob>>>,
+    /// Pods waiting on Permit, with the channel that releases them.
+    waiting: Mutex<HashMap<PodUid, Sender<PermitDecision>>>,
+    stats: BinderStats,
+}
+
+/// The binder pool. Dropping it stops the workers (binds already sent to the agent are abandoned).
+pub struct Binder {
+    shared: Arc<Shared>,
+    jobs: Option<Sender<Task>>,
+    tokens: Receiver<()>,
+    max_in_flight: usize,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Binder {
+    /// A binder with no PreBind/PostBind plugins and no cache.
+    pub fn new(workers: usize, max_in_flight: usize, agent: Arc<dyn NodeAgent>, results: Sender<BindResult>) -> Self {
+        Self::start(workers, max_in_flight, agent, Arc::new(NoPlugins), None, results)
+    }
+
+    /// Starts `workers` threads. `cache`, when given, gets `finish_binding` for every bound pod before
+    /// its result is sent.
+    pub fn start(
+        workers: usize,
+        max_in_flight: usize,
+        agent: Arc<dyn NodeAgent>,
+        cycle: Arc<dyn BindingCycle>,
+        cache: Option<Arc<AssumeCache>>,
+        results: Sender<BindResult>,
+    ) -> Self {
+        assert!(workers > 0 && max_in_flight > 0, "a binder needs workers and room for pods in flight");
+        let (tokens_back, tokens) = crossbeam_channel::bounded(max_in_flight);
+        for _ in 0..max_in_flight {
+            tokens_back.send(()).expect("room for every token");
+        }
+        let shared = Arc::new(Shared {
+            agent,
+            cycle,
+            cache,
+            results,
+            tokens_back,
+            pending: (0..PENDING_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            waiting: Mutex::new(HashMap::new()),
+            stats: BinderStats::default(),
+        });
+        let (jobs, job_rx) = crossbeam_channel::unbounded::<Task>();
+        let workers = (0..workers)
+            .map(|i| {
+                let s = shared.clone();
+                let rx = job_rx.clone();
+                std::thread::Builder::new()
+                    .name(format!("binder-{i}"))
+                    .spawn(move || {
+                        for task in rx {
+                            s.run(task);
+                        }
+                    })
+                    .expect("spawn binder worker")
+            })
+            .collect();
+        Binder { shared, jobs: Some(jobs), tokens, max_in_flight, workers }
+    }
+
+    fn enqueue(&self, job: BindJob) {
+        let permit = job.permit_wait.map(|_| {
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            lock(&self.shared.waiting).insert(job.pod.uid, tx);
+            self.shared.stats.permit_waits.fetch_add(1, Ordering::Relaxed);
+            rx
+        });
+        self.jobs.as_ref().expect("binder running").send(Task { job, permit }).expect("binder workers alive");
+    }
+
+    /// Hands a pod to the workers; blocks while `max_in_flight` pods are in flight.
+    pub fn submit(&self, job: BindJob) {
+        self.tokens.recv().expect("the binder holds a token sender");
+        self.enqueue(job);
+    }
+
+    /// Like [`submit`](Self::submit) but gives the job back instead of blocking when the bound is reached.
+    pub fn try_submit(&self, job: BindJob) -> Result<(), BindJob> {
+        match self.tokens.try_recv() {
+            Ok(()) => {
+                self.enqueue(job);
+                Ok(())
+            }
+            Err(_) => Err(job),
+        }
+    }
+
+    /// Pods submitted whose binding cycle has not ended.
+    pub fn in_flight(&self) -> usize {
+        self.max_in_flight - self.tokens.len()
+    }
+
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    pub fn stats(&self) -> &BinderStats {
+        &self.shared.stats
+    }
+
+    /// Releases a pod waiting on Permit. Returns false if it was not waiting.
+    pub fn allow(&self, uid: PodUid) -> bool {
+        self.decide(uid, Ok(()))
+    }
+
+    /// Rejects a pod waiting on Permit: its binding cycle fails. Returns false if it was not waiting.
+    pub fn reject(&self, uid: PodUid, reason: &str) -> bool {
+        self.decide(uid, Err(reason.to_string()))
+    }
+
+    fn decide(&self, uid: PodUid, decision: PermitDecision) -> bool {
+        match lock(&self.shared.waiting).remove(&uid) {
+            // The worker may have timed out just now and dropped the receiver: the pod has failed.
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Feeds one agent event. Returns true if it ended the binding cycle of a pod in flight.
+    pub fn on_agent_event(&self, event: &AgentEvent) -> bool {
+        self.shared.on_agent_event(event)
+    }
+
+    /// Starts a thread that passes every event from `events` to [`on_agent_event`](Self::on_agent_event)
+    /// and then forwards it on `forward`. The thread ends when `events` closes.
+    pub fn spawn_router(self: &Arc<Self>, events: Receiver<AgentEvent>, forward: Sender<AgentEvent>) -> JoinHandle<()> {
+        let binder = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("binder-router".into())
+            .spawn(move || {
+                for e in events {
+                    if let Some(b) = binder.upgrade() {
+                        b.on_agent_event(&e);
+                    }
+                    if forward.send(e).is_err() {
+                        return;
+                    }
+                }
+            })
+            .expect("spawn binder router")
+    }
+}
+
+impl Drop for Binder {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            // A worker that panicked already reported it; the binder is going away.
+            let _ = w.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn shard(&self, uid: PodUid) -> &Mutex<HashMap<PodUid, BindJob>> {
+        &self.pending[(uid.0 as usize) % PENDING_SHARDS]
+    }
+
+    fn finish(&self, job: BindJob, outcome: BindOutcome) {
+        let counter = if outcome == BindOutcome::Bound { &self.stats.bound } else { &self.stats.failed };
+        counter.fetch_add(1, Ordering::Relaxed);
+        // A closed results channel means the run is over.
+        let _ = self.results.send(BindResult { job, outcome });
+        let _ = self.tokens_back.send(());
+    }
+
+    fn fail(&self, job: BindJob, stage: BindStage, reason: String) {
+        self.finish(job, BindOutcome::Failed { stage, reason });
+    }
+
+    fn run(&self, task: Task) {
+        let Task { job, permit } = task;
+        if let (Some(rx), Some(timeout)) = (permit, job.permit_wait) {
+            match rx.recv_timeout(timeout) {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => return self.fail(job, BindStage::Permit, reason),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+                    // If the pod is no longer in the map, an allow or reject took it first and is
+                    // sending its decision (it sends after releasing the lock): wait for it.
+                    let timed_out = lock(&self.waiting).remove(&job.pod.uid).is_some();
+                    let late = if timed_out { None } else { rx.recv().ok() };
+                    match late {
+                        Some(Ok(())) => {}
+                        Some(Err(reason)) => return self.fail(job, BindStage::Permit, reason),
+                        None => {
+                            let reason = format!("rejected due to timeout after waiting {timeout:?} at permit");
+                            return self.fail(job, BindStage::Permit, reason);
+                        }
+                    }
+                }
+            }
+        }
+        if let Err(reason) = self.cycle.pre_bind(&job) {
+            return self.fail(job, BindStage::PreBind, reason);
+        }
+        let pod = job.pod.clone();
+        // Registered before the bind: a zero-latency agent reports the outcome inline.
+        lock(self.shard(pod.uid)).insert(pod.uid, job);
+        self.agent.bind(pod);
+    }
+
+    fn on_agent_event(&self, e: &AgentEvent) -> bool {
+        let ends = matches!(
+            e.kind,
+            AgentEventKind::Bound | AgentEventKind::BindFailed(_) | AgentEventKind::Deleted | AgentEventKind::Evicted(_)
+        );
+        if !ends {
+            return false;
+        }
+        let Some(job) = lock(self.shard(e.uid)).remove(&e.uid) else { return false };
+        match &e.kind {
+            AgentEventKind::Bound => match self.cache.as_ref().map(|c| c.finish_binding(e.uid)) {
+                // Deleted while binding: the delete released the node; the cycle failed.
+                Some(Err(err)) => self.fail(job, BindStage::Bind, err.to_string()),
+                _ => {
+                    self.cycle.post_bind(&job);
+                    self.finish(job, BindOutcome::Bound);
+                }
+            },
+            AgentEventKind::BindFailed(reason) => self.fail(job, BindStage::Bind, reason.clone()),
+            AgentEventKind::Deleted => self.fail(job, BindStage::Bind, "the pod was deleted while binding".into()),
+            AgentEventKind::Evicted(reason) => self.fail(job, BindStage::Bind, reason.clone()),
+            _ => unreachable!("filtered above"),
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;

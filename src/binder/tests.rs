@@ -1,0 +1,234 @@
+use super::*;
+use crate::agent::conformance::test_pod;
+use crate::agent::sim::{SimAgent, SimConfig, SimOverrides, TimeMode};
+use crate::clock::{Clock, VirtualClock, WallClock};
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
+
+struct Rig {
+    binder: Arc<Binder>,
+    results: Receiver<BindResult>,
+    agent: Arc<SimAgent>,
+    clock: Arc<VirtualClock>,
+    /// Every agent event, forwarded by the router (kept open so the router keeps running).
+    _events: Receiver<AgentEvent>,
+}
+
+fn rig(config: SimConfig, mode: TimeMode, workers: usize, max_in_flight: usize, cycle: Arc<dyn BindingCycle>, cache: Option<Arc<AssumeCache>>) -> Rig {
+    let (events_tx, events_rx) = crossbeam_channel::unbounded();
+    let clock = Arc::new(VirtualClock::new());
+    let agent_clock: Arc<dyn Clock> = match mode {
+        TimeMode::Wall => Arc::new(WallClock::new()),
+        TimeMode::Virtual => clock.clone(),
+    };
+    let agent = Arc::new(SimAgent::new(config, events_tx, agent_clock, mode));
+    let (results_tx, results) = crossbeam_channel::unbounded();
+    let binder = Arc::new(Binder::start(workers, max_in_flight, agent.clone(), cycle, cache, results_tx));
+    let (sink, events) = crossbeam_channel::unbounded();
+    binder.spawn_router(events_rx, sink);
+    Rig { binder, results, agent, clock, _events: events }
+}
+
+fn collect(results: &Receiver<BindResult>, n: usize) -> Vec<BindResult> {
+    (0..n).map(|i| results.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("result {i} of {n} missing"))).collect()
+}
+
+/// Counts pods between PreBind and PostBind, and fails PreBind for chosen pods.
+#[derive(Default)]
+struct Probe {
+    active: AtomicUsize,
+    max_active: AtomicUsize,
+    post_binds: AtomicUsize,
+    fail_pre_bind: BTreeSet<u64>,
+}
+
+impl BindingCycle for Probe {
+    fn pre_bind(&self, job: &BindJob) -> Result<(), String> {
+        if self.fail_pre_bind.contains(&job.pod.uid.0) {
+            return Err("volume not ready".into());
+        }
+        let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_active.fetch_max(now, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn post_bind(&self, _job: &BindJob) {
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        self.post_binds.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn burst_of_a_thousand_through_the_zero_latency_agent() {
+    let probe = Arc::new(Probe::default());
+    let cache = Arc::new(AssumeCache::new(1000));
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 4, 16, probe.clone(), Some(cache.clone()));
+    for u in 0..1000 {
+        cache.assume(PodUid(u), (u % 10) as u32).unwrap();
+        r.binder.submit(BindJob::new(test_pod(u, &format!("node-{}", u % 10))));
+        assert!(r.binder.in_flight() <= 16);
+    }
+    let results = collect(&r.results, 1000);
+    let uids: BTreeSet<u64> = results.iter().map(|x| x.job.pod.uid.0).collect();
+    assert_eq!(uids.len(), 1000, "one result per pod");
+    assert!(results.iter().all(|x| x.outcome == BindOutcome::Bound));
+    assert!(probe.max_active.load(Ordering::SeqCst) <= 16, "in-flight bound held");
+    assert_eq!(probe.post_binds.load(Ordering::SeqCst), 1000);
+    assert_eq!(cache.count(crate::cache::PodState::Bound), 1000, "finish_binding for every pod");
+    assert_eq!(r.binder.stats().bound.load(Ordering::Relaxed), 1000);
+    assert_eq!(r.agent.pods().len(), 1000);
+    assert_eq!(r.binder.in_flight(), 0);
+}
+
+#[test]
+fn the_in_flight_bound_is_reached_and_respected() {
+    // 1 ms binds: the binder keeps 16 pods in flight, never more.
+    let probe = Arc::new(Probe::default());
+    let o = SimOverrides { bind_latency_ms: Some(1.0), ..Default::default() };
+    let config = SimConfig::zero_latency().with_overrides(&o).unwrap();
+    let r = rig(config, TimeMode::Wall, 4, 16, probe.clone(), None);
+    for u in 0..300 {
+        r.binder.submit(BindJob::new(test_pod(u, "n")));
+    }
+    collect(&r.results, 300);
+    let max = probe.max_active.load(Ordering::SeqCst);
+    assert!((8..=16).contains(&max), "max in flight {max}");
+}
+
+#[test]
+fn try_submit_refuses_beyond_the_bound() {
+    // Virtual time: no bind completes until the clock moves.
+    let r = rig(SimConfig::zero_latency().with_overrides(&SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() }).unwrap(), TimeMode::Virtual, 2, 4, Arc::new(NoPlugins), None);
+    for u in 0..4 {
+        assert!(r.binder.try_submit(BindJob::new(test_pod(u, "n"))).is_ok());
+    }
+    let refused = r.binder.try_submit(BindJob::new(test_pod(4, "n"))).unwrap_err();
+    assert_eq!(refused.pod.uid, PodUid(4));
+    assert_eq!(r.binder.in_flight(), 4);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.agent.pods().len() < 4 {
+        assert!(Instant::now() < deadline, "workers did not bind");
+        std::thread::yield_now();
+    }
+    r.clock.advance_to(5_000_000);
+    r.agent.advance_to(5_000_000);
+    collect(&r.results, 4);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.binder.in_flight() > 0 {
+        assert!(Instant::now() < deadline, "tokens not returned");
+        std::thread::yield_now();
+    }
+    assert!(r.binder.try_submit(BindJob::new(test_pod(4, "n"))).is_ok());
+}
+
+#[test]
+fn failures_in_a_burst_are_exactly_the_failing_pods() {
+    let mut config = SimConfig::zero_latency().with_seed(5);
+    config.bind_failure_rate = 0.1;
+    let pre_bind_failures: BTreeSet<u64> = [100, 500].into();
+    // Which binds the agent fails: its draws depend only on (seed, uid, attempt).
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let reference = SimAgent::new(config.clone(), tx, Arc::new(VirtualClock::new()), TimeMode::Virtual);
+    for u in (0..1000).filter(|u| !pre_bind_failures.contains(u)) {
+        reference.bind(test_pod(u, "n"));
+    }
+    let expected_bind_failures: BTreeSet<u64> =
+        rx.try_iter().filter(|e| matches!(e.kind, AgentEventKind::BindFailed(_))).map(|e| e.uid.0).collect();
+    assert!((50..=150).contains(&expected_bind_failures.len()));
+
+    let probe = Arc::new(Probe { fail_pre_bind: pre_bind_failures.clone(), ..Default::default() });
+    let r = rig(config, TimeMode::Wall, 4, 16, probe, None);
+    for u in 0..1000 {
+        r.binder.submit(BindJob::new(test_pod(u, "n")));
+    }
+    let results = collect(&r.results, 1000);
+    let failed_at = |stage: BindStage| -> BTreeSet<u64> {
+        results
+            .iter()
+            .filter(|x| matches!(&x.outcome, BindOutcome::Failed { stage: s, .. } if *s == stage))
+            .map(|x| x.job.pod.uid.0)
+            .collect()
+    };
+    assert_eq!(failed_at(BindStage::Bind), expected_bind_failures);
+    assert_eq!(failed_at(BindStage::PreBind), pre_bind_failures);
+    assert!(failed_at(BindStage::Permit).is_empty());
+    let bound = results.iter().filter(|x| x.outcome == BindOutcome::Bound).count();
+    assert_eq!(bound, 1000 - expected_bind_failures.len() - 2);
+    assert_eq!(r.agent.pods().len(), bound);
+}
+
+#[test]
+fn permit_wait_is_released_by_allow_reject_or_timeout() {
+    enum Then {
+        Allow,
+        Reject,
+        Nothing,
+    }
+    let check = |then: Then, timeout: Duration, expected: BindOutcome| {
+        let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 2, 4, Arc::new(NoPlugins), None);
+        r.binder.submit(BindJob::new(test_pod(1, "n")).with_permit_wait(timeout));
+        assert!(!r.binder.allow(PodUid(2)), "pod 2 is not waiting");
+        match then {
+            Then::Allow => assert!(r.binder.allow(PodUid(1))),
+            Then::Reject => assert!(r.binder.reject(PodUid(1), "gang incomplete")),
+            Then::Nothing => {}
+        }
+        let result = collect(&r.results, 1).remove(0);
+        assert_eq!(result.outcome, expected);
+        assert!(!r.binder.allow(PodUid(1)), "no longer waiting");
+        assert_eq!(r.binder.stats().permit_waits.load(Ordering::Relaxed), 1);
+    };
+    let long = Duration::from_secs(30);
+    check(Then::Allow, long, BindOutcome::Bound);
+    check(Then::Reject, long, BindOutcome::Failed { stage: BindStage::Permit, reason: "gang incomplete".into() });
+    check(
+        Then::Nothing,
+        Duration::from_millis(20),
+        BindOutcome::Failed { stage: BindStage::Permit, reason: "rejected due to timeout after waiting 20ms at permit".into() },
+    );
+}
+
+#[test]
+fn waiting_pods_do_not_block_others_while_workers_remain() {
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 2, 8, Arc::new(NoPlugins), None);
+    r.binder.submit(BindJob::new(test_pod(1, "n")).with_permit_wait(Duration::from_secs(30)));
+    for u in 2..6 {
+        r.binder.submit(BindJob::new(test_pod(u, "n")));
+    }
+    let first: BTreeSet<u64> = collect(&r.results, 4).iter().map(|x| x.job.pod.uid.0).collect();
+    assert_eq!(first, (2..6).collect());
+    assert!(r.binder.allow(PodUid(1)));
+    assert_eq!(collect(&r.results, 1)[0].outcome, BindOutcome::Bound);
+}
+
+#[test]
+fn a_pod_deleted_while_binding_fails_its_cycle() {
+    let cache = Arc::new(AssumeCache::new(4));
+    let slow = SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() };
+    let r = rig(SimConfig::zero_latency().with_overrides(&slow).unwrap(), TimeMode::Virtual, 1, 4, Arc::new(NoPlugins), Some(cache.clone()));
+    cache.assume(PodUid(1), 0).unwrap();
+    cache.assume(PodUid(2), 0).unwrap();
+    r.binder.submit(BindJob::new(test_pod(1, "n")));
+    r.binder.submit(BindJob::new(test_pod(2, "n")));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.agent.pods().len() < 2 {
+        assert!(Instant::now() < deadline);
+        std::thread::yield_now();
+    }
+    // Pod 1: deleted in the cache only (the agent still binds it). Pod 2: deleted at the agent.
+    assert_eq!(cache.delete(PodUid(1)), Ok(Some(0)));
+    r.agent.delete(PodUid(2));
+    r.clock.advance_to(5_000_000);
+    r.agent.advance_to(5_000_000);
+    let mut results = collect(&r.results, 2);
+    results.sort_by_key(|x| x.job.pod.uid);
+    let reasons: Vec<(u64, BindOutcome)> = results.into_iter().map(|x| (x.job.pod.uid.0, x.outcome)).collect();
+    assert_eq!(
+        reasons,
+        vec![
+            (1, BindOutcome::Failed { stage: BindStage::Bind, reason: "pod-00000001: cannot finish_binding a pod in state Deleted".into() }),
+            (2, BindOutcome::Failed { stage: BindStage::Bind, reason: "the pod was deleted while binding".into() }),
+        ]
+    );
+}
