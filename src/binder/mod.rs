@@ -194,6 +194,8 @@ impl Binder {
     }
 
     /// Like [`submit`](Self::submit) but gives the job back instead of blocking when the bound is reached.
+    // The job comes back by value: boxing it would allocate on the scheduling thread's path.
+    #[allow(clippy::result_large_err)]
     pub fn try_submit(&self, job: BindJob) -> Result<(), BindJob> {
         match self.tokens.try_recv() {
             Ok(()) => {
@@ -325,7 +327,10 @@ impl Shared {
     fn on_agent_event(&self, e: &AgentEvent) -> bool {
         let ends = matches!(
             e.kind,
-            AgentEventKind::Bound | AgentEventKind::BindFailed(_) | AgentEventKind::Deleted | AgentEventKind::Evicted(_)
+            AgentEventKind::Bound
+                | AgentEventKind::BindFailed(_)
+                | AgentEventKind::Deleted
+                | AgentEventKind::Evicted(_)
         );
         if !ends {
             return false;

@@ -15,7 +15,14 @@ struct Rig {
     _events: Receiver<AgentEvent>,
 }
 
-fn rig(config: SimConfig, mode: TimeMode, workers: usize, max_in_flight: usize, cycle: Arc<dyn BindingCycle>, cache: Option<Arc<AssumeCache>>) -> Rig {
+fn rig(
+    config: SimConfig,
+    mode: TimeMode,
+    workers: usize,
+    max_in_flight: usize,
+    cycle: Arc<dyn BindingCycle>,
+    cache: Option<Arc<AssumeCache>>,
+) -> Rig {
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
     let clock = Arc::new(VirtualClock::new());
     let agent_clock: Arc<dyn Clock> = match mode {
@@ -31,7 +38,9 @@ fn rig(config: SimConfig, mode: TimeMode, workers: usize, max_in_flight: usize, 
 }
 
 fn collect(results: &Receiver<BindResult>, n: usize) -> Vec<BindResult> {
-    (0..n).map(|i| results.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("result {i} of {n} missing"))).collect()
+    (0..n)
+        .map(|i| results.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("result {i} of {n} missing")))
+        .collect()
 }
 
 /// Counts pods between PreBind and PostBind, and fails PreBind for chosen pods.
@@ -99,7 +108,16 @@ fn the_in_flight_bound_is_reached_and_respected() {
 #[test]
 fn try_submit_refuses_beyond_the_bound() {
     // Virtual time: no bind completes until the clock moves.
-    let r = rig(SimConfig::zero_latency().with_overrides(&SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() }).unwrap(), TimeMode::Virtual, 2, 4, Arc::new(NoPlugins), None);
+    let r = rig(
+        SimConfig::zero_latency()
+            .with_overrides(&SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() })
+            .unwrap(),
+        TimeMode::Virtual,
+        2,
+        4,
+        Arc::new(NoPlugins),
+        None,
+    );
     for u in 0..4 {
         assert!(r.binder.try_submit(BindJob::new(test_pod(u, "n"))).is_ok());
     }
@@ -185,7 +203,10 @@ fn permit_wait_is_released_by_allow_reject_or_timeout() {
     check(
         Then::Nothing,
         Duration::from_millis(20),
-        BindOutcome::Failed { stage: BindStage::Permit, reason: "rejected due to timeout after waiting 20ms at permit".into() },
+        BindOutcome::Failed {
+            stage: BindStage::Permit,
+            reason: "rejected due to timeout after waiting 20ms at permit".into(),
+        },
     );
 }
 
@@ -206,7 +227,14 @@ fn waiting_pods_do_not_block_others_while_workers_remain() {
 fn a_pod_deleted_while_binding_fails_its_cycle() {
     let cache = Arc::new(AssumeCache::new(4));
     let slow = SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() };
-    let r = rig(SimConfig::zero_latency().with_overrides(&slow).unwrap(), TimeMode::Virtual, 1, 4, Arc::new(NoPlugins), Some(cache.clone()));
+    let r = rig(
+        SimConfig::zero_latency().with_overrides(&slow).unwrap(),
+        TimeMode::Virtual,
+        1,
+        4,
+        Arc::new(NoPlugins),
+        Some(cache.clone()),
+    );
     cache.assume(PodUid(1), 0).unwrap();
     cache.assume(PodUid(2), 0).unwrap();
     r.binder.submit(BindJob::new(test_pod(1, "n")));
@@ -227,7 +255,13 @@ fn a_pod_deleted_while_binding_fails_its_cycle() {
     assert_eq!(
         reasons,
         vec![
-            (1, BindOutcome::Failed { stage: BindStage::Bind, reason: "pod-00000001: cannot finish_binding a pod in state Deleted".into() }),
+            (
+                1,
+                BindOutcome::Failed {
+                    stage: BindStage::Bind,
+                    reason: "pod-00000001: cannot finish_binding a pod in state Deleted".into()
+                }
+            ),
             (2, BindOutcome::Failed { stage: BindStage::Bind, reason: "the pod was deleted while binding".into() }),
         ]
     );

@@ -350,11 +350,11 @@ mod tests {
             cache.assume(PodUid(i), (i % 7) as u32).unwrap();
         }
         let c1 = cache.clone();
-        let finisher = std::thread::spawn(move || (0..10_000).filter(|&i| c1.finish_binding(PodUid(i)).is_ok()).count());
+        let finisher =
+            std::thread::spawn(move || (0..10_000).filter(|&i| c1.finish_binding(PodUid(i)).is_ok()).count());
         let c2 = cache.clone();
-        let deleter = std::thread::spawn(move || {
-            (0..10_000).rev().filter(|&i| c2.delete(PodUid(i)).unwrap().is_some()).count()
-        });
+        let deleter =
+            std::thread::spawn(move || (0..10_000).rev().filter(|&i| c2.delete(PodUid(i)).unwrap().is_some()).count());
         let finished = finisher.join().unwrap();
         let released = deleter.join().unwrap();
         assert_eq!(released, 10_000, "every pod held a node when deleted");

@@ -54,7 +54,8 @@ impl LatencyHistogram {
     /// A histogram named `name`, which must end in `_ns`, `_us` or `_ms` (an internal invariant: names
     /// are constants in the code).
     pub fn new(name: &'static str) -> Self {
-        let unit = TimeUnit::of_name(name).unwrap_or_else(|| panic!("histogram name {name:?} does not end in _ns, _us or _ms"));
+        let unit = TimeUnit::of_name(name)
+            .unwrap_or_else(|| panic!("histogram name {name:?} does not end in _ns, _us or _ms"));
         LatencyHistogram { name, unit, hist: Histogram::new(3).expect("3 significant digits is valid") }
     }
 
