@@ -416,6 +416,31 @@ mod loom_tests {
         });
     }
 
+    /// The pod is seen bound (confirm from Initial) while it is deleted: whichever wins, the node's
+    /// ledger returns to zero and the pod ends Deleted.
+    #[test]
+    fn confirm_races_delete() {
+        loom::model(|| {
+            let cache = Arc::new(AssumeCache::new(1));
+            let p = PodUid(0);
+            let c = cache.clone();
+            let confirmer = thread::spawn(move || c.confirm_bound(p, 4));
+            let released = cache.delete(p).unwrap();
+            let confirmed = confirmer.join().unwrap();
+            let mut accounted: i32 = 0;
+            match confirmed {
+                Ok(Confirmed::Added) => accounted += 1,
+                Ok(other) => panic!("confirm from Initial reported {other:?}"),
+                Err(e) => assert_eq!(e.found, PodState::Deleted),
+            }
+            if released.is_some() {
+                accounted -= 1;
+            }
+            assert_eq!(accounted, 0);
+            assert_eq!(cache.state(p), (PodState::Deleted, None));
+        });
+    }
+
     /// Two binders finishing two pods while the owner assumes a third: words are independent.
     #[test]
     fn independent_pods_do_not_interfere() {
