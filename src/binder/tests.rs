@@ -211,16 +211,37 @@ fn permit_wait_is_released_by_allow_reject_or_timeout() {
 }
 
 #[test]
-fn waiting_pods_do_not_block_others_while_workers_remain() {
-    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 2, 8, Arc::new(NoPlugins), None);
-    r.binder.submit(BindJob::new(test_pod(1, "n")).with_permit_wait(Duration::from_secs(30)));
-    for u in 2..6 {
+fn pods_waiting_on_permit_do_not_hold_workers() {
+    // One worker, three parked pods: the others still bind.
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 1, 8, Arc::new(NoPlugins), None);
+    for u in 1..4 {
+        r.binder.submit(BindJob::new(test_pod(u, "n")).with_permit_wait(Duration::from_secs(30)));
+    }
+    for u in 4..8 {
         r.binder.submit(BindJob::new(test_pod(u, "n")));
     }
     let first: BTreeSet<u64> = collect(&r.results, 4).iter().map(|x| x.job.pod.uid.0).collect();
-    assert_eq!(first, (2..6).collect());
+    assert_eq!(first, (4..8).collect());
+    assert_eq!(r.binder.waiting_on_permit(), 3);
+    assert_eq!(r.binder.in_flight(), 3, "parked pods count as in flight");
+    assert!(r.binder.allow(PodUid(2)));
+    assert!(r.binder.reject(PodUid(3), "no"));
     assert!(r.binder.allow(PodUid(1)));
-    assert_eq!(collect(&r.results, 1)[0].outcome, BindOutcome::Bound);
+    let mut rest: Vec<(u64, bool)> =
+        collect(&r.results, 3).into_iter().map(|x| (x.job.pod.uid.0, x.outcome == BindOutcome::Bound)).collect();
+    rest.sort();
+    assert_eq!(rest, vec![(1, true), (2, true), (3, false)]);
+    assert_eq!(r.binder.waiting_on_permit(), 0);
+}
+
+#[test]
+fn permit_timeouts_fire_in_deadline_order() {
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 1, 8, Arc::new(NoPlugins), None);
+    for (u, ms) in [(1, 60), (2, 20), (3, 40)] {
+        r.binder.submit(BindJob::new(test_pod(u, "n")).with_permit_wait(Duration::from_millis(ms)));
+    }
+    let order: Vec<u64> = collect(&r.results, 3).iter().map(|x| x.job.pod.uid.0).collect();
+    assert_eq!(order, vec![2, 3, 1]);
 }
 
 #[test]
