@@ -26,7 +26,9 @@ mod hints;
 pub use hints::{default_hint, default_hint_fn, DEFAULT_HINT_PLUGINS};
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+
+use ahash::AHashMap as HashMap;
 
 use crate::agent::PodUid;
 
