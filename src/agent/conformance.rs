@@ -3,7 +3,8 @@
 //! A backend's test calls [`run_conformance`] with a factory; each check builds a fresh agent from it.
 //! The factory must build an agent without failure injection. With [`Driver::Virtual`] the suite owns a
 //! `VirtualClock` and moves it to the agent's next due event whenever it waits; with [`Driver::Wall`]
-//! it waits on the event channel (at most [`WALL_TIMEOUT`] per wait).
+//! it waits on the event channel (at most [`WALL_TIMEOUT`] per wait). A slow backend (real containers)
+//! may lower the number of concurrent pods with [`run_conformance_with`].
 //!
 //! The checks:
 //! - a bind produces `Bound`, `SandboxReady`, `ContainersStarted`, `Running`, in that order, with
@@ -151,14 +152,22 @@ impl Harness {
     }
 }
 
+/// Pods bound at once by the concurrency check of [`run_conformance`].
+pub const DEFAULT_CONCURRENT_PODS: u64 = 400;
+
 /// Runs every check against agents built by `make`. Panics (with the check's name) on a failure.
 pub fn run_conformance(make: MakeAgent<'_>, driver: Driver) {
+    run_conformance_with(make, driver, DEFAULT_CONCURRENT_PODS);
+}
+
+/// [`run_conformance`] with `concurrent_pods` pods (bound from 8 threads) in the concurrency check.
+pub fn run_conformance_with(make: MakeAgent<'_>, driver: Driver, concurrent_pods: u64) {
     bind_reaches_running(make, driver);
     delete_reports_deleted(make, driver);
     delete_of_unknown_pod_reports_deleted(make, driver);
     pods_reflects_binds_and_deletes(make, driver);
     shutdown_removes_everything(make, driver);
-    many_pods_at_once(make, driver);
+    many_pods_at_once(make, driver, concurrent_pods);
 }
 
 fn bind_reaches_running(make: MakeAgent<'_>, driver: Driver) {
@@ -218,30 +227,30 @@ fn shutdown_removes_everything(make: MakeAgent<'_>, driver: Driver) {
     assert!(h.agent.pods().is_empty(), "shutdown_removes_everything: pods() after shutdown");
 }
 
-fn many_pods_at_once(make: MakeAgent<'_>, driver: Driver) {
+fn many_pods_at_once(make: MakeAgent<'_>, driver: Driver, pods: u64) {
     const THREADS: u64 = 8;
-    const PER_THREAD: u64 = 50;
+    let per_thread = pods.div_ceil(THREADS);
     let mut h = Harness::new(make, driver);
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let agent = h.agent.clone();
             s.spawn(move || {
-                for i in 0..PER_THREAD {
-                    let uid = t * PER_THREAD + i;
+                for i in 0..per_thread {
+                    let uid = t * per_thread + i;
                     agent.bind(test_pod(uid, &format!("node-{}", uid % 7)));
                 }
             });
         }
     });
-    let uids: Vec<u64> = (0..THREADS * PER_THREAD).collect();
+    let uids: Vec<u64> = (0..THREADS * per_thread).collect();
     h.wait_all(&uids, "Running");
     assert_eq!(h.agent.pods().len(), uids.len(), "many_pods_at_once: pods()");
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let agent = h.agent.clone();
             s.spawn(move || {
-                for i in 0..PER_THREAD {
-                    agent.delete(PodUid(t * PER_THREAD + i));
+                for i in 0..per_thread {
+                    agent.delete(PodUid(t * per_thread + i));
                 }
             });
         }
@@ -249,4 +258,82 @@ fn many_pods_at_once(make: MakeAgent<'_>, driver: Driver) {
     h.wait_all(&uids, "Deleted");
     h.assert_in_order();
     assert!(h.agent.pods().is_empty(), "many_pods_at_once: pods() after deletes");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::sim::{SimAgent, SimConfig, TimeMode};
+    use crate::agent::{AgentError, ShutdownReport};
+
+    /// A sim agent with one defect, to show the suite catches it.
+    struct Defective {
+        inner: SimAgent,
+        defect: &'static str,
+    }
+
+    impl NodeAgent for Defective {
+        fn name(&self) -> &str {
+            "defective"
+        }
+        fn bind(&self, pod: AgentPod) {
+            self.inner.bind(pod)
+        }
+        fn delete(&self, uid: PodUid) {
+            let held = self.inner.pods().iter().any(|(u, _)| *u == uid);
+            if held || self.defect != "silent unknown delete" {
+                self.inner.delete(uid)
+            }
+        }
+        fn pods(&self) -> Vec<(PodUid, String)> {
+            if self.defect == "empty pods" {
+                return Vec::new();
+            }
+            self.inner.pods()
+        }
+        fn shutdown(&self) -> Result<ShutdownReport, AgentError> {
+            let r = self.inner.shutdown()?;
+            if self.defect == "leftovers" {
+                return Ok(ShutdownReport { leftovers: vec!["sandbox-1".into()], ..r });
+            }
+            Ok(r)
+        }
+        fn next_due_nanos(&self) -> Option<u64> {
+            self.inner.next_due_nanos()
+        }
+        fn advance_to(&self, t: u64) {
+            self.inner.advance_to(t)
+        }
+    }
+
+    fn run_defective(defect: &'static str) {
+        let make = move |tx, clock| {
+            let inner = SimAgent::new(SimConfig::zero_latency(), tx, clock, TimeMode::Virtual);
+            Arc::new(Defective { inner, defect }) as Arc<dyn NodeAgent>
+        };
+        run_conformance(&make, Driver::Virtual);
+    }
+
+    #[test]
+    fn a_sound_agent_passes() {
+        run_defective("none");
+    }
+
+    #[test]
+    #[should_panic(expected = "bind_reaches_running: pods()")]
+    fn empty_pods_is_caught() {
+        run_defective("empty pods");
+    }
+
+    #[test]
+    #[should_panic(expected = "agent stalled")]
+    fn a_silent_delete_of_an_unknown_pod_is_caught() {
+        run_defective("silent unknown delete");
+    }
+
+    #[test]
+    #[should_panic(expected = "shutdown_removes_everything: leftovers")]
+    fn leftovers_are_caught() {
+        run_defective("leftovers");
+    }
 }

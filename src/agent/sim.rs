@@ -66,7 +66,9 @@ struct PodRec {
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Action {
-    BindDone { fail: bool },
+    BindDone {
+        fail: bool,
+    },
     Start,
     DeleteDone,
     /// `None`: a random node among those holding pods.
@@ -141,7 +143,10 @@ impl SimAgent {
         let shared = Arc::new(Shared { config, events, clock, state: Mutex::new(state), wake: Condvar::new() });
         let timer = (mode == TimeMode::Wall).then(|| {
             let s = shared.clone();
-            std::thread::Builder::new().name("sim-agent-timer".into()).spawn(move || s.timer_loop()).expect("spawn timer")
+            std::thread::Builder::new()
+                .name("sim-agent-timer".into())
+                .spawn(move || s.timer_loop())
+                .expect("spawn timer")
         });
         SimAgent { shared, timer: Mutex::new(timer) }
     }
@@ -270,12 +275,20 @@ impl Shared {
             }
         };
         if let Some(node) = node {
-            let victims: BTreeMap<PodUid, Phase> =
-                st.pods.iter().filter(|(_, r)| r.node == node && r.phase != Phase::Deleting).map(|(u, r)| (*u, r.phase)).collect();
+            let victims: BTreeMap<PodUid, Phase> = st
+                .pods
+                .iter()
+                .filter(|(_, r)| r.node == node && r.phase != Phase::Deleting)
+                .map(|(u, r)| (*u, r.phase))
+                .collect();
             for (uid, phase) in victims {
                 st.pods.remove(&uid);
                 let reason = format!("node {node} failed");
-                let kind = if phase == Phase::Binding { AgentEventKind::BindFailed(reason) } else { AgentEventKind::Evicted(reason) };
+                let kind = if phase == Phase::Binding {
+                    AgentEventKind::BindFailed(reason)
+                } else {
+                    AgentEventKind::Evicted(reason)
+                };
                 self.emit(uid, kind, at);
             }
         }
@@ -340,7 +353,8 @@ impl NodeAgent for SimAgent {
         let start_after_nanos = draw_nanos(s.config.start, &mut rng);
         let start_fails = s.config.start_failure_rate > 0.0 && rng.gen_bool(s.config.start_failure_rate);
         let generation = 0;
-        st.pods.insert(uid, PodRec { node: pod.node, phase: Phase::Binding, generation, start_after_nanos, start_fails });
+        st.pods
+            .insert(uid, PodRec { node: pod.node, phase: Phase::Binding, generation, start_after_nanos, start_fails });
         s.schedule(&mut st, now + bind_after, uid, generation, Action::BindDone { fail: bind_fails });
         s.schedule_random_failure(&mut st, now);
         s.fire_due(&mut st, now);

@@ -4,10 +4,11 @@
 //! Flow of one pod:
 //! 1. The scheduling thread calls [`Binder::submit`] (or [`Binder::try_submit`]). It takes one of
 //!    `max_in_flight` tokens and blocks only when none is left. No mutex is taken unless Permit said
-//!    Wait (the pod is then registered in the waiting-pods map, as upstream's `waitingPods`).
-//! 2. A worker runs WaitOnPermit (released by [`Binder::allow`] or [`Binder::reject`], or failing at
-//!    the timeout), then [`BindingCycle::pre_bind`], then `agent.bind`, and moves on: the agent's
-//!    bind is asynchronous and reports its outcome as an event.
+//!    Wait: the pod is then parked in the waiting-pods map (upstream's `waitingPods`) without holding
+//!    a worker, until [`Binder::allow`] hands it to the workers, [`Binder::reject`] fails it, or the
+//!    permit timer thread fails it at its timeout (wall-clock time).
+//! 2. A worker runs [`BindingCycle::pre_bind`], then `agent.bind`, and moves on: the agent's bind is
+//!    asynchronous and reports its outcome as an event.
 //! 3. Whoever reads the agent's events passes each to [`Binder::on_agent_event`] (or lets
 //!    [`Binder::spawn_router`] do it). On `Bound` the binder calls `AssumeCache::finish_binding` (when
 //!    given a cache) and [`BindingCycle::post_bind`]; on `BindFailed` (or a delete or eviction during
@@ -17,17 +18,18 @@
 //! On a failure the scheduling thread forgets the pod in the cache, runs Unreserve and requeues it
 //! with backoff (kube-scheduler's `handleBindingCycleError`); the binder only reports.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender};
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent, PodUid};
 use crate::cache::AssumeCache;
 use crate::sync::atomic::{AtomicU64, Ordering};
-use crate::sync::{CachePadded, Mutex};
+use crate::sync::{CachePadded, Condvar, Mutex};
 
 /// Shards of the map of pods whose bind was sent to the agent.
 const PENDING_SHARDS: usize = 16;
@@ -98,11 +100,22 @@ pub struct BinderStats {
     pub permit_waits: CachePadded<AtomicU64>,
 }
 
-type PermitDecision = Result<(), String>;
-
-struct Task {
+/// A pod parked on Permit.
+struct Waiting {
     job: BindJob,
-    permit: Option<Receiver<PermitDecision>>,
+    /// Tells this parking from an earlier one of the same pod in the timer's heap.
+    seq: u64,
+}
+
+/// Pods parked on Permit and their deadlines. Guarded by one mutex, never taken for pods that Permit
+/// allowed at once.
+#[derive(Default)]
+struct Permits {
+    waiting: HashMap<PodUid, Waiting>,
+    /// (deadline, seq, uid), earliest first; entries whose pod left `waiting` are stale.
+    deadlines: BinaryHeap<Reverse<(Instant, u64, PodUid)>>,
+    next_seq: u64,
+    shut_down: bool,
 }
 
 struct Shared {
@@ -114,18 +127,20 @@ struct Shared {
     tokens_back: Sender<()>,
     /// Pods whose bind went to the agent, waiting for its outcome event.
     pending: Vec<Mutex<HashMap<PodUid, BindJob>>>,
-    /// Pods waiting on Permit, with the channel that releases them.
-    waiting: Mutex<HashMap<PodUid, Sender<PermitDecision>>>,
+    permits: Mutex<Permits>,
+    /// Wakes the permit timer when an earlier deadline arrives or on shutdown.
+    permit_wake: Condvar,
     stats: BinderStats,
 }
 
 /// The binder pool. Dropping it stops the workers (binds already sent to the agent are abandoned).
 pub struct Binder {
     shared: Arc<Shared>,
-    jobs: Option<Sender<Task>>,
+    jobs: Option<Sender<BindJob>>,
     tokens: Receiver<()>,
     max_in_flight: usize,
     workers: Vec<JoinHandle<()>>,
+    permit_timer: Option<JoinHandle<()>>,
 }
 
 impl Binder {
@@ -156,10 +171,11 @@ impl Binder {
             results,
             tokens_back,
             pending: (0..PENDING_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            waiting: Mutex::new(HashMap::new()),
+            permits: Mutex::new(Permits::default()),
+            permit_wake: Condvar::new(),
             stats: BinderStats::default(),
         });
-        let (jobs, job_rx) = crossbeam_channel::unbounded::<Task>();
+        let (jobs, job_rx) = crossbeam_channel::unbounded::<BindJob>();
         let workers = (0..workers)
             .map(|i| {
                 let s = shared.clone();
@@ -167,24 +183,40 @@ impl Binder {
                 std::thread::Builder::new()
                     .name(format!("binder-{i}"))
                     .spawn(move || {
-                        for task in rx {
-                            s.run(task);
+                        for job in rx {
+                            s.run(job);
                         }
                     })
                     .expect("spawn binder worker")
             })
             .collect();
-        Binder { shared, jobs: Some(jobs), tokens, max_in_flight, workers }
+        let s = shared.clone();
+        let permit_timer = std::thread::Builder::new()
+            .name("binder-permit-timer".into())
+            .spawn(move || s.permit_timer_loop())
+            .expect("spawn permit timer");
+        Binder { shared, jobs: Some(jobs), tokens, max_in_flight, workers, permit_timer: Some(permit_timer) }
+    }
+
+    fn to_workers(&self, job: BindJob) {
+        self.jobs.as_ref().expect("binder running").send(job).expect("binder workers alive");
     }
 
     fn enqueue(&self, job: BindJob) {
-        let permit = job.permit_wait.map(|_| {
-            let (tx, rx) = crossbeam_channel::bounded(1);
-            lock(&self.shared.waiting).insert(job.pod.uid, tx);
-            self.shared.stats.permit_waits.fetch_add(1, Ordering::Relaxed);
-            rx
-        });
-        self.jobs.as_ref().expect("binder running").send(Task { job, permit }).expect("binder workers alive");
+        let Some(timeout) = job.permit_wait else { return self.to_workers(job) };
+        self.shared.stats.permit_waits.fetch_add(1, Ordering::Relaxed);
+        let uid = job.pod.uid;
+        let deadline = Instant::now() + timeout;
+        let mut p = lock(&self.shared.permits);
+        let seq = p.next_seq;
+        p.next_seq += 1;
+        let earliest = p.deadlines.peek().is_none_or(|Reverse((d, _, _))| deadline < *d);
+        p.deadlines.push(Reverse((deadline, seq, uid)));
+        let previous = p.waiting.insert(uid, Waiting { job, seq });
+        assert!(previous.is_none(), "{uid} is already waiting on Permit");
+        if earliest {
+            self.shared.permit_wake.notify_one();
+        }
     }
 
     /// Hands a pod to the workers; blocks while `max_in_flight` pods are in flight.
@@ -194,6 +226,8 @@ impl Binder {
     }
 
     /// Like [`submit`](Self::submit) but gives the job back instead of blocking when the bound is reached.
+    // The job comes back by value: boxing it would allocate on the scheduling thread's path.
+    #[allow(clippy::result_large_err)]
     pub fn try_submit(&self, job: BindJob) -> Result<(), BindJob> {
         match self.tokens.try_recv() {
             Ok(()) => {
@@ -217,22 +251,23 @@ impl Binder {
         &self.shared.stats
     }
 
-    /// Releases a pod waiting on Permit. Returns false if it was not waiting.
+    /// Releases a pod waiting on Permit to the workers. Returns false if it was not waiting.
     pub fn allow(&self, uid: PodUid) -> bool {
-        self.decide(uid, Ok(()))
+        let Some(w) = lock(&self.shared.permits).waiting.remove(&uid) else { return false };
+        self.to_workers(w.job);
+        true
     }
 
     /// Rejects a pod waiting on Permit: its binding cycle fails. Returns false if it was not waiting.
     pub fn reject(&self, uid: PodUid, reason: &str) -> bool {
-        self.decide(uid, Err(reason.to_string()))
+        let Some(w) = lock(&self.shared.permits).waiting.remove(&uid) else { return false };
+        self.shared.fail(w.job, BindStage::Permit, reason.to_string());
+        true
     }
 
-    fn decide(&self, uid: PodUid, decision: PermitDecision) -> bool {
-        match lock(&self.shared.waiting).remove(&uid) {
-            // The worker may have timed out just now and dropped the receiver: the pod has failed.
-            Some(tx) => tx.send(decision).is_ok(),
-            None => false,
-        }
+    /// Pods parked on Permit.
+    pub fn waiting_on_permit(&self) -> usize {
+        lock(&self.shared.permits).waiting.len()
     }
 
     /// Feeds one agent event. Returns true if it ended the binding cycle of a pod in flight.
@@ -263,7 +298,9 @@ impl Binder {
 impl Drop for Binder {
     fn drop(&mut self) {
         self.jobs = None;
-        for w in self.workers.drain(..) {
+        lock(&self.shared.permits).shut_down = true;
+        self.shared.permit_wake.notify_all();
+        for w in self.workers.drain(..).chain(self.permit_timer.take()) {
             // A worker that panicked already reported it; the binder is going away.
             let _ = w.join();
         }
@@ -291,28 +328,37 @@ impl Shared {
         self.finish(job, BindOutcome::Failed { stage, reason });
     }
 
-    fn run(&self, task: Task) {
-        let Task { job, permit } = task;
-        if let (Some(rx), Some(timeout)) = (permit, job.permit_wait) {
-            match rx.recv_timeout(timeout) {
-                Ok(Ok(())) => {}
-                Ok(Err(reason)) => return self.fail(job, BindStage::Permit, reason),
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
-                    // If the pod is no longer in the map, an allow or reject took it first and is
-                    // sending its decision (it sends after releasing the lock): wait for it.
-                    let timed_out = lock(&self.waiting).remove(&job.pod.uid).is_some();
-                    let late = if timed_out { None } else { rx.recv().ok() };
-                    match late {
-                        Some(Ok(())) => {}
-                        Some(Err(reason)) => return self.fail(job, BindStage::Permit, reason),
-                        None => {
-                            let reason = format!("rejected due to timeout after waiting {timeout:?} at permit");
-                            return self.fail(job, BindStage::Permit, reason);
-                        }
-                    }
+    /// Fails every parked pod whose deadline has passed; sleeps until the next deadline.
+    fn permit_timer_loop(&self) {
+        let mut p = lock(&self.permits);
+        loop {
+            if p.shut_down {
+                return;
+            }
+            let now = Instant::now();
+            while let Some(&Reverse((deadline, seq, uid))) = p.deadlines.peek() {
+                if deadline > now {
+                    break;
+                }
+                p.deadlines.pop();
+                if p.waiting.get(&uid).is_some_and(|w| w.seq == seq) {
+                    let w = p.waiting.remove(&uid).expect("checked");
+                    let timeout = w.job.permit_wait.unwrap_or_default();
+                    let reason = format!("rejected due to timeout after waiting {timeout:?} at permit");
+                    self.fail(w.job, BindStage::Permit, reason);
                 }
             }
+            p = match p.deadlines.peek().map(|Reverse((d, _, _))| *d) {
+                None => self.permit_wake.wait(p).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let wait = d.saturating_duration_since(Instant::now());
+                    self.permit_wake.wait_timeout(p, wait).unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
         }
+    }
+
+    fn run(&self, job: BindJob) {
         if let Err(reason) = self.cycle.pre_bind(&job) {
             return self.fail(job, BindStage::PreBind, reason);
         }
@@ -325,7 +371,10 @@ impl Shared {
     fn on_agent_event(&self, e: &AgentEvent) -> bool {
         let ends = matches!(
             e.kind,
-            AgentEventKind::Bound | AgentEventKind::BindFailed(_) | AgentEventKind::Deleted | AgentEventKind::Evicted(_)
+            AgentEventKind::Bound
+                | AgentEventKind::BindFailed(_)
+                | AgentEventKind::Deleted
+                | AgentEventKind::Evicted(_)
         );
         if !ends {
             return false;

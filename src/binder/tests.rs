@@ -11,9 +11,18 @@ struct Rig {
     results: Receiver<BindResult>,
     agent: Arc<SimAgent>,
     clock: Arc<VirtualClock>,
+    /// Every agent event, forwarded by the router (kept open so the router keeps running).
+    _events: Receiver<AgentEvent>,
 }
 
-fn rig(config: SimConfig, mode: TimeMode, workers: usize, max_in_flight: usize, cycle: Arc<dyn BindingCycle>, cache: Option<Arc<AssumeCache>>) -> Rig {
+fn rig(
+    config: SimConfig,
+    mode: TimeMode,
+    workers: usize,
+    max_in_flight: usize,
+    cycle: Arc<dyn BindingCycle>,
+    cache: Option<Arc<AssumeCache>>,
+) -> Rig {
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
     let clock = Arc::new(VirtualClock::new());
     let agent_clock: Arc<dyn Clock> = match mode {
@@ -23,13 +32,15 @@ fn rig(config: SimConfig, mode: TimeMode, workers: usize, max_in_flight: usize, 
     let agent = Arc::new(SimAgent::new(config, events_tx, agent_clock, mode));
     let (results_tx, results) = crossbeam_channel::unbounded();
     let binder = Arc::new(Binder::start(workers, max_in_flight, agent.clone(), cycle, cache, results_tx));
-    let (sink, _) = crossbeam_channel::unbounded();
+    let (sink, events) = crossbeam_channel::unbounded();
     binder.spawn_router(events_rx, sink);
-    Rig { binder, results, agent, clock }
+    Rig { binder, results, agent, clock, _events: events }
 }
 
 fn collect(results: &Receiver<BindResult>, n: usize) -> Vec<BindResult> {
-    (0..n).map(|i| results.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("result {i} of {n} missing"))).collect()
+    (0..n)
+        .map(|i| results.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("result {i} of {n} missing")))
+        .collect()
 }
 
 /// Counts pods between PreBind and PostBind, and fails PreBind for chosen pods.
@@ -97,7 +108,16 @@ fn the_in_flight_bound_is_reached_and_respected() {
 #[test]
 fn try_submit_refuses_beyond_the_bound() {
     // Virtual time: no bind completes until the clock moves.
-    let r = rig(SimConfig::zero_latency().with_overrides(&SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() }).unwrap(), TimeMode::Virtual, 2, 4, Arc::new(NoPlugins), None);
+    let r = rig(
+        SimConfig::zero_latency()
+            .with_overrides(&SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() })
+            .unwrap(),
+        TimeMode::Virtual,
+        2,
+        4,
+        Arc::new(NoPlugins),
+        None,
+    );
     for u in 0..4 {
         assert!(r.binder.try_submit(BindJob::new(test_pod(u, "n"))).is_ok());
     }
@@ -183,28 +203,59 @@ fn permit_wait_is_released_by_allow_reject_or_timeout() {
     check(
         Then::Nothing,
         Duration::from_millis(20),
-        BindOutcome::Failed { stage: BindStage::Permit, reason: "rejected due to timeout after waiting 20ms at permit".into() },
+        BindOutcome::Failed {
+            stage: BindStage::Permit,
+            reason: "rejected due to timeout after waiting 20ms at permit".into(),
+        },
     );
 }
 
 #[test]
-fn waiting_pods_do_not_block_others_while_workers_remain() {
-    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 2, 8, Arc::new(NoPlugins), None);
-    r.binder.submit(BindJob::new(test_pod(1, "n")).with_permit_wait(Duration::from_secs(30)));
-    for u in 2..6 {
+fn pods_waiting_on_permit_do_not_hold_workers() {
+    // One worker, three parked pods: the others still bind.
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 1, 8, Arc::new(NoPlugins), None);
+    for u in 1..4 {
+        r.binder.submit(BindJob::new(test_pod(u, "n")).with_permit_wait(Duration::from_secs(30)));
+    }
+    for u in 4..8 {
         r.binder.submit(BindJob::new(test_pod(u, "n")));
     }
     let first: BTreeSet<u64> = collect(&r.results, 4).iter().map(|x| x.job.pod.uid.0).collect();
-    assert_eq!(first, (2..6).collect());
+    assert_eq!(first, (4..8).collect());
+    assert_eq!(r.binder.waiting_on_permit(), 3);
+    assert_eq!(r.binder.in_flight(), 3, "parked pods count as in flight");
+    assert!(r.binder.allow(PodUid(2)));
+    assert!(r.binder.reject(PodUid(3), "no"));
     assert!(r.binder.allow(PodUid(1)));
-    assert_eq!(collect(&r.results, 1)[0].outcome, BindOutcome::Bound);
+    let mut rest: Vec<(u64, bool)> =
+        collect(&r.results, 3).into_iter().map(|x| (x.job.pod.uid.0, x.outcome == BindOutcome::Bound)).collect();
+    rest.sort();
+    assert_eq!(rest, vec![(1, true), (2, true), (3, false)]);
+    assert_eq!(r.binder.waiting_on_permit(), 0);
+}
+
+#[test]
+fn permit_timeouts_fire_in_deadline_order() {
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 1, 8, Arc::new(NoPlugins), None);
+    for (u, ms) in [(1, 60), (2, 20), (3, 40)] {
+        r.binder.submit(BindJob::new(test_pod(u, "n")).with_permit_wait(Duration::from_millis(ms)));
+    }
+    let order: Vec<u64> = collect(&r.results, 3).iter().map(|x| x.job.pod.uid.0).collect();
+    assert_eq!(order, vec![2, 3, 1]);
 }
 
 #[test]
 fn a_pod_deleted_while_binding_fails_its_cycle() {
     let cache = Arc::new(AssumeCache::new(4));
     let slow = SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() };
-    let r = rig(SimConfig::zero_latency().with_overrides(&slow).unwrap(), TimeMode::Virtual, 1, 4, Arc::new(NoPlugins), Some(cache.clone()));
+    let r = rig(
+        SimConfig::zero_latency().with_overrides(&slow).unwrap(),
+        TimeMode::Virtual,
+        1,
+        4,
+        Arc::new(NoPlugins),
+        Some(cache.clone()),
+    );
     cache.assume(PodUid(1), 0).unwrap();
     cache.assume(PodUid(2), 0).unwrap();
     r.binder.submit(BindJob::new(test_pod(1, "n")));
@@ -225,7 +276,13 @@ fn a_pod_deleted_while_binding_fails_its_cycle() {
     assert_eq!(
         reasons,
         vec![
-            (1, BindOutcome::Failed { stage: BindStage::Bind, reason: "pod-00000001: cannot finish_binding a pod in state Deleted".into() }),
+            (
+                1,
+                BindOutcome::Failed {
+                    stage: BindStage::Bind,
+                    reason: "pod-00000001: cannot finish_binding a pod in state Deleted".into()
+                }
+            ),
             (2, BindOutcome::Failed { stage: BindStage::Bind, reason: "the pod was deleted while binding".into() }),
         ]
     );

@@ -350,11 +350,11 @@ mod tests {
             cache.assume(PodUid(i), (i % 7) as u32).unwrap();
         }
         let c1 = cache.clone();
-        let finisher = std::thread::spawn(move || (0..10_000).filter(|&i| c1.finish_binding(PodUid(i)).is_ok()).count());
+        let finisher =
+            std::thread::spawn(move || (0..10_000).filter(|&i| c1.finish_binding(PodUid(i)).is_ok()).count());
         let c2 = cache.clone();
-        let deleter = std::thread::spawn(move || {
-            (0..10_000).rev().filter(|&i| c2.delete(PodUid(i)).unwrap().is_some()).count()
-        });
+        let deleter =
+            std::thread::spawn(move || (0..10_000).rev().filter(|&i| c2.delete(PodUid(i)).unwrap().is_some()).count());
         let finished = finisher.join().unwrap();
         let released = deleter.join().unwrap();
         assert_eq!(released, 10_000, "every pod held a node when deleted");
@@ -413,6 +413,31 @@ mod loom_tests {
             }
             assert_eq!(accounted, 1);
             assert_eq!(cache.state(p), (PodState::Bound, Some(3)));
+        });
+    }
+
+    /// The pod is seen bound (confirm from Initial) while it is deleted: whichever wins, the node's
+    /// ledger returns to zero and the pod ends Deleted.
+    #[test]
+    fn confirm_races_delete() {
+        loom::model(|| {
+            let cache = Arc::new(AssumeCache::new(1));
+            let p = PodUid(0);
+            let c = cache.clone();
+            let confirmer = thread::spawn(move || c.confirm_bound(p, 4));
+            let released = cache.delete(p).unwrap();
+            let confirmed = confirmer.join().unwrap();
+            let mut accounted: i32 = 0;
+            match confirmed {
+                Ok(Confirmed::Added) => accounted += 1,
+                Ok(other) => panic!("confirm from Initial reported {other:?}"),
+                Err(e) => assert_eq!(e.found, PodState::Deleted),
+            }
+            if released.is_some() {
+                accounted -= 1;
+            }
+            assert_eq!(accounted, 0);
+            assert_eq!(cache.state(p), (PodState::Deleted, None));
         });
     }
 

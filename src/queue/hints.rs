@@ -4,7 +4,7 @@
 //! change matches the pod (a node's new labels against the pod's affinity, say). A coarse Queue only
 //! costs a retry; the engine may register finer hints for plugins it knows more about.
 
-use super::{ClusterEvent, HintFn, NodeChange, QueueingHint, QueuedPod};
+use super::{ClusterEvent, HintFn, NodeChange, QueuedPod, QueueingHint};
 use crate::agent::PodUid;
 
 /// The plugins [`default_hint`] knows.
@@ -55,8 +55,10 @@ pub fn default_hint(plugin: &str, event: &ClusterEvent, pod: PodUid) -> Option<Q
                 || own_update
         }
         "InterPodAffinity" => {
-            matches!(event, NodeAdd { .. } | AssignedPodAdd { .. } | AssignedPodUpdate { .. } | AssignedPodDelete { .. })
-                || node_update(NodeChange::LABEL)
+            matches!(
+                event,
+                NodeAdd { .. } | AssignedPodAdd { .. } | AssignedPodUpdate { .. } | AssignedPodDelete { .. }
+            ) || node_update(NodeChange::LABEL)
                 || own_update
         }
         "SchedulingGates" => own_update,

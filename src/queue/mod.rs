@@ -26,7 +26,9 @@ mod hints;
 pub use hints::{default_hint, default_hint_fn, DEFAULT_HINT_PLUGINS};
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+
+use ahash::AHashMap as HashMap;
 
 use crate::agent::PodUid;
 
@@ -117,18 +119,37 @@ impl NodeChange {
 /// A cluster event that may make unschedulable pods schedulable. Nodes are snapshot row indices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClusterEvent {
-    NodeAdd { node: u32 },
-    NodeUpdate { node: u32, change: NodeChange },
-    NodeDelete { node: u32 },
+    NodeAdd {
+        node: u32,
+    },
+    NodeUpdate {
+        node: u32,
+        change: NodeChange,
+    },
+    NodeDelete {
+        node: u32,
+    },
     /// A pod was bound (or assumed) onto `node`.
-    AssignedPodAdd { pod: PodUid, node: u32 },
+    AssignedPodAdd {
+        pod: PodUid,
+        node: u32,
+    },
     /// A bound pod changed; `resources_scaled_down` when its requests shrank (in-place resize).
-    AssignedPodUpdate { pod: PodUid, node: u32, resources_scaled_down: bool },
+    AssignedPodUpdate {
+        pod: PodUid,
+        node: u32,
+        resources_scaled_down: bool,
+    },
     /// A bound or assumed pod left its node (deleted, evicted, or forgotten after a failed bind):
     /// its resources, ports and topology counts are freed.
-    AssignedPodDelete { pod: PodUid, node: u32 },
+    AssignedPodDelete {
+        pod: PodUid,
+        node: u32,
+    },
     /// A pending pod changed (its own spec: tolerations, gates, requests).
-    UnscheduledPodUpdate { pod: PodUid },
+    UnscheduledPodUpdate {
+        pod: PodUid,
+    },
 }
 
 /// The kind of a [`ClusterEvent`], for tables.
@@ -374,12 +395,7 @@ impl<T> SchedulingQueue<T> {
         self.next_seq += 1;
         match loc {
             Location::Active => {
-                self.active.push(ActiveKey {
-                    priority: pod.priority,
-                    timestamp_nanos: pod.timestamp_nanos,
-                    seq,
-                    uid,
-                });
+                self.active.push(ActiveKey { priority: pod.priority, timestamp_nanos: pod.timestamp_nanos, seq, uid });
                 self.active_len += 1;
             }
             Location::Backoff => {
@@ -577,7 +593,8 @@ impl<T> SchedulingQueue<T> {
             self.backoff.pop();
         }
         let backoff = self.backoff.peek().map(|Reverse((expiry, _, _))| *expiry);
-        let leftover = self.unschedulable.first().map(|&(ts, _)| ts.saturating_add(self.max_in_unschedulable_nanos) + 1);
+        let leftover =
+            self.unschedulable.first().map(|&(ts, _)| ts.saturating_add(self.max_in_unschedulable_nanos) + 1);
         match (backoff, leftover) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -122,7 +122,11 @@ struct RawSimConfig {
 fn ms_to_us(file: &str, path: &str, ms: f64) -> Result<u64, InputError> {
     const YEAR_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
     if !ms.is_finite() || !(0.0..=YEAR_MS).contains(&ms) {
-        return Err(InputError::new(file, path, format!("{ms} is not a duration in milliseconds between 0 and one year")));
+        return Err(InputError::new(
+            file,
+            path,
+            format!("{ms} is not a duration in milliseconds between 0 and one year"),
+        ));
     }
     Ok((ms * 1000.0).round() as u64)
 }
@@ -179,7 +183,11 @@ impl SimConfig {
             .enumerate()
             .map(|(i, nf)| {
                 if nf.node.is_empty() {
-                    return Err(InputError::new(file, format!("failures.nodeFailures[{i}].node"), "expected a node name"));
+                    return Err(InputError::new(
+                        file,
+                        format!("failures.nodeFailures[{i}].node"),
+                        "expected a node name",
+                    ));
                 }
                 Ok(NodeFailure {
                     node: nf.node.clone(),

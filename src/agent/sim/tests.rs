@@ -35,22 +35,28 @@ fn conformance_realistic_virtual() {
 #[test]
 fn conformance_short_delays_wall() {
     // Exercises the timer thread with real waits, kept short.
-    let o = SimOverrides { bind_latency_ms: Some(1.0), start_latency_ms: Some(3.0), jitter_ms: Some(2.0), ..Default::default() };
+    let o = SimOverrides {
+        bind_latency_ms: Some(1.0),
+        start_latency_ms: Some(3.0),
+        jitter_ms: Some(2.0),
+        ..Default::default()
+    };
     let config = load("realistic.yaml").with_overrides(&o).unwrap();
     run_conformance(&maker(config, TimeMode::Wall), Driver::Wall);
 }
 
 #[test]
 fn stage_files_load() {
-    let check = |file: &str, bind: (u64, u64), start: (u64, u64), delete: (u64, u64), bind_fail: f64, interval_us: u64| {
-        let c = load(file);
-        assert_eq!(c.name, file.trim_end_matches(".yaml"));
-        assert_eq!((c.bind.delay_us, c.bind.jitter_us), bind, "{file} bind");
-        assert_eq!((c.start.delay_us, c.start.jitter_us), start, "{file} start");
-        assert_eq!((c.delete.delay_us, c.delete.jitter_us), delete, "{file} delete");
-        assert_eq!(c.bind_failure_rate, bind_fail, "{file}");
-        assert_eq!(c.node_failure_interval_us, interval_us, "{file}");
-    };
+    let check =
+        |file: &str, bind: (u64, u64), start: (u64, u64), delete: (u64, u64), bind_fail: f64, interval_us: u64| {
+            let c = load(file);
+            assert_eq!(c.name, file.trim_end_matches(".yaml"));
+            assert_eq!((c.bind.delay_us, c.bind.jitter_us), bind, "{file} bind");
+            assert_eq!((c.start.delay_us, c.start.jitter_us), start, "{file} start");
+            assert_eq!((c.delete.delay_us, c.delete.jitter_us), delete, "{file} delete");
+            assert_eq!(c.bind_failure_rate, bind_fail, "{file}");
+            assert_eq!(c.node_failure_interval_us, interval_us, "{file}");
+        };
     check("zero-latency.yaml", (0, 0), (0, 0), (0, 0), 0.0, 0);
     check("realistic.yaml", (4000, 2000), (1_000_000, 2_000_000), (900_000, 200_000), 0.0, 0);
     check("chaos.yaml", (4000, 2000), (1_000_000, 2_000_000), (900_000, 200_000), 0.05, 60_000_000);
@@ -81,9 +87,17 @@ fn bad_stage_files_name_the_field() {
 #[test]
 fn overrides_apply_and_are_validated() {
     let base = load("realistic.yaml");
-    let o = SimOverrides { bind_latency_ms: Some(2.5), start_latency_ms: Some(0.0), jitter_ms: Some(1.0), bind_failure_rate: Some(0.25) };
+    let o = SimOverrides {
+        bind_latency_ms: Some(2.5),
+        start_latency_ms: Some(0.0),
+        jitter_ms: Some(1.0),
+        bind_failure_rate: Some(0.25),
+    };
     let c = base.clone().with_overrides(&o).unwrap();
-    assert_eq!((c.bind, c.start, c.delete.jitter_us), (Stage { delay_us: 2500, jitter_us: 1000 }, Stage { delay_us: 0, jitter_us: 1000 }, 1000));
+    assert_eq!(
+        (c.bind, c.start, c.delete.jitter_us),
+        (Stage { delay_us: 2500, jitter_us: 1000 }, Stage { delay_us: 0, jitter_us: 1000 }, 1000)
+    );
     assert_eq!(c.bind_failure_rate, 0.25);
     assert_eq!(base.clone().with_overrides(&SimOverrides::default()).unwrap(), base);
     let check = |o: SimOverrides, flag: &str| {
@@ -108,7 +122,12 @@ fn run_virtual(config: SimConfig, uids: &[u64], nodes: u64) -> Vec<AgentEvent> {
 }
 
 /// Advances virtual time to each next event until no event is pending or `stop` says so.
-fn drive(agent: &SimAgent, clock: &VirtualClock, rx: &Receiver<AgentEvent>, stop: impl Fn(&[AgentEvent]) -> bool) -> Vec<AgentEvent> {
+fn drive(
+    agent: &SimAgent,
+    clock: &VirtualClock,
+    rx: &Receiver<AgentEvent>,
+    stop: impl Fn(&[AgentEvent]) -> bool,
+) -> Vec<AgentEvent> {
     let mut events: Vec<AgentEvent> = rx.try_iter().collect();
     while let Some(t) = agent.next_due_nanos() {
         if stop(&events) {
@@ -200,7 +219,8 @@ fn node_failure_evicts_exactly_that_nodes_pods() {
     clock.advance_to(10_000_000_000 - 1_000_000);
     agent.bind(test_pod(100, "node-2"));
     let events = drive(&agent, &clock, &rx, |_| false);
-    let evicted: Vec<u64> = events.iter().filter(|e| matches!(e.kind, AgentEventKind::Evicted(_))).map(|e| e.uid.0).collect();
+    let evicted: Vec<u64> =
+        events.iter().filter(|e| matches!(e.kind, AgentEventKind::Evicted(_))).map(|e| e.uid.0).collect();
     let expected: Vec<u64> = (0..40).filter(|u| u % 4 == 2).collect();
     assert_eq!(evicted, expected);
     assert!(events.iter().all(|e| !matches!(&e.kind, AgentEventKind::Evicted(r) if r != "node node-2 failed")));
@@ -224,7 +244,8 @@ fn fail_node_evicts_now() {
     }
     rx.try_iter().for_each(drop);
     agent.fail_node("a");
-    let evicted: Vec<u64> = rx.try_iter().filter(|e| matches!(e.kind, AgentEventKind::Evicted(_))).map(|e| e.uid.0).collect();
+    let evicted: Vec<u64> =
+        rx.try_iter().filter(|e| matches!(e.kind, AgentEventKind::Evicted(_))).map(|e| e.uid.0).collect();
     assert_eq!(evicted, vec![0, 1]);
     assert_eq!(agent.pods().len(), 4);
 }
