@@ -1050,7 +1050,17 @@ impl Driver {
         if let Some(mut o) = self.events_out.take() {
             let _ = o.flush();
         }
-        let histograms = h.by_name.iter().map(|(k, v)| (k.clone(), v.serialize())).collect();
+        use crate::report::histogram as hk;
+        let mut histograms = BTreeMap::new();
+        for (key, name, unit) in [
+            (hk::ATTEMPT_LATENCY_MICROS, "attempt", 1_000),
+            (hk::E2E_LATENCY_MICROS, "e2e", 1_000),
+            (hk::POD_STARTUP_MILLIS, "startup", 1_000_000),
+        ] {
+            if let Some(hist) = h.by_name.get(name) {
+                histograms.insert(key.to_string(), hist.encode_in(unit));
+            }
+        }
         let workload_digest = {
             use sha2::{Digest, Sha256};
             format!("{:x}", Sha256::digest(format!("{:?}", w.ops).as_bytes()))

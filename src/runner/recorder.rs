@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::report::{Percentiles, Throughput};
@@ -42,11 +40,14 @@ impl LatencyHist {
         }
     }
 
-    /// HdrHistogram V2, base64.
-    pub fn serialize(&self) -> String {
-        let mut buf = Vec::new();
-        V2Serializer::new().serialize(&self.0, &mut buf).expect("serializing to a Vec cannot fail");
-        base64::engine::general_purpose::STANDARD.encode(buf)
+    /// The histogram rescaled to `unit_nanos` units (1_000 for µs), encoded as `report.json` stores
+    /// histograms (compressed HdrHistogram V2, base64).
+    pub fn encode_in(&self, unit_nanos: u64) -> String {
+        let mut h = Histogram::<u64>::new_with_bounds(1, (HIST_MAX_NANOS / unit_nanos).max(2), 3).expect("valid bounds");
+        for v in self.0.iter_recorded() {
+            h.saturating_record_n((v.value_iterated_to() / unit_nanos).max(1), v.count_at_value());
+        }
+        crate::report::histogram::encode(&h)
     }
 }
 
@@ -188,8 +189,8 @@ mod tests {
         assert_eq!(p.count, 4);
         assert!((p.p50 - 2.0).abs() < 0.01);
         assert!((p.max - 1000.0).abs() < 1.0);
-        let bytes = base64::engine::general_purpose::STANDARD.decode(h.serialize()).unwrap();
-        let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+        let back = crate::report::histogram::decode(&h.encode_in(1_000), "x").unwrap();
         assert_eq!(back.len(), 4);
+        assert_eq!(back.max(), 1000, "rescaled to microseconds");
     }
 }
