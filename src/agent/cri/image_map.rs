@@ -72,7 +72,11 @@ impl ImageMap {
             }
             let field = format!("line {}", i + 1);
             let Some((from, to)) = line.split_once("->") else {
-                return Err(InputError::new(file, field, format!("{line:?} is not `FROM -> TO`")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{line:?} is not `FROM -> TO`"),
+                ));
             };
             map.insert(file, &field, from, to)?;
         }
@@ -83,14 +87,26 @@ impl ImageMap {
         let (from, to) = (from.trim(), to.trim());
         for (what, image) in [("FROM", from), ("TO", to)] {
             if image.is_empty() {
-                return Err(InputError::new(file, field, format!("{what} image is empty")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{what} image is empty"),
+                ));
             }
             if image.chars().any(char::is_whitespace) {
-                return Err(InputError::new(file, field, format!("{what} image {image:?} contains whitespace")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{what} image {image:?} contains whitespace"),
+                ));
             }
         }
         if to == CATCH_ALL {
-            return Err(InputError::new(file, field, "TO cannot be `*`; name an image present in the runtime"));
+            return Err(InputError::new(
+                file,
+                field,
+                "TO cannot be `*`; name an image present in the runtime",
+            ));
         }
         if let Some(old) = self.entries.get(from) {
             if old != to {
