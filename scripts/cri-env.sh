@@ -9,11 +9,12 @@
 #           (a static pause and busybox-static), starts containerd on DIR/containerd.sock, imports
 #           the images, and prints KEY=VALUE lines on stdout (everything else goes to stderr):
 #             CRI_ENDPOINT=unix://DIR/containerd.sock  CRI_PID=...  CRI_SANDBOX_IMAGE=...  CRI_TEST_IMAGE=...
-#           Use it as:  eval "$(scripts/cri-env.sh /tmp/cri up)"
+#           and a last line that exports them. Use it as:  eval "$(scripts/cri-env.sh /tmp/cri up)"
 #           Running it again while containerd is up is a no-op that prints the same lines.
 #   down    removes what `up` started and nothing else: every task and container in namespace k8s.io
 #           of OUR containerd (through its API), then OUR containerd (by the PID it recorded, checked
 #           against /proc/PID/cmdline), the mounts below DIR and OUR bridge. Images stay in DIR/root.
+#           If OUR containerd died and left tasks behind, it is started again first to remove them.
 #   status  exit 0 when OUR containerd runs.
 #
 # Knobs (environment):
@@ -276,10 +277,23 @@ up() {
   echo "CRI_PID=$(cat "$PIDFILE")"
   echo "CRI_SANDBOX_IMAGE=$PAUSE_IMAGE"
   echo "CRI_TEST_IMAGE=$TEST_IMAGE"
+  echo "export CRI_ENDPOINT CRI_PID CRI_SANDBOX_IMAGE CRI_TEST_IMAGE"
+}
+
+# Whether containerd (dead or alive) left tasks for namespace k8s.io in DIR/state: their shims
+# and processes outlive it.
+tasks_left() {
+  compgen -G "$DIR/state/io.containerd.runtime.v2.task/k8s.io/*" >/dev/null
 }
 
 down() {
   local pid id
+  if ! our_pid >/dev/null && [[ -f $CONFIG ]] && tasks_left; then
+    # containerd died with tasks running: start it again so it reattaches to their shims and we can
+    # remove them through its API.
+    say "containerd for $DIR is not running but left tasks; starting it to remove them"
+    start_containerd
+  fi
   if pid=$(our_pid); then
     for id in $(ctr_ns tasks ls -q 2>/dev/null); do ctr_ns tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true; done
     for _ in $(seq 20); do [[ -z $(ctr_ns tasks ls -q 2>/dev/null | grep -v '^$' || true) ]] && break; sleep 0.1; done
