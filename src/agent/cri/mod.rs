@@ -412,7 +412,30 @@ impl CriAgent {
     /// the outcome on stderr and exits the process with code 130. A second signal during the
     /// cleanup exits at once. Call it once, right after `connect`.
     pub fn cleanup_on_signal(&self) -> Result<(), AgentError> {
+        self.on_signal(Box::new(|outcome| {
+            match outcome {
+                SignalOutcome::Cleaned(Ok(r)) if r.leftovers.is_empty() => {
+                    eprintln!("schedperf: removed {} CRI pods", r.pods_removed)
+                }
+                SignalOutcome::Cleaned(Ok(r)) => eprintln!(
+                    "schedperf: removed {} CRI pods; left behind: {}",
+                    r.pods_removed,
+                    r.leftovers.join("; ")
+                ),
+                SignalOutcome::Cleaned(Err(e)) => eprintln!("schedperf: CRI cleanup failed: {e}"),
+                SignalOutcome::Skipped => {
+                    eprintln!("schedperf: signalled again; exiting without cleanup")
+                }
+            }
+            std::process::exit(130);
+        }))
+    }
+
+    /// Waits (on the agent's runtime) for SIGINT or SIGTERM, then runs the shutdown and hands its
+    /// outcome to `done`; a second signal during the shutdown hands over `Skipped` at once.
+    fn on_signal(&self, done: Box<dyn FnOnce(SignalOutcome) + Send>) -> Result<(), AgentError> {
         use tokio::signal::unix::{signal, SignalKind};
+        // The handlers are installed now, not when the task first runs.
         let _entered = self.rt().enter();
         let listen = |kind: SignalKind| {
             signal(kind).map_err(|e| AgentError(format!("cannot listen for signals: {e}")))
@@ -427,20 +450,25 @@ impl CriAgent {
                 _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
-            eprintln!("schedperf: interrupted; removing the CRI pods of run {} (interrupt again to skip)", inner.cfg.run_id);
-            tokio::select! {
-                report = shutdown_async(inner.clone()) => match report {
-                    Ok(r) if r.leftovers.is_empty() => eprintln!("schedperf: removed {} pods", r.pods_removed),
-                    Ok(r) => eprintln!("schedperf: removed {} pods; left behind: {}", r.pods_removed, r.leftovers.join("; ")),
-                    Err(e) => eprintln!("schedperf: cleanup failed: {e}"),
-                },
-                _ = interrupt.recv() => eprintln!("schedperf: interrupted again; exiting without cleanup"),
-                _ = terminate.recv() => eprintln!("schedperf: terminated; exiting without cleanup"),
-            }
-            std::process::exit(130);
+            eprintln!(
+                "schedperf: signalled; removing the CRI pods of run {} (signal again to skip)",
+                inner.cfg.run_id
+            );
+            let outcome = tokio::select! {
+                report = shutdown_async(inner.clone()) => SignalOutcome::Cleaned(report),
+                _ = interrupt.recv() => SignalOutcome::Skipped,
+                _ = terminate.recv() => SignalOutcome::Skipped,
+            };
+            done(outcome);
         });
         Ok(())
     }
+}
+
+/// What happened after a signal (see [`CriAgent::cleanup_on_signal`]).
+enum SignalOutcome {
+    Cleaned(Result<ShutdownReport, AgentError>),
+    Skipped,
 }
 
 impl Drop for CriAgent {
