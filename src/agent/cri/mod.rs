@@ -99,6 +99,9 @@ pub struct CriConfig {
     pub default_command: Vec<String>,
     /// The longest pause between two status polls (they start at 2 ms and double).
     pub poll_interval_max: Duration,
+    /// Keep `log_root/<run_id>` (the containers' logs) after `shutdown`; by default it is removed
+    /// once nothing of the run is left in the runtime.
+    pub keep_logs: bool,
 }
 
 impl CriConfig {
@@ -116,6 +119,7 @@ impl CriConfig {
             runtime_handler: String::new(),
             default_command: vec!["sleep".to_string(), "3600".to_string()],
             poll_interval_max: DEFAULT_POLL_INTERVAL_MAX,
+            keep_logs: false,
         }
     }
 }
@@ -563,7 +567,7 @@ impl NodeAgent for CriAgent {
 
 /// Removes every pod the agent holds (cancelling starts), then sweeps each endpoint for sandboxes
 /// labelled with the run id and removes them too; whatever is still listed after that is a
-/// leftover.
+/// leftover. When nothing is left, the run's log directory goes too (unless `keep_logs`).
 async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError> {
     inner.closed.store(true, Ordering::Release);
     let slots: Vec<Arc<PodSlot>> = inner.pods().values().cloned().collect();
@@ -666,6 +670,17 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
                     inner.cfg.run_id
                 ));
             }
+        }
+    }
+    let log_dir = inner.cfg.log_root.join(&inner.cfg.run_id);
+    if report.leftovers.is_empty() && !inner.cfg.keep_logs {
+        match std::fs::remove_dir_all(&log_dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => report.leftovers.push(format!(
+                "cannot remove the log directory {}: {e}",
+                log_dir.display()
+            )),
         }
     }
     Ok(report)
