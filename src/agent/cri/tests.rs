@@ -669,10 +669,11 @@ impl Harness {
     /// The runtime's view of the pod's containers, in creation order.
     fn container_statuses(&self, uid: PodUid) -> Vec<cri::ContainerStatus> {
         let slot = self.agent.inner.pods().get(&uid).cloned().expect("held");
-        let ids = slot
-            .state
-            .try_lock()
-            .expect("the start is over")
+        // The start task releases the pod's lock just after its last event.
+        let ids = self
+            .agent
+            .rt()
+            .block_on(slot.state.lock())
             .containers
             .clone();
         let client = self.agent.inner.clients[slot.endpoint].clone();
