@@ -547,12 +547,96 @@ fn sandbox_config_follows_the_pod() {
 }
 
 #[test]
-fn default_run_ids_are_labelled_and_differ_from_check_ids() {
+fn default_run_ids_name_the_process() {
     let id = default_run_id();
     assert!(
         id.starts_with("sp-") && id.ends_with(&format!("-{}", std::process::id())),
         "{id}"
     );
+}
+
+#[test]
+fn check_report_verdict_and_text() {
+    let cond = |kind: &str, ready: bool| RuntimeConditionReport {
+        kind: kind.to_string(),
+        ready,
+        reason: if ready {
+            String::new()
+        } else {
+            "NetworkPluginNotReady".to_string()
+        },
+        message: String::new(),
+    };
+    let smoke = SmokeTest {
+        image: "localhost/schedperf/busybox:1.0".to_string(),
+        host_network: false,
+        run_pod_sandbox_us: 37_700,
+        create_container_us: 4_800,
+        start_container_us: 32_400,
+        running_us: 75_500,
+        teardown_us: 54_000,
+    };
+    let good = CheckReport {
+        endpoint: "unix:///tmp/cri/containerd.sock".to_string(),
+        runtime: "containerd 1.6.20~ds1 (CRI v1)".to_string(),
+        conditions: vec![cond("RuntimeReady", true), cond("NetworkReady", true)],
+        images: vec!["localhost/schedperf/busybox:1.0".to_string()],
+        mapped: BTreeMap::from([(
+            "*".to_string(),
+            ("localhost/schedperf/busybox:1.0".to_string(), true),
+        )]),
+        smoke: Ok(smoke),
+        leftovers: Vec::new(),
+    };
+    let no_network = CheckReport {
+        conditions: vec![cond("RuntimeReady", true), cond("NetworkReady", false)],
+        ..good.clone()
+    };
+    let not_ready = CheckReport {
+        conditions: vec![cond("RuntimeReady", false)],
+        ..good.clone()
+    };
+    let missing = CheckReport {
+        mapped: BTreeMap::from([("a".to_string(), ("localhost/x:1".to_string(), false))]),
+        ..good.clone()
+    };
+    let failed = CheckReport {
+        smoke: Err("RunPodSandbox on x: Unknown: boom".to_string()),
+        ..good.clone()
+    };
+    let leaky = CheckReport {
+        leftovers: vec!["sandbox 1".to_string()],
+        ..good.clone()
+    };
+    let cases = [
+        (
+            &good,
+            true,
+            "smoke pod (localhost/schedperf/busybox:1.0, pod network): RunPodSandbox 37.7 ms",
+        ),
+        (
+            &no_network,
+            true,
+            "condition NetworkReady: NOT READY (NetworkPluginNotReady )",
+        ),
+        (&not_ready, false, "condition RuntimeReady: NOT READY"),
+        (&missing, false, "image map: a -> localhost/x:1: MISSING"),
+        (
+            &failed,
+            false,
+            "smoke pod FAILED: RunPodSandbox on x: Unknown: boom",
+        ),
+        (&leaky, false, "LEFT BEHIND: sandbox 1"),
+    ];
+    for (report, ok, fragment) in cases {
+        let text = report.to_string();
+        assert_eq!(report.ok(), ok, "{text}");
+        assert!(text.contains(fragment), "{text} lacks {fragment:?}");
+        assert!(
+            text.ends_with(if ok { "verdict: ok" } else { "verdict: NOT OK" }),
+            "{text}"
+        );
+    }
 }
 
 #[test]
