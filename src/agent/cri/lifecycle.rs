@@ -72,8 +72,7 @@ pub async fn start_pod(
         Err(StartError::Cancelled) => {}
         Err(StartError::Failed(message)) => {
             if !slot.cancelled() {
-                let at = inner.emit(pod.uid, AgentEventKind::Failed(message));
-                inner.stats.pod_stage(pod.uid, Stage::Failed, at);
+                inner.report_failed(&slot, message);
             }
         }
     }
@@ -241,6 +240,7 @@ async fn run_pod(
     }
     let at = inner.emit(pod.uid, AgentEventKind::Running);
     inner.stats.pod_stage(pod.uid, Stage::Running, at);
+    slot.running.store(true, Ordering::Release);
     Ok(())
 }
 

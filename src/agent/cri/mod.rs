@@ -13,6 +13,8 @@
 //!   Any error is `Failed(message)` with the gRPC code and message.
 //! - A delete: StopContainer (grace 0) + RemoveContainer for each container, StopPodSandbox,
 //!   RemovePodSandbox, then `Deleted`.
+//! - Each endpoint's Status is probed every second; when it fails twice in a row, the endpoint's
+//!   Running pods are reported `Failed` (the runtime went away).
 //! - Pods are spread over the endpoints by a stable hash of their node's name; each endpoint
 //!   starts or tears down at most `max_concurrent_pods_per_endpoint` pods at once.
 //! - Every sandbox and container carries the label `schedperf.io/run-id`; [`NodeAgent::shutdown`]
@@ -76,6 +78,12 @@ pub const DEFAULT_MAX_CONCURRENT_PODS_PER_ENDPOINT: usize = 8;
 /// The longest pause between two status polls of a container, unless configured otherwise.
 pub const DEFAULT_POLL_INTERVAL_MAX: Duration = Duration::from_millis(50);
 
+/// How often each endpoint's Status is probed, unless configured otherwise.
+pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Failed Status probes in a row after which an endpoint counts as gone.
+pub const RUNTIME_DOWN_AFTER_FAILED_PROBES: u32 = 2;
+
 /// The worker threads of the agent's tokio runtime. The agent's work is waiting on sockets; two
 /// threads keep it responsive without taking cores from the scheduler.
 pub const RUNTIME_WORKER_THREADS: usize = 2;
@@ -99,6 +107,10 @@ pub struct CriConfig {
     pub default_command: Vec<String>,
     /// The longest pause between two status polls (they start at 2 ms and double).
     pub poll_interval_max: Duration,
+    /// How often each endpoint is asked for its Status while the agent runs (`None`: never).
+    /// After [`RUNTIME_DOWN_AFTER_FAILED_PROBES`] failed probes in a row, every Running pod on
+    /// that endpoint is reported `Failed` (the runtime went away).
+    pub health_interval: Option<Duration>,
     /// Keep `log_root/<run_id>` (the containers' logs) after `shutdown`; by default it is removed
     /// once nothing of the run is left in the runtime.
     pub keep_logs: bool,
@@ -120,6 +132,7 @@ impl CriConfig {
             default_command: vec!["sleep".to_string(), "3600".to_string()],
             poll_interval_max: DEFAULT_POLL_INTERVAL_MAX,
             keep_logs: false,
+            health_interval: Some(DEFAULT_HEALTH_INTERVAL),
         }
     }
 }
@@ -156,6 +169,10 @@ struct PodSlot {
     cancel: AtomicBool,
     /// Set while a delete is in flight, so `pods()` no longer lists the pod.
     deleting: AtomicBool,
+    /// Set once the pod reached Running.
+    running: AtomicBool,
+    /// Set once `Failed` was reported for the pod's start or its runtime, so it is reported once.
+    failed: AtomicBool,
     /// Wakes a start that sleeps between polls when `cancel` is set.
     wake: Notify,
     /// Held by the start from `bind` until it ends, then by a teardown.
@@ -205,6 +222,14 @@ impl Inner {
         self.pods
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Reports `Failed(message)` for the pod, unless it was reported already.
+    fn report_failed(&self, slot: &PodSlot, message: String) {
+        if !slot.failed.swap(true, Ordering::AcqRel) {
+            let at = self.emit(slot.uid, AgentEventKind::Failed(message));
+            self.stats.pod_stage(slot.uid, stats::Stage::Failed, at);
+        }
     }
 
     fn forget(&self, uid: PodUid) {
@@ -327,6 +352,9 @@ impl CriAgent {
             closed: AtomicBool::new(false),
             bare_shell_images: Mutex::new(HashMap::new()),
         });
+        if let Some(every) = inner.cfg.health_interval {
+            runtime.spawn(watch_health(inner.clone(), every));
+        }
         Ok(CriAgent {
             runtime: Some(runtime),
             inner,
@@ -510,6 +538,8 @@ impl NodeAgent for CriAgent {
             endpoint,
             cancel: AtomicBool::new(false),
             deleting: AtomicBool::new(false),
+            running: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             wake: Notify::new(),
             state,
         });
@@ -562,6 +592,43 @@ impl NodeAgent for CriAgent {
 
     fn shutdown(&self) -> Result<ShutdownReport, AgentError> {
         self.rt().block_on(shutdown_async(self.inner.clone()))
+    }
+}
+
+/// Probes every endpoint's Status each `every` until the agent shuts down. When an endpoint fails
+/// [`RUNTIME_DOWN_AFTER_FAILED_PROBES`] probes in a row, its Running pods are reported `Failed`
+/// (pods still starting fail through their own calls). Probes run one endpoint after another.
+async fn watch_health(inner: Arc<Inner>, every: Duration) {
+    let mut failures = vec![0u32; inner.clients.len()];
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        if inner.closed.load(Ordering::Acquire) {
+            return;
+        }
+        for (endpoint, client) in inner.clients.iter().enumerate() {
+            match client.status().await {
+                Ok(_) => failures[endpoint] = 0,
+                Err(e) => {
+                    failures[endpoint] += 1;
+                    if failures[endpoint] < RUNTIME_DOWN_AFTER_FAILED_PROBES {
+                        continue;
+                    }
+                    let gone: Vec<Arc<PodSlot>> = inner
+                        .pods()
+                        .values()
+                        .filter(|s| s.endpoint == endpoint && s.running.load(Ordering::Acquire))
+                        .filter(|s| !s.cancelled() && !s.failed.load(Ordering::Acquire))
+                        .cloned()
+                        .collect();
+                    for slot in gone {
+                        inner.report_failed(&slot, format!("the CRI runtime went away: {e}"));
+                    }
+                }
+            }
+        }
     }
 }
 

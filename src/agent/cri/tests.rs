@@ -740,6 +740,26 @@ impl Harness {
         }
     }
 
+    /// Waits until each of `uids` reported `Failed`; returns the messages. Any other event fails.
+    fn failures(&self, uids: &[PodUid]) -> BTreeMap<PodUid, String> {
+        let give_up = Instant::now() + EVENT_WAIT;
+        let mut failed = BTreeMap::new();
+        while failed.len() < uids.len() {
+            let left = give_up.saturating_duration_since(Instant::now());
+            let e = self
+                .events
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("stuck after {failed:?}"));
+            match e.kind {
+                AgentEventKind::Failed(m) if uids.contains(&e.uid) => {
+                    assert!(failed.insert(e.uid, m).is_none(), "{} failed twice", e.uid)
+                }
+                other => panic!("unexpected {other:?} for {}", e.uid),
+            }
+        }
+        failed
+    }
+
     /// The sandboxes of this run on the first endpoint.
     fn sandboxes(&self) -> Vec<cri::PodSandbox> {
         let client = self.agent.inner.clients[0].clone();
@@ -1212,6 +1232,7 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
     let h = Harness::on(vec![vars["CRI_ENDPOINT"].clone()], |cfg| {
         cfg.timeouts.light = Duration::from_secs(2);
         cfg.timeouts.heavy = Duration::from_secs(4);
+        cfg.health_interval = Some(Duration::from_millis(500));
     });
     assert_eq!(h.image, image);
     // One pod Running, one still in a long init container when the runtime dies.
@@ -1234,10 +1255,16 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
         .status()
         .unwrap()
         .success());
-    let events = h.until(PodUid(61), is_running_or_failed);
+    // The starting pod fails through its own polls, the Running one through the health probes.
+    let failed = h.failures(&[PodUid(60), PodUid(61)]);
     let waited = killed.elapsed();
-    match events.last() {
-        Some(AgentEventKind::Failed(m)) => {
+    let m = &failed[&PodUid(60)];
+    assert!(
+        m.starts_with("the CRI runtime went away: Status on unix://"),
+        "{m}"
+    );
+    match failed.get(&PodUid(61)) {
+        Some(m) => {
             assert!(m.starts_with("ContainerStatus on unix://"), "{m}");
             // Depending on where the call was when the socket went, tonic reports Unknown
             // (connection reset), Cancelled (connection closed) or Unavailable (refused reconnect).
