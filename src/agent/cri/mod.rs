@@ -99,6 +99,8 @@ pub struct CriConfig {
     /// Pod log directories are `log_root/<run_id>/<namespace>_<name>_<uid>`.
     pub log_root: PathBuf,
     pub timeouts: CriTimeouts,
+    /// Pods started or torn down at once on one endpoint. A start holds its slot from
+    /// RunPodSandbox until Running or Failed (init containers included); later binds wait.
     pub max_concurrent_pods_per_endpoint: usize,
     /// The CRI runtime handler (`""`: the runtime's default).
     pub runtime_handler: String,
