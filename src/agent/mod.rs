@@ -10,6 +10,8 @@ pub mod sim;
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub mod cri;
+
 /// Identifies a pod for the lifetime of a run. Never reused within a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PodUid(pub u64);
