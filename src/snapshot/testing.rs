@@ -110,6 +110,7 @@ impl<'a> MakePod<'a> {
             terminating: false,
             host_network: false,
             nominated_node: None,
+            constraints: PodConstraints::default(),
         };
         MakePod { snap, pod }
     }
