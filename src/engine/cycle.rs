@@ -389,6 +389,74 @@ impl Engine {
         Ok(table)
     }
 
+    /// `schedule_one` counting nominated pods, as `RunFilterPluginsWithNominatedPods`: pods
+    /// nominated to a node with priority >= the pod's are placed for the cycle (so filters see the
+    /// resources, ports and topology counts they will take), then removed; the chosen node must
+    /// also pass without them. Differs from upstream only in that a node's filters also see pods
+    /// nominated to *other* nodes in topology counts. Leaves the snapshot as it found it.
+    pub fn schedule_one_nominated(&mut self, fw: &Framework, snap: &mut Snapshot, pod: &PodInfo) -> CycleResult {
+        let mut added: Vec<(crate::agent::PodUid, Sym)> = Vec::new();
+        let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
+        nodes.sort_unstable();
+        for node in nodes {
+            for p in crate::plugins::defaultpreemption::nominated_for(snap, pod, node) {
+                if !snap.pods.contains_key(&p.uid) && snap.place_pod(p.clone(), node).is_ok() {
+                    added.push((p.uid, node));
+                }
+            }
+        }
+        if added.is_empty() {
+            return self.schedule_one(fw, snap, pod);
+        }
+        let result = self.schedule_one(fw, snap, pod);
+        for (uid, _) in &added {
+            snap.unplace_pod(*uid);
+        }
+        if let CycleResult::Scheduled { node, .. } = &result {
+            let name = snap.nodes.name[node.ix()];
+            if added.iter().any(|(_, n)| *n == name) {
+                let cx = CycleCx { snap, pod };
+                let mut state = CycleState::new();
+                if let Ok((skip, _, _)) = Self::run_pre_filter(fw, cx, &mut state) {
+                    let mut out = Vec::new();
+                    filter_nodes(fw, cx, &state, &skip, &[*node], &mut out);
+                    if let Some((plugin, reject)) = out[0] {
+                        let diag = Diagnosis {
+                            failures: vec![NodeFailure { node: *node, plugin, reject }],
+                            num_all_nodes: snap.nodes.len(),
+                            ..Default::default()
+                        };
+                        return CycleResult::Unschedulable(diag);
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    /// PostFilter: when the profile enables DefaultPreemption, tries preemption for a pod the
+    /// cycle found unschedulable. `Ok((preemption, nominated pod))`: delete the victims and
+    /// requeue the returned pod (its `nominated_node` set; the snapshot records the nomination).
+    pub fn post_filter(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        args: &crate::config::DefaultPreemptionArgs,
+    ) -> Result<(crate::plugins::defaultpreemption::Preemption, Arc<PodInfo>), crate::plugins::defaultpreemption::NoPreemption>
+    {
+        use crate::plugins::defaultpreemption::{DefaultPreemption, NoPreemption, NAME};
+        if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == NAME) {
+            return Err(NoPreemption::NotEligible("no PostFilter plugin is enabled".into()));
+        }
+        let plugin = DefaultPreemption {
+            min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
+            min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
+        };
+        plugin.post_filter(fw, snap, pod, diag, &mut self.rng)
+    }
+
     /// Host selection for `explain` (same RNG stream as the engine).
     pub fn select(&mut self, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
         select_host(&mut self.rng, feasible, totals)
