@@ -108,13 +108,59 @@ pub fn resolve_priority(
     }
 }
 
-/// Whether `pod` passes PreFilter and every Filter on `node` in the snapshot as it is now.
-fn fits_now(fw: &Framework, snap: &Snapshot, pod: &PodInfo, node: NodeIdx) -> Option<(PluginId, Reject)> {
-    let cx = CycleCx { snap, pod };
+/// The outcome of PreFilter: the per-plugin skip flags and the node-name restriction, or the
+/// plugin that rejected the pod.
+type PreFiltered = Result<(CycleState, Vec<bool>, Option<Vec<Sym>>), PluginId>;
+
+fn run_pre_filter(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> PreFiltered {
     let mut state = CycleState::new();
-    let (skip, names, _) = match Engine::run_pre_filter(fw, cx, &mut state) {
+    match Engine::run_pre_filter(fw, CycleCx { snap, pod }, &mut state) {
+        Ok((skip, names, _)) => Ok((state, skip, names)),
+        Err((pid, _)) => Err(pid),
+    }
+}
+
+/// Whether PreFilter's outcome for `pod` can change when pods are placed or removed. Only
+/// PodTopologySpread and InterPodAffinity read placed pods at PreFilter; they do so when the pod
+/// has spread constraints (or a default spread selector), required pod (anti-)affinity, or when a
+/// placed pod's required anti-affinity term selects it.
+pub fn pre_filter_reads_pods(snap: &Snapshot, pod: &PodInfo) -> bool {
+    let c = &pod.constraints;
+    if !c.topology_spread.is_empty()
+        || !c.affinity.required_affinity.is_empty()
+        || !c.affinity.required_anti_affinity.is_empty()
+        || snap.default_spread_selector(pod).is_some()
+    {
+        return true;
+    }
+    let ns = crate::snapshot::pod_index::ns_labels(snap, pod.namespace);
+    snap.pod_index.carried.iter().any(|t| {
+        t.kind == crate::snapshot::pod_index::CarriedKind::RequiredAntiAffinity
+            && t.total > 0
+            && t.term.selector.matches(pod.namespace, &pod.labels, ns, &snap.interner)
+    })
+}
+
+/// Runs PreFilter (or reuses `cached` when PreFilter does not read placed pods) and every Filter
+/// on `node` in the snapshot as it is now; the first rejection, if any.
+fn fits_now(
+    fw: &Framework,
+    snap: &Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+) -> Option<(PluginId, Reject)> {
+    let owned;
+    let pre = match cached {
+        Some(c) => c,
+        None => {
+            owned = run_pre_filter(fw, snap, pod);
+            &owned
+        }
+    };
+    let (state, skip, names) = match pre {
         Ok(v) => v,
-        Err((pid, st)) => return Some((pid, Reject { code: st.code, detail: u64::MAX })),
+        Err(pid) => return Some((*pid, Reject::unresolvable(u64::MAX))),
     };
     if let Some(ns) = names {
         if !ns.contains(&snap.nodes.name[node.ix()]) {
@@ -122,7 +168,7 @@ fn fits_now(fw: &Framework, snap: &Snapshot, pod: &PodInfo, node: NodeIdx) -> Op
         }
     }
     let mut out = Vec::with_capacity(1);
-    filter_nodes(fw, cx, &state, &skip, &[node], &mut out);
+    filter_nodes(fw, CycleCx { snap, pod }, state, skip, &[node], &mut out);
     out[0]
 }
 
@@ -141,6 +187,7 @@ pub fn fits_with_nominated(
     snap: &mut Snapshot,
     pod: &PodInfo,
     node: NodeIdx,
+    cached: Option<&PreFiltered>,
 ) -> Option<(PluginId, Reject)> {
     let name = snap.nodes.name[node.ix()];
     let nominated = nominated_for(snap, pod, name);
@@ -150,14 +197,15 @@ pub fn fits_with_nominated(
             added.push(p.uid);
         }
     }
-    let with = fits_now(fw, snap, pod, node);
+    // Nominated pods may carry terms that select the pod: PreFilter runs afresh with them.
+    let with = fits_now(fw, snap, pod, node, if added.is_empty() { cached } else { None });
     for uid in &added {
         snap.unplace_pod(*uid);
     }
     if with.is_some() || added.is_empty() {
         return with;
     }
-    fits_now(fw, snap, pod, node)
+    fits_now(fw, snap, pod, node, cached)
 }
 
 /// Victims chosen on one node.
@@ -200,7 +248,13 @@ fn split_by_pdb(snap: &Snapshot, pods: Vec<Arc<PodInfo>>) -> (Vec<Arc<PodInfo>>,
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, reprieve pods
 /// (PDB-violating first, each group most important first) while it still fits.
-fn select_victims_on_node(fw: &Framework, snap: &mut Snapshot, pod: &PodInfo, node: NodeIdx) -> Option<Candidate> {
+fn select_victims_on_node(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+) -> Option<Candidate> {
     let lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
         .iter()
         .map(|u| snap.pods[u].info.clone())
@@ -218,7 +272,7 @@ fn select_victims_on_node(fw: &Framework, snap: &mut Snapshot, pod: &PodInfo, no
             snap.place_pod(p.clone(), name).expect("a victim returns to its node");
         }
     };
-    if fits_with_nominated(fw, snap, pod, node).is_some() {
+    if fits_with_nominated(fw, snap, pod, node, cached).is_some() {
         restore(snap, &lower);
         return None;
     }
@@ -230,7 +284,7 @@ fn select_victims_on_node(fw: &Framework, snap: &mut Snapshot, pod: &PodInfo, no
     for (group, is_violating) in [(violating, true), (non_violating, false)] {
         for p in group {
             snap.place_pod(p.clone(), name).expect("a reprieved pod returns to its node");
-            if fits_with_nominated(fw, snap, pod, node).is_some() {
+            if fits_with_nominated(fw, snap, pod, node, cached).is_some() {
                 snap.unplace_pod(p.uid);
                 num_pdb_violations += is_violating as usize;
                 victims.push(p);
@@ -291,11 +345,13 @@ impl DefaultPreemption {
         }
         let want = num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
         let offset = rng.gen_range(0..potential.len());
+        // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
+        let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
         for i in 0..potential.len() {
             let node = potential[(offset + i) % potential.len()];
-            if let Some(c) = select_victims_on_node(fw, snap, pod, node) {
+            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref()) {
                 if c.victims.is_empty() {
                     continue;
                 }
