@@ -444,8 +444,10 @@ impl Engine {
         pod: &PodInfo,
         diag: &Diagnosis,
         args: &crate::config::DefaultPreemptionArgs,
-    ) -> Result<(crate::plugins::defaultpreemption::Preemption, Arc<PodInfo>), crate::plugins::defaultpreemption::NoPreemption>
-    {
+    ) -> Result<
+        (crate::plugins::defaultpreemption::Preemption, Arc<PodInfo>),
+        crate::plugins::defaultpreemption::NoPreemption,
+    > {
         use crate::plugins::defaultpreemption::{DefaultPreemption, NoPreemption, NAME};
         if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == NAME) {
             return Err(NoPreemption::NotEligible("no PostFilter plugin is enabled".into()));
@@ -499,6 +501,28 @@ pub fn filter_nodes(
         alive.truncate(w);
         pos.truncate(w);
     }
+}
+
+/// [`filter_nodes`] for a single node without allocating (preemption's dry runs call it often).
+pub fn filter_node(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    node: NodeIdx,
+) -> Option<(PluginId, Reject)> {
+    let nodes = [node];
+    for &pid in &fw.filter {
+        if skip[pid] {
+            continue;
+        }
+        let mut out = [None];
+        fw.plugin(pid).filter(cx, state, &nodes, &mut out);
+        if let Some(rej) = out[0] {
+            return Some((pid, rej));
+        }
+    }
+    None
 }
 
 /// `selectHost`: the highest total; ties broken uniformly at random by reservoir sampling.

@@ -1,8 +1,8 @@
 //! The in-tree plugins, one module each with its tests beside it, and the registry that builds
 //! them by name from a profile's args.
 
-pub mod helper;
 pub mod defaultpreemption;
+pub mod helper;
 pub mod image_locality;
 pub mod interpodaffinity;
 pub mod node_affinity;

@@ -147,8 +147,7 @@ impl Snapshot {
         let Some(idx) = self.nodes.idx_of(spec.name) else {
             return Err(format!("node {:?} does not exist", self.interner.resolve(spec.name)));
         };
-        let pods: Vec<Arc<PodInfo>> =
-            self.nodes.pods[idx.ix()].iter().map(|u| self.pods[u].info.clone()).collect();
+        let pods: Vec<Arc<PodInfo>> = self.nodes.pods[idx.ix()].iter().map(|u| self.pods[u].info.clone()).collect();
         for p in &pods {
             self.index_pod(idx, p, -1);
         }

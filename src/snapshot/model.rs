@@ -270,7 +270,8 @@ impl LabelSelector {
 
     /// Adds `key In [value]` (matchLabelKeys) or `key NotIn [value]` (mismatchLabelKeys).
     pub fn and_label(&mut self, key: Sym, value: Sym, equal: bool) {
-        let op = if equal { LabelOp::In(smallvec::smallvec![value]) } else { LabelOp::NotIn(smallvec::smallvec![value]) };
+        let op =
+            if equal { LabelOp::In(smallvec::smallvec![value]) } else { LabelOp::NotIn(smallvec::smallvec![value]) };
         let mut reqs = std::mem::take(&mut self.reqs);
         reqs.push(LabelRequirement { key, op });
         self.reqs = LabelSelector::new(&[], reqs).reqs;
@@ -323,7 +324,13 @@ pub struct PodSelector {
 impl PodSelector {
     /// `AffinityTerm.Matches`: the pod's namespace is selected and its labels match.
     /// `ns_labels` are the labels of the pod's Namespace (empty when unknown).
-    pub fn matches(&self, namespace: Sym, labels: &[(Sym, Sym)], ns_labels: &[(Sym, Sym)], interner: &Interner) -> bool {
+    pub fn matches(
+        &self,
+        namespace: Sym,
+        labels: &[(Sym, Sym)],
+        ns_labels: &[(Sym, Sym)],
+        interner: &Interner,
+    ) -> bool {
         let ns_ok = self.namespaces.names.binary_search(&namespace).is_ok()
             || self.namespaces.selector.as_ref().is_some_and(|s| s.matches(ns_labels, interner));
         ns_ok && self.labels.matches(labels, interner)

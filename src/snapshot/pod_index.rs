@@ -406,11 +406,16 @@ pub fn aggregate_by_domain(
 /// The queries a pod's own constraints and terms count, with the keys they are counted by:
 /// what [`Snapshot::prepare_pod`] registers. Default spread constraints are registered through
 /// `default_selector` (hostname and zone keys).
-pub fn queries_of(pod: &PodInfo, default_selector: Option<&PodSelector>, wk_keys: [Sym; 2]) -> Vec<(PodQuery, Vec<Sym>)> {
+pub fn queries_of(
+    pod: &PodInfo,
+    default_selector: Option<&PodSelector>,
+    wk_keys: [Sym; 2],
+) -> Vec<(PodQuery, Vec<Sym>)> {
     let mut out: Vec<(PodQuery, Vec<Sym>)> = Vec::new();
     let c = &pod.constraints;
     for sc in &c.topology_spread {
-        let sel = PodSelector { namespaces: super::model::NamespaceSet::only(pod.namespace), labels: sc.selector.clone() };
+        let sel =
+            PodSelector { namespaces: super::model::NamespaceSet::only(pod.namespace), labels: sc.selector.clone() };
         out.push((PodQuery::single(sel, false), vec![sc.topology_key]));
     }
     if c.topology_spread.is_empty() {
@@ -420,10 +425,18 @@ pub fn queries_of(pod: &PodInfo, default_selector: Option<&PodSelector>, wk_keys
     }
     let a = &c.affinity;
     if !a.required_affinity.is_empty() {
-        let q = PodQuery { all_of: a.required_affinity.iter().map(|t| t.selector.clone()).collect(), count_terminating: true };
+        let q = PodQuery {
+            all_of: a.required_affinity.iter().map(|t| t.selector.clone()).collect(),
+            count_terminating: true,
+        };
         out.push((q, a.required_affinity.iter().map(|t| t.topology_key).collect()));
     }
-    for t in a.required_anti_affinity.iter().chain(a.preferred_affinity.iter().map(|w| &w.term)).chain(a.preferred_anti_affinity.iter().map(|w| &w.term)) {
+    for t in a
+        .required_anti_affinity
+        .iter()
+        .chain(a.preferred_affinity.iter().map(|w| &w.term))
+        .chain(a.preferred_anti_affinity.iter().map(|w| &w.term))
+    {
         out.push((PodQuery::single(t.selector.clone(), true), vec![t.topology_key]));
     }
     out
@@ -583,7 +596,8 @@ mod tests {
         let (a, x, y) = (snap.interner.intern("app"), snap.interner.intern("x"), snap.interner.intern("y"));
         let ns = snap.wk.default_namespace;
         let other = snap.interner.intern("other");
-        let cases: Vec<(Vec<(Sym, Sym)>, Sym, bool, LabelSelector, bool, bool)> = vec![
+        type Case = (Vec<(Sym, Sym)>, Sym, bool, LabelSelector, bool, bool);
+        let cases: Vec<Case> = vec![
             (vec![(a, x)], ns, false, LabelSelector::new(&[(a, x)], vec![]), false, true),
             (vec![(a, y)], ns, false, LabelSelector::new(&[(a, x)], vec![]), false, false),
             (vec![(a, x)], ns, true, LabelSelector::new(&[(a, x)], vec![]), false, false),

@@ -266,7 +266,13 @@ impl<'a> MakePod<'a> {
         self
     }
 
-    pub fn preferred_pod_anti_affinity(mut self, weight: i32, label_key: &str, values: Option<&[&str]>, tk: &str) -> Self {
+    pub fn preferred_pod_anti_affinity(
+        mut self,
+        weight: i32,
+        label_key: &str,
+        values: Option<&[&str]>,
+        tk: &str,
+    ) -> Self {
         let term = self.term(label_key, values, tk);
         self.pod.constraints.affinity.preferred_anti_affinity.push(WeightedTerm { weight, term });
         self
@@ -300,7 +306,8 @@ pub fn sel_exists(snap: &mut Snapshot, key: &str) -> LabelSelector {
 
 /// `matchLabels`.
 pub fn sel_labels(snap: &mut Snapshot, pairs: &[(&str, &str)]) -> LabelSelector {
-    let mut v: Vec<(Sym, Sym)> = pairs.iter().map(|(k, x)| (snap.interner.intern(k), snap.interner.intern(x))).collect();
+    let mut v: Vec<(Sym, Sym)> =
+        pairs.iter().map(|(k, x)| (snap.interner.intern(k), snap.interner.intern(x))).collect();
     v.sort();
     LabelSelector::new(&v, vec![])
 }
@@ -308,7 +315,8 @@ pub fn sel_labels(snap: &mut Snapshot, pairs: &[(&str, &str)]) -> LabelSelector 
 /// Adds a Namespace with labels.
 pub fn add_namespace(snap: &mut Snapshot, name: &str, labels: &[(&str, &str)]) {
     let n = snap.interner.intern(name);
-    let mut v: Vec<(Sym, Sym)> = labels.iter().map(|(k, x)| (snap.interner.intern(k), snap.interner.intern(x))).collect();
+    let mut v: Vec<(Sym, Sym)> =
+        labels.iter().map(|(k, x)| (snap.interner.intern(k), snap.interner.intern(x))).collect();
     v.sort();
     snap.cluster.namespaces.insert(n, v);
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::agent::PodUid;
-use crate::engine::cycle::{filter_nodes, Diagnosis, Engine};
+use crate::engine::cycle::{filter_node, Diagnosis, Engine};
 use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin, PluginId, Reject};
 use crate::snapshot::{NodeIdx, Pdb, PodInfo, PreemptionPolicy, PriorityClass, Snapshot, Sym};
 
@@ -72,7 +72,9 @@ pub fn eligible_to_preempt(snap: &Snapshot, pod: &PodInfo) -> Result<(), NoPreem
             p.terminating && p.priority < pod.priority
         });
         if terminating_victim {
-            return Err(NoPreemption::NotEligible("not eligible due to a terminating pod on the nominated node.".into()));
+            return Err(NoPreemption::NotEligible(
+                "not eligible due to a terminating pod on the nominated node.".into(),
+            ));
         }
     }
     Ok(())
@@ -92,14 +94,9 @@ pub fn more_important(a: &PodInfo, b: &PodInfo) -> std::cmp::Ordering {
 /// `resolve_priority`: a pod's priority and preemption policy from its `priorityClassName`, the
 /// global default class, or 0 / PreemptLowerPriority. `Err` names a missing class (upstream's
 /// admission rejects such a pod).
-pub fn resolve_priority(
-    class_name: Option<Sym>,
-    classes: &[PriorityClass],
-) -> Result<(i32, PreemptionPolicy), Sym> {
+pub fn resolve_priority(class_name: Option<Sym>, classes: &[PriorityClass]) -> Result<(i32, PreemptionPolicy), Sym> {
     match class_name {
-        Some(name) => {
-            classes.iter().find(|c| c.name == name).map(|c| (c.value, c.preemption_policy)).ok_or(name)
-        }
+        Some(name) => classes.iter().find(|c| c.name == name).map(|c| (c.value, c.preemption_policy)).ok_or(name),
         None => Ok(classes
             .iter()
             .filter(|c| c.global_default)
@@ -167,9 +164,7 @@ fn fits_now(
             return Some((usize::MAX, Reject::unresolvable(u64::MAX)));
         }
     }
-    let mut out = Vec::with_capacity(1);
-    filter_nodes(fw, CycleCx { snap, pod }, state, skip, &[node], &mut out);
-    out[0]
+    filter_node(fw, CycleCx { snap, pod }, state, skip, node)
 }
 
 /// Nominated pods on `node` that count when filtering `pod`: priority >= the pod's, not the pod.
@@ -343,7 +338,8 @@ impl DefaultPreemption {
                 diag.num_all_nodes
             )));
         }
-        let want = num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
+        let want =
+            num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
         let offset = rng.gen_range(0..potential.len());
         // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
         let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));

@@ -58,7 +58,8 @@ fn names(p: &Preemption) -> Vec<&str> {
 fn victims_and_node_choice_table() {
     type Setup = fn(&mut Snapshot);
     // (name, setup, incoming cpu, incoming priority, want node, want victims)
-    let cases: Vec<(&str, Setup, i64, i32, &str, Vec<&str>)> = vec![
+    type Case = (&'static str, Setup, i64, i32, &'static str, Vec<&'static str>);
+    let cases: Vec<Case> = vec![
         (
             "reprieve the most important pods that still fit",
             |s| node_with(s, "node1", 4000, &[("p1", 1000, 1, 0), ("p2", 2000, 2, 0), ("p3", 1000, 3, 0)]),
@@ -190,7 +191,10 @@ fn eligibility_and_no_candidates() {
     assert!(matches!(preempt(&mut snap, &pod), Err(NoPreemption::NoCandidates(_))));
     // UnschedulableAndUnresolvable nodes (an untolerated taint) are not candidates.
     let mut snap = Snapshot::new();
-    MakeNode::new(&mut snap, "node1").capacity(4000, 32 * GI).taint("k", "v", crate::snapshot::TaintEffect::NoSchedule).add();
+    MakeNode::new(&mut snap, "node1")
+        .capacity(4000, 32 * GI)
+        .taint("k", "v", crate::snapshot::TaintEffect::NoSchedule)
+        .add();
     MakePod::new(&mut snap, "low").req(4000, GI).priority(1).place("node1");
     let pod = MakePod::new(&mut snap, "p").req(4000, GI).priority(10).build();
     assert!(matches!(preempt(&mut snap, &pod), Err(NoPreemption::NoCandidates(_))));
@@ -243,7 +247,9 @@ fn nominated_pods_are_counted_when_filtering_others() {
 #[test]
 fn num_candidates_table() {
     // (nodes, percentage, absolute, want)
-    for (n, pct, abs, want) in [(5000, 10, 100, 500), (500, 10, 100, 100), (50, 10, 100, 50), (1000, 0, 7, 7), (1000, 50, 0, 500)] {
+    for (n, pct, abs, want) in
+        [(5000, 10, 100, 500), (500, 10, 100, 100), (50, 10, 100, 50), (1000, 0, 7, 7), (1000, 50, 0, 500)]
+    {
         assert_eq!(num_candidates(n, pct, abs), want, "{n} {pct} {abs}");
     }
 }
@@ -257,14 +263,20 @@ fn resolve_priority_table() {
         snap.interner.intern("default"),
         snap.interner.intern("missing"),
     );
-    let class = |name, value, global_default, preemption_policy| PriorityClass { name, value, global_default, preemption_policy };
+    let class = |name, value, global_default, preemption_policy| PriorityClass {
+        name,
+        value,
+        global_default,
+        preemption_policy,
+    };
     let with_default = vec![
         class(hi, 1000, false, PreemptionPolicy::Never),
         class(lo, -5, false, PreemptionPolicy::PreemptLowerPriority),
         class(def, 7, true, PreemptionPolicy::PreemptLowerPriority),
     ];
     let without_default = vec![class(hi, 1000, false, PreemptionPolicy::Never)];
-    let cases: Vec<(Option<Sym>, &[PriorityClass], Result<(i32, PreemptionPolicy), Sym>)> = vec![
+    type Case<'a> = (Option<Sym>, &'a [PriorityClass], Result<(i32, PreemptionPolicy), Sym>);
+    let cases: Vec<Case> = vec![
         (Some(hi), &with_default, Ok((1000, PreemptionPolicy::Never))),
         (Some(lo), &with_default, Ok((-5, PreemptionPolicy::PreemptLowerPriority))),
         (None, &with_default, Ok((7, PreemptionPolicy::PreemptLowerPriority))),

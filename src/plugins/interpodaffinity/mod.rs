@@ -142,7 +142,10 @@ impl Plugin for InterPodAffinity {
             .iter()
             .map(|t| DomCounts::compute(snap, &PodQuery::single(t.selector.clone(), true), t.topology_key))
             .collect();
-        state.write(PRE_FILTER_KEY, PreFilterState { affinity, affinity_counts_empty, self_match_all, anti, existing_anti });
+        state.write(
+            PRE_FILTER_KEY,
+            PreFilterState { affinity, affinity_counts_empty, self_match_all, anti, existing_anti },
+        );
         (Status::success(), PreFilterResult::default())
     }
 

@@ -11,6 +11,7 @@ use crate::snapshot::{LabelSelector, NamespaceSet, PodInfo};
 
 type Nodes = &'static [(&'static str, &'static [(&'static str, &'static str)])];
 type Build = fn(&mut Snapshot) -> PodInfo;
+type Want = Option<(Code, &'static str)>;
 
 const P: Option<(Code, &str)> = None;
 const AFF: Option<(Code, &str)> = Some((Code::UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH));
@@ -50,7 +51,8 @@ fn labelled(s: &mut Snapshot, k: &str, v: &str) -> PodInfo {
 
 #[test]
 fn required_filter_table() {
-    let cases: Vec<(&str, Nodes, Vec<(&str, Build)>, Build, Vec<(&str, Option<(Code, &str)>)>)> = vec![
+    type Case = (&'static str, Nodes, Vec<(&'static str, Build)>, Build, Vec<(&'static str, Want)>);
+    let cases: Vec<Case> = vec![
         (
             "a pod without pod affinity schedules onto a node with no existing pods",
             NODE1,
@@ -62,7 +64,12 @@ fn required_filter_table() {
             "satisfies required affinity with In that matches the existing pod",
             NODE1,
             vec![("node1", |s| labelled(s, "service", "securityscan"))],
-            |s| MakePod::new(s, "p").label("security", "S1").pod_affinity("service", Some(&["securityscan", "value2"]), "region").build(),
+            |s| {
+                MakePod::new(s, "p")
+                    .label("security", "S1")
+                    .pod_affinity("service", Some(&["securityscan", "value2"]), "region")
+                    .build()
+            },
             vec![("node1", P)],
         ),
         (
@@ -107,7 +114,12 @@ fn required_filter_table() {
                 ("node1", |s| labelled(s, "app", "a")),
                 ("node2", |s| MakePod::new(s, "e").label("app", "a").label("tier", "t").build()),
             ],
-            |s| MakePod::new(s, "p").pod_affinity("app", Some(&["a"]), "zone").pod_affinity("tier", None, "region").build(),
+            |s| {
+                MakePod::new(s, "p")
+                    .pod_affinity("app", Some(&["a"]), "zone")
+                    .pod_affinity("tier", None, "region")
+                    .build()
+            },
             // Only node2's pod matches both; region r1 holds it but zone z11 does not.
             vec![("node1", AFF), ("node2", P), ("node3", AFF)],
         ),
@@ -147,7 +159,9 @@ fn required_filter_table() {
         (
             "namespaceSelector selects the existing pod's namespace by labels",
             NODE1,
-            vec![("node1", |s| MakePod::new(s, "e").namespace("subteam1.team1").label("service", "securityscan").build())],
+            vec![("node1", |s| {
+                MakePod::new(s, "e").namespace("subteam1.team1").label("service", "securityscan").build()
+            })],
             |s| {
                 let sel = sel_labels(s, &[("service", "securityscan")]);
                 let team = sel_labels(s, &[("team", "team1")]);
@@ -160,7 +174,9 @@ fn required_filter_table() {
         (
             "namespaceSelector not matching the existing pod's namespace",
             NODE1,
-            vec![("node1", |s| MakePod::new(s, "e").namespace("subteam2.team2").label("service", "securityscan").build())],
+            vec![("node1", |s| {
+                MakePod::new(s, "e").namespace("subteam2.team2").label("service", "securityscan").build()
+            })],
             |s| {
                 let sel = sel_labels(s, &[("service", "securityscan")]);
                 let team = sel_labels(s, &[("team", "team1")]);
@@ -173,11 +189,17 @@ fn required_filter_table() {
         (
             "an empty namespaceSelector selects every namespace",
             NODE1,
-            vec![("node1", |s| MakePod::new(s, "e").namespace("subteam2.team2").label("service", "securityscan").build())],
+            vec![("node1", |s| {
+                MakePod::new(s, "e").namespace("subteam2.team2").label("service", "securityscan").build()
+            })],
             |s| {
                 let sel = sel_labels(s, &[("service", "securityscan")]);
                 let region = s.interner.intern("region");
-                let t = AffinityTerm::new(NamespaceSet { names: vec![], selector: Some(LabelSelector::everything()) }, sel, region);
+                let t = AffinityTerm::new(
+                    NamespaceSet { names: vec![], selector: Some(LabelSelector::everything()) },
+                    sel,
+                    region,
+                );
                 MakePod::new(s, "p").affinity_term(t).build()
             },
             vec![("node1", P)],
@@ -192,7 +214,11 @@ fn required_filter_table() {
                 let zone = s.interner.intern("zone");
                 let p = MakePod::new(s, "p").label("app", "a").label("rev", "1").build();
                 let sel = sel_labels(s, &[("app", "a")]);
-                let t = AffinityTerm::new(NamespaceSet::only(p.namespace), sel, zone).with_label_keys(&[], &[rev], &p.labels);
+                let t = AffinityTerm::new(NamespaceSet::only(p.namespace), sel, zone).with_label_keys(
+                    &[],
+                    &[rev],
+                    &p.labels,
+                );
                 let _ = app;
                 let mut p = p;
                 p.constraints.affinity.required_anti_affinity.push(t);
@@ -229,17 +255,15 @@ fn scores(plugin: &InterPodAffinity, snap: &Snapshot, pod: &PodInfo) -> Vec<i64>
     out
 }
 
-const SCORE_NODES: Nodes = &[
-    ("node1", &[("region", "China")]),
-    ("node2", &[("region", "India")]),
-    ("node3", &[("az", "az1")]),
-];
+const SCORE_NODES: Nodes =
+    &[("node1", &[("region", "China")]), ("node2", &[("region", "India")]), ("node3", &[("az", "az1")])];
 
 #[test]
 fn preferred_score_table() {
     let s1 = |s: &mut Snapshot| labelled(s, "security", "S1");
     let s2 = |s: &mut Snapshot| labelled(s, "security", "S2");
-    let cases: Vec<(&str, Vec<(&str, Build)>, Build, InterPodAffinity, Vec<i64>)> = vec![
+    type Case = (&'static str, Vec<(&'static str, Build)>, Build, InterPodAffinity, Vec<i64>);
+    let cases: Vec<Case> = vec![
         (
             "all nodes score 0 without any affinity",
             vec![("node1", s1)],
@@ -257,7 +281,12 @@ fn preferred_score_table() {
         (
             "anti-affinity: the node with more matching pods scores lowest",
             vec![("node1", s1), ("node1", s1), ("node2", s2)],
-            |s| MakePod::new(s, "p").label("security", "S1").preferred_pod_anti_affinity(5, "security", Some(&["S1"]), "region").build(),
+            |s| {
+                MakePod::new(s, "p")
+                    .label("security", "S1")
+                    .preferred_pod_anti_affinity(5, "security", Some(&["S1"]), "region")
+                    .build()
+            },
             InterPodAffinity::default(),
             vec![0, 100, 100],
         ),
@@ -290,14 +319,18 @@ fn preferred_score_table() {
         ),
         (
             "existing pods' preferred terms count",
-            vec![("node2", |s| MakePod::new(s, "e").preferred_pod_anti_affinity(7, "security", Some(&["S1"]), "region").build())],
+            vec![("node2", |s| {
+                MakePod::new(s, "e").preferred_pod_anti_affinity(7, "security", Some(&["S1"]), "region").build()
+            })],
             |s| MakePod::new(s, "p").label("security", "S1").build(),
             InterPodAffinity::default(),
             vec![100, 0, 100],
         ),
         (
             "ignorePreferredTermsOfExistingPods with no incoming preferred terms scores nothing",
-            vec![("node2", |s| MakePod::new(s, "e").preferred_pod_anti_affinity(7, "security", Some(&["S1"]), "region").build())],
+            vec![("node2", |s| {
+                MakePod::new(s, "e").preferred_pod_anti_affinity(7, "security", Some(&["S1"]), "region").build()
+            })],
             |s| MakePod::new(s, "p").label("security", "S1").build(),
             InterPodAffinity { hard_pod_affinity_weight: 1, ignore_preferred_terms_of_existing_pods: true },
             vec![0, 0, 0],
@@ -306,9 +339,16 @@ fn preferred_score_table() {
             "ignorePreferredTermsOfExistingPods still counts them when the pod has preferred terms",
             vec![
                 ("node1", s2),
-                ("node2", |s| MakePod::new(s, "e").preferred_pod_anti_affinity(7, "security", Some(&["S1"]), "region").build()),
+                ("node2", |s| {
+                    MakePod::new(s, "e").preferred_pod_anti_affinity(7, "security", Some(&["S1"]), "region").build()
+                }),
             ],
-            |s| MakePod::new(s, "p").label("security", "S1").preferred_pod_affinity(3, "security", Some(&["S2"]), "region").build(),
+            |s| {
+                MakePod::new(s, "p")
+                    .label("security", "S1")
+                    .preferred_pod_affinity(3, "security", Some(&["S2"]), "region")
+                    .build()
+            },
             InterPodAffinity { hard_pod_affinity_weight: 1, ignore_preferred_terms_of_existing_pods: true },
             // raw 3, −7, 0: lo −7, hi 3 -> 100, 0, 70.
             vec![100, 0, 70],
@@ -346,8 +386,13 @@ fn conformance_anti_affinity_score() {
 #[test]
 fn normalize_table() {
     // (raw, want)
-    let cases: &[(&[i64], &[i64])] =
-        &[(&[0, 0], &[0, 0]), (&[5, 0], &[100, 0]), (&[-10, 0], &[0, 100]), (&[-4, 8, 0], &[0, 100, 33]), (&[3, 3], &[100, 100])];
+    let cases: &[(&[i64], &[i64])] = &[
+        (&[0, 0], &[0, 0]),
+        (&[5, 0], &[100, 0]),
+        (&[-10, 0], &[0, 100]),
+        (&[-4, 8, 0], &[0, 100, 33]),
+        (&[3, 3], &[100, 100]),
+    ];
     for (raw, want) in cases {
         let mut s = raw.to_vec();
         normalize_scores(&mut s);

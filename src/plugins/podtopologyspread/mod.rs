@@ -300,7 +300,11 @@ impl Plugin for PodTopologySpread {
     }
 
     fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
-        let r = if reject.detail == DETAIL_LABEL { ERR_REASON_NODE_LABEL_NOT_MATCH } else { ERR_REASON_CONSTRAINTS_NOT_MATCH };
+        let r = if reject.detail == DETAIL_LABEL {
+            ERR_REASON_NODE_LABEL_NOT_MATCH
+        } else {
+            ERR_REASON_CONSTRAINTS_NOT_MATCH
+        };
         vec![r.to_string()]
     }
 

@@ -54,6 +54,7 @@ fn plugin() -> PodTopologySpread {
 }
 
 type PodFn = fn(&mut Snapshot) -> PodInfo;
+type Want = Option<(Code, &'static str)>;
 
 fn check_filter(name: &str, nodes: Nodes, existing: &[Existing], pod: PodFn, want: &[(&str, Option<(Code, &str)>)]) {
     for prepared in [false, true] {
@@ -76,7 +77,8 @@ fn single_constraint_filter() {
         let sel = sel_exists(s, "foo");
         MakePod::new(s, "p").label("foo", "").spread(1, "zone", DoNotSchedule, sel).build()
     };
-    let cases: Vec<(&str, Nodes, Vec<Existing>, PodFn, Vec<(&str, Option<(Code, &str)>)>)> = vec![
+    type Case = (&'static str, Nodes, Vec<Existing>, PodFn, Vec<(&'static str, Want)>);
+    let cases: Vec<Case> = vec![
         (
             "no existing pods",
             ZONES_4,
@@ -251,7 +253,11 @@ fn single_constraint_filter() {
             vec![("node-a", FOO, "default", false), ("node-b", FOO, "default", false)],
             |s| {
                 let sel = sel_exists(s, "foo");
-                MakePod::new(s, "p").label("foo", "").node_selector("zone", "zone1").spread(1, "zone", DoNotSchedule, sel).build()
+                MakePod::new(s, "p")
+                    .label("foo", "")
+                    .node_selector("zone", "zone1")
+                    .spread(1, "zone", DoNotSchedule, sel)
+                    .build()
             },
             vec![("node-a", P), ("node-b", P)],
         ),
@@ -340,7 +346,13 @@ fn multiple_constraints_filter() {
             .spread(1, "node", DoNotSchedule, sel)
             .build()
     };
-    check_filter("two constraints", ZONES_4, &existing, pod, &[("node-a", SKEW), ("node-b", SKEW), ("node-x", P), ("node-y", SKEW)]);
+    check_filter(
+        "two constraints",
+        ZONES_4,
+        &existing,
+        pod,
+        &[("node-a", SKEW), ("node-b", SKEW), ("node-x", P), ("node-y", SKEW)],
+    );
     // A node missing the second key is not a domain of the first: node-b lacks "node", so zone1
     // counts only node-a's 2 pods against zone2's 3 (min 2): zone2 nodes fail on zone skew.
     let nodes: Nodes = &[
@@ -395,11 +407,16 @@ fn score_table() {
         ("node-d", FOO, "default", false),
         ("node-d", FOO, "default", false),
     ];
-    let cases: Vec<(&str, Vec<Existing>, PodFn, Vec<&str>, Option<Vec<i64>>)> = vec![
+    type Case = (&'static str, Vec<Existing>, PodFn, Vec<&'static str>, Option<Vec<i64>>);
+    let cases: Vec<Case> = vec![
         ("one constraint on node, no existing pods", vec![], soft_host, vec![], Some(vec![100, 100, 100, 100])),
         (
             "one constraint on node, only one node is candidate",
-            vec![("node-a", FOO, "default", false), ("node-a", FOO, "default", false), ("node-b", FOO, "default", false)],
+            vec![
+                ("node-a", FOO, "default", false),
+                ("node-a", FOO, "default", false),
+                ("node-b", FOO, "default", false),
+            ],
             soft_host,
             vec!["node-a"],
             Some(vec![100]),
@@ -417,7 +434,13 @@ fn score_table() {
             Some(vec![100, 100, 100, 100]),
         ),
         // weight ln(6): raw 4, 2, 0, 5 -> 100·(5+0−s)/5.
-        ("one constraint on node, all 4 nodes are candidates", spread_2_1_0_3.clone(), soft_host, vec![], Some(vec![20, 60, 100, 0])),
+        (
+            "one constraint on node, all 4 nodes are candidates",
+            spread_2_1_0_3.clone(),
+            soft_host,
+            vec![],
+            Some(vec![20, 60, 100, 0]),
+        ),
         // zone1 3 pods, zone2 3 pods, 2 zones: weight ln 4; raw round(3·1.386) = 4 everywhere.
         ("one constraint on zone, balanced", spread_2_1_0_3.clone(), soft_zone, vec![], Some(vec![100, 100, 100, 100])),
         (
@@ -431,7 +454,11 @@ fn score_table() {
         (
             // Only zone1 nodes are candidates: size 1, weight ln 3; zone1 has 1 pod -> raw 1 on both.
             "one constraint on zone, candidates in one zone",
-            vec![("node-a", FOO, "default", false), ("node-c", FOO, "default", false), ("node-c", FOO, "default", false)],
+            vec![
+                ("node-a", FOO, "default", false),
+                ("node-c", FOO, "default", false),
+                ("node-c", FOO, "default", false),
+            ],
             soft_zone,
             vec!["node-a", "node-b"],
             Some(vec![100, 100]),
@@ -504,7 +531,8 @@ fn system_default_constraints_apply_to_selected_pods() {
     // Owned by the ReplicaSet: hostname maxSkew 3 (ln 6), zone maxSkew 5 (ln 4: two zones).
     // Zone key is "zone" here, not the well-known one, so only hostname spreading applies to
     // nodes... the well-known zone key is absent on every node: system defaults do not require it.
-    let owned = MakePod::new(&mut snap, "owned").label("app", "web").controller(ControllerKind::ReplicaSet, "web-rs").build();
+    let owned =
+        MakePod::new(&mut snap, "owned").label("app", "web").controller(ControllerKind::ReplicaSet, "web-rs").build();
     // hostname raw: a 2·1.792+2 = 5.58 -> 6; b 2; c 1.792+2 = 3.79 -> 4; d 2. 100·(6+2−s)/6.
     assert_eq!(scores(&p, &snap, &owned, &[]), Some(vec![33, 100, 66, 100]));
     snap.prepare_pod(&owned);
