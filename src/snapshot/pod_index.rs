@@ -142,6 +142,12 @@ pub struct PodIndex {
     key_idx: AHashMap<Sym, u32>,
     pub queries: Vec<QueryCounter>,
     query_idx: AHashMap<PodQuery, u32>,
+    /// Queries that only pods carrying a given label pair can match (their selector requires
+    /// `key In [value]`), by that pair: a placed pod is tested only against the queries anchored
+    /// on its own labels, plus [`PodIndex::unanchored`].
+    query_by_pair: AHashMap<(Sym, Sym), SmallVec<[u32; 2]>>,
+    /// Queries with no single-value `In` requirement: tested against every placed pod.
+    unanchored: Vec<u32>,
     pub carried: Vec<CarriedCounter>,
     carried_idx: AHashMap<(AffinityTerm, CarriedKind), u32>,
 }
@@ -247,7 +253,9 @@ impl PodIndex {
         let i = idx.ix();
         let bump = |v: &mut u32| *v = (*v as i64 + sign as i64) as u32;
         let keys = &self.keys;
-        for q in &mut self.queries {
+        let anchored = pod.labels.iter().filter_map(|pair| self.query_by_pair.get(pair)).flatten();
+        for &qi in self.unanchored.iter().chain(anchored) {
+            let q = &mut self.queries[qi as usize];
             if q.query.matches(pod, ns_labels, interner) {
                 bump(&mut q.per_node[i]);
                 for (k, v) in &mut q.per_dom {
@@ -329,9 +337,15 @@ pub fn ensure_query(snap: &mut Snapshot, q: &PodQuery, keys: &[Sym]) {
         Some(&qi) => qi as usize,
         None => {
             let per_node = scan_per_node(snap, q);
-            let qi = snap.pod_index.queries.len();
-            snap.pod_index.queries.push(QueryCounter { query: q.clone(), per_node, per_dom: Vec::new() });
-            snap.pod_index.query_idx.insert(q.clone(), qi as u32);
+            let idx = &mut snap.pod_index;
+            let qi = idx.queries.len();
+            idx.queries.push(QueryCounter { query: q.clone(), per_node, per_dom: Vec::new() });
+            idx.query_idx.insert(q.clone(), qi as u32);
+            match anchor(q) {
+                Anchor::Pair(pair) => idx.query_by_pair.entry(pair).or_default().push(qi as u32),
+                Anchor::Every => idx.unanchored.push(qi as u32),
+                Anchor::Never => {}
+            }
             qi
         }
     };
@@ -344,6 +358,32 @@ pub fn ensure_query(snap: &mut Snapshot, q: &PodQuery, keys: &[Sym]) {
         let v = aggregate_by_domain(&t.dom_of_node, t.num_domains(), &idx.queries[qi].per_node, |_| true);
         idx.queries[qi].per_dom.push((k, v));
     }
+}
+
+/// Which placed pods a query must be tested against.
+enum Anchor {
+    /// Only pods carrying this label pair.
+    Pair((Sym, Sym)),
+    /// Every pod.
+    Every,
+    /// No pod (a selector matches nothing).
+    Never,
+}
+
+fn anchor(q: &PodQuery) -> Anchor {
+    if q.all_of.iter().any(|s| s.labels.matches_nothing) {
+        return Anchor::Never;
+    }
+    for s in &q.all_of {
+        for r in &s.labels.reqs {
+            if let super::model::LabelOp::In(vals) = &r.op {
+                if vals.len() == 1 {
+                    return Anchor::Pair((r.key, vals[0]));
+                }
+            }
+        }
+    }
+    Anchor::Every
 }
 
 /// Matching placed pods per node by scanning every placed pod (registration and fallback).
@@ -583,6 +623,14 @@ mod tests {
                 if step == 10 {
                     let q1 = PodQuery::single(sel(vals[1]), true);
                     ensure_query(&mut snap, &q1, &[zone]);
+                }
+                if step == 5 {
+                    // Unanchored (Exists) and never-matching selectors.
+                    let exists = LabelSelector::new(&[], vec![crate::snapshot::LabelRequirement { key: app, op: crate::snapshot::LabelOp::Exists }]);
+                    let q2 = PodQuery::single(PodSelector { namespaces: NamespaceSet::only(dns), labels: exists }, false);
+                    ensure_query(&mut snap, &q2, &[host]);
+                    let q3 = PodQuery::single(PodSelector { namespaces: NamespaceSet::only(dns), labels: LabelSelector::nothing() }, true);
+                    ensure_query(&mut snap, &q3, &[zone]);
                 }
                 recount(&snap);
             }
