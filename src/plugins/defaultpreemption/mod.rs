@@ -61,17 +61,22 @@ pub enum NoPreemption {
 }
 
 /// `PodEligibleToPreemptOthers`: `preemptionPolicy: Never` never preempts; a pod whose nominated
-/// node still has a terminating lower-priority pod waits for it.
-pub fn eligible_to_preempt(snap: &Snapshot, pod: &PodInfo) -> Result<(), NoPreemption> {
+/// node still has a terminating lower-priority pod waits for it, unless the filters found that
+/// node UnschedulableAndUnresolvable (then it may preempt elsewhere). Terminating pods stand in
+/// for upstream's "terminating because of preemption" condition.
+pub fn eligible_to_preempt(snap: &Snapshot, pod: &PodInfo, diag: Option<&Diagnosis>) -> Result<(), NoPreemption> {
     if pod.preemption_policy == PreemptionPolicy::Never {
         return Err(NoPreemption::NotEligible("not eligible due to preemptionPolicy=Never.".into()));
     }
     if let Some(idx) = pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+        let unresolvable = diag.is_some_and(|d| {
+            d.failures.iter().any(|f| f.node == idx && f.reject.code == Code::UnschedulableAndUnresolvable)
+        });
         let terminating_victim = snap.nodes.pods[idx.ix()].iter().any(|u| {
             let p = &snap.pods[u].info;
             p.terminating && p.priority < pod.priority
         });
-        if terminating_victim {
+        if terminating_victim && !unresolvable {
             return Err(NoPreemption::NotEligible(
                 "not eligible due to a terminating pod on the nominated node.".into(),
             ));
@@ -329,9 +334,13 @@ impl DefaultPreemption {
         diag: &Diagnosis,
         rng: &mut impl Rng,
     ) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
-        eligible_to_preempt(snap, pod)?;
-        let potential: Vec<NodeIdx> =
-            diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect();
+        eligible_to_preempt(snap, pod, Some(diag))?;
+        // A PreFilter rejection applies to every node with its code.
+        let potential: Vec<NodeIdx> = match &diag.pre_filter {
+            Some((_, st)) if st.code == Code::Unschedulable => (0..snap.nodes.len() as u32).map(NodeIdx).collect(),
+            Some(_) => Vec::new(),
+            None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
+        };
         if potential.is_empty() {
             return Err(NoPreemption::NoCandidates(format!(
                 "0/{} nodes are available: preemption is not helpful for scheduling.",

@@ -183,7 +183,15 @@ fn eligibility_and_no_candidates() {
     MakePod::new(&mut snap, "dying").req(4000, GI).priority(1).terminating().place("node1");
     let mut pod = MakePod::new(&mut snap, "p").req(4000, GI).priority(10).build();
     pod.nominated_node = Some(snap.interner.intern("node1"));
-    assert!(matches!(eligible_to_preempt(&snap, &pod), Err(NoPreemption::NotEligible(_))));
+    assert!(matches!(eligible_to_preempt(&snap, &pod, None), Err(NoPreemption::NotEligible(_))));
+    // Unless the nominated node was found UnschedulableAndUnresolvable.
+    let idx = snap.nodes.idx_of(pod.nominated_node.unwrap()).unwrap();
+    let diag = Diagnosis {
+        failures: vec![crate::engine::NodeFailure { node: idx, plugin: 0, reject: Reject::unresolvable(0) }],
+        num_all_nodes: 1,
+        ..Default::default()
+    };
+    assert_eq!(eligible_to_preempt(&snap, &pod, Some(&diag)), Ok(()));
     // Only higher-priority pods: no victims anywhere.
     let mut snap = Snapshot::new();
     node_with(&mut snap, "node1", 4000, &[("high", 4000, 20, 0)]);
