@@ -555,3 +555,64 @@ fn normalizing_helpers() {
     assert_eq!(score_for_count(0, 1, 1.5), 0.0);
     assert_eq!(score_for_count(2, 3, 1.5), 5.0);
 }
+
+#[test]
+fn placements_are_identical_at_any_thread_count() {
+    use crate::config::SchedulerConfig;
+    use crate::engine::{CycleResult, Engine};
+    use crate::framework::Framework;
+    use crate::plugins::CompiledArgs;
+    use crate::snapshot::NodeSpec;
+    // 9,000 nodes so the filter and score passes go parallel; pods with zone spreading, hostname
+    // anti-affinity and preferred zone affinity, placed one after another.
+    fn run(threads: usize) -> Vec<String> {
+        let mut snap = Snapshot::new();
+        let (host, zone) = (snap.wk.hostname_key, snap.wk.zone_key);
+        for i in 0..9000 {
+            let name = snap.interner.intern(&format!("n{i}"));
+            let z = snap.interner.intern(&format!("z{}", i % 3));
+            let mut labels = vec![(host, name), (zone, z)];
+            labels.sort();
+            let mut spec = NodeSpec { name, labels, allowed_pod_number: 110, ..Default::default() };
+            spec.allocatable.cpu_milli = 4000;
+            spec.allocatable.memory = 1 << 35;
+            snap.add_node(&spec).unwrap();
+        }
+        let profile = SchedulerConfig::defaults().profiles[0].clone();
+        let fw = Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
+        let mut engine = Engine::new(42, threads, None);
+        let mut out = Vec::new();
+        for i in 0..60 {
+            let sel = crate::snapshot::testing::sel_labels(&mut snap, &[("app", "web")]);
+            let pod = MakePod::new(&mut snap, &format!("p{i}"))
+                .label("app", "web")
+                .req(500, 1 << 28)
+                .spread(1, "topology.kubernetes.io/zone", DoNotSchedule, sel)
+                .pod_anti_affinity("app", Some(&["web"]), "kubernetes.io/hostname")
+                .preferred_pod_affinity(10, "app", Some(&["web"]), "topology.kubernetes.io/zone")
+                .build();
+            snap.prepare_pod(&pod);
+            match engine.schedule_one(&fw, &snap, &pod) {
+                CycleResult::Scheduled { node, .. } => {
+                    let name = snap.nodes.name[node.ix()];
+                    out.push(snap.interner.resolve(name).to_string());
+                    snap.place_pod(std::sync::Arc::new(pod), name).unwrap();
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        out
+    }
+    let one = run(1);
+    assert_eq!(one, run(4));
+    let mut distinct = one.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), one.len(), "hostname anti-affinity puts each pod on its own node");
+    let mut per_zone = [0i32; 3];
+    for (i, n) in one.iter().enumerate() {
+        per_zone[n[1..].parse::<usize>().unwrap() % 3] += 1;
+        let (lo, hi) = (per_zone.iter().min().unwrap(), per_zone.iter().max().unwrap());
+        assert!(hi - lo <= 1, "zone skew stays within maxSkew after pod {i}: {per_zone:?}");
+    }
+}
