@@ -161,7 +161,12 @@ impl Snapshot {
     }
 
     fn index_pod(&mut self, idx: NodeIdx, pod: &PodInfo, sign: i32) {
-        let ns = self.cluster.namespaces.get(&pod.namespace).map_or(&[][..], |v| v.as_slice());
+        // Namespace labels only matter to registered queries (namespaceSelector).
+        let ns = if self.pod_index.queries.is_empty() {
+            &[][..]
+        } else {
+            self.cluster.namespaces.get(&pod.namespace).map_or(&[][..], |v| v.as_slice())
+        };
         self.pod_index.apply_pod(&self.nodes, &self.interner, ns, idx, pod, sign);
     }
 

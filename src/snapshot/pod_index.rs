@@ -253,7 +253,8 @@ impl PodIndex {
         let i = idx.ix();
         let bump = |v: &mut u32| *v = (*v as i64 + sign as i64) as u32;
         let keys = &self.keys;
-        let anchored = pod.labels.iter().filter_map(|pair| self.query_by_pair.get(pair)).flatten();
+        let by_pair = &self.query_by_pair;
+        let anchored = pod.labels.iter().filter(|_| !by_pair.is_empty()).filter_map(|pair| by_pair.get(pair)).flatten();
         for &qi in self.unanchored.iter().chain(anchored) {
             let q = &mut self.queries[qi as usize];
             if q.query.matches(pod, ns_labels, interner) {
@@ -296,16 +297,6 @@ impl PodIndex {
             let d = t.dom_of_node[i];
             if d != NO_DOMAIN {
                 bump(&mut cc.per_dom[d as usize]);
-            }
-        }
-        // New domains may have appeared (node added with a new value): keep per-dom vectors sized.
-        let keys = &self.keys;
-        for q in &mut self.queries {
-            for (k, v) in &mut q.per_dom {
-                let n = keys[*k as usize].num_domains();
-                if v.len() < n {
-                    v.resize(n, 0);
-                }
             }
         }
     }

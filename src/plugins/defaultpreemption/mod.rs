@@ -255,7 +255,7 @@ fn select_victims_on_node(
     node: NodeIdx,
     cached: Option<&PreFiltered>,
 ) -> Option<Candidate> {
-    let lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
+    let mut lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
         .iter()
         .map(|u| snap.pods[u].info.clone())
         .filter(|p| p.priority < pod.priority)
@@ -276,9 +276,8 @@ fn select_victims_on_node(
         restore(snap, &lower);
         return None;
     }
-    let mut sorted = lower.clone();
-    sorted.sort_by(|a, b| more_important(a, b));
-    let (violating, non_violating) = split_by_pdb(snap, sorted);
+    lower.sort_by(|a, b| more_important(a, b));
+    let (violating, non_violating) = split_by_pdb(snap, lower);
     let mut victims = Vec::new();
     let mut num_pdb_violations = 0;
     for (group, is_violating) in [(violating, true), (non_violating, false)] {
