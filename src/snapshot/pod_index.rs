@@ -267,6 +267,9 @@ impl PodIndex {
                 }
             }
         }
+        if pod.constraints.affinity.is_empty() {
+            return;
+        }
         for (term, kind) in carried_terms(pod) {
             let c = match self.carried_idx.get(&(term.clone(), kind)) {
                 Some(&c) => c as usize,
