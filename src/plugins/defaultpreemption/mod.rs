@@ -112,7 +112,7 @@ pub fn resolve_priority(class_name: Option<Sym>, classes: &[PriorityClass]) -> R
 
 /// The outcome of PreFilter: the per-plugin skip flags and the node-name restriction, or the
 /// plugin that rejected the pod.
-type PreFiltered = Result<(CycleState, Vec<bool>, Option<Vec<Sym>>), PluginId>;
+pub type PreFiltered = Result<(CycleState, Vec<bool>, Option<Vec<Sym>>), PluginId>;
 
 fn run_pre_filter(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> PreFiltered {
     let mut state = CycleState::new();
