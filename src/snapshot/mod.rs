@@ -234,6 +234,19 @@ impl Snapshot {
         Some(PodSelector { namespaces: NamespaceSet::only(pod.namespace), labels })
     }
 
+    /// Adds or relabels Namespace `name` (labels sorted by key). Registered queries whose terms
+    /// use a `namespaceSelector` are recounted, since which namespaces they select may change.
+    pub fn set_namespace(&mut self, name: Sym, labels: Vec<(Sym, Sym)>) {
+        self.cluster.namespaces.insert(name, labels);
+        let stale: Vec<usize> = (0..self.pod_index.queries.len())
+            .filter(|&i| self.pod_index.queries[i].query.all_of.iter().any(|s| s.namespaces.selector.is_some()))
+            .collect();
+        for i in stale {
+            let fresh = pod_index::scan_per_node(self, &self.pod_index.queries[i].query);
+            self.pod_index.reset_query(i, fresh);
+        }
+    }
+
     /// Records that `pod` is nominated to `node` (replacing an earlier nomination of the pod).
     pub fn nominate(&mut self, pod: Arc<PodInfo>, node: Sym) {
         self.clear_nomination(pod.uid);

@@ -304,6 +304,17 @@ impl PodIndex {
         }
     }
 
+    /// Replaces query `qi`'s per-node counts (a recount) and re-aggregates its per-domain counts.
+    pub(super) fn reset_query(&mut self, qi: usize, per_node: Vec<u32>) {
+        let keys = &self.keys;
+        let q = &mut self.queries[qi];
+        for (k, v) in &mut q.per_dom {
+            let t = &keys[*k as usize];
+            *v = aggregate_by_domain(&t.dom_of_node, t.num_domains(), &per_node, |_| true);
+        }
+        q.per_node = per_node;
+    }
+
     /// Sizes every per-domain vector to its key's domain count (after nodes brought new values).
     pub(super) fn grow_domains(&mut self) {
         let keys = &self.keys;
@@ -628,6 +639,30 @@ mod tests {
                 }
                 recount(&snap);
             }
+        }
+    }
+
+    #[test]
+    fn namespace_relabel_recounts_selector_queries() {
+        let mut snap = Snapshot::new();
+        MakeNode::new(&mut snap, "n1").label("topology.kubernetes.io/zone", "z1").add();
+        let team = snap.interner.intern("team");
+        let (t1, t2) = (snap.interner.intern("t1"), snap.interner.intern("t2"));
+        let ns = snap.interner.intern("ns-a");
+        snap.set_namespace(ns, vec![(team, t1)]);
+        MakePod::new(&mut snap, "p").namespace("ns-a").label("app", "x").place("n1");
+        let sel = PodSelector {
+            namespaces: NamespaceSet { names: vec![], selector: Some(LabelSelector::new(&[(team, t1)], vec![])) },
+            labels: LabelSelector::everything(),
+        };
+        let q = PodQuery::single(sel, true);
+        let zone = snap.wk.zone_key;
+        ensure_query(&mut snap, &q, &[zone]);
+        // (namespace labels, want count)
+        for (labels, want) in [(vec![(team, t2)], 0u32), (vec![(team, t1)], 1)] {
+            snap.set_namespace(ns, labels);
+            assert_eq!(snap.pod_index.query(&q).unwrap().per_node, vec![want]);
+            assert_eq!(snap.pod_index.dom_counts(&q, snap.wk.zone_key).unwrap(), &[want]);
         }
     }
 
