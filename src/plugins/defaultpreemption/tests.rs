@@ -308,3 +308,35 @@ fn more_important_orders_by_priority_then_start() {
     let order: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(order, vec!["b", "c", "a"]);
 }
+
+#[test]
+fn nominated_pods_must_not_be_needed_to_pass() {
+    // node1 passes the required affinity only thanks to the pod nominated there; upstream runs
+    // the filters with and without nominated pods and both must pass, so the pod stays pending.
+    let mut snap = Snapshot::new();
+    for n in ["node1", "node2"] {
+        MakeNode::new(&mut snap, n).capacity(4000, 32 * GI).label("kubernetes.io/hostname", n).add();
+    }
+    let nominated = Arc::new(MakePod::new(&mut snap, "nominated").label("app", "x").priority(10).build());
+    let node1 = snap.interner.intern("node1");
+    snap.nominate(nominated, node1);
+    let fw = framework(&mut snap);
+    let mut engine = Engine::new(1, 1, None);
+    let pod =
+        MakePod::new(&mut snap, "p").priority(5).pod_affinity("app", Some(&["x"]), "kubernetes.io/hostname").build();
+    match engine.schedule_one_nominated(&fw, &mut snap, &pod) {
+        CycleResult::Unschedulable(d) => {
+            let rejected: Vec<&str> = d.failures.iter().map(|f| snap.node_name(f.node)).collect();
+            assert!(rejected.contains(&"node1"), "{rejected:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Once the nominated pod is placed for real, the pod follows it.
+    let placed = snap.nominated[&node1][0].clone();
+    snap.clear_nomination(placed.uid);
+    snap.place_pod(placed, node1).unwrap();
+    match engine.schedule_one_nominated(&fw, &mut snap, &pod) {
+        CycleResult::Scheduled { node, .. } => assert_eq!(snap.node_name(node), "node1"),
+        other => panic!("{other:?}"),
+    }
+}
