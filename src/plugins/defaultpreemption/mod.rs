@@ -97,7 +97,8 @@ pub fn more_important(a: &PodInfo, b: &PodInfo) -> std::cmp::Ordering {
 }
 
 /// `resolve_priority`: a pod's priority and preemption policy from its `priorityClassName`, the
-/// global default class, or 0 / PreemptLowerPriority. `Err` names a missing class (upstream's
+/// global default class (the lowest-valued one if several, as the Priority admission plugin picks),
+/// or 0 / PreemptLowerPriority. `Err` names a missing class (upstream's
 /// admission rejects such a pod).
 pub fn resolve_priority(class_name: Option<Sym>, classes: &[PriorityClass]) -> Result<(i32, PreemptionPolicy), Sym> {
     match class_name {
@@ -105,7 +106,7 @@ pub fn resolve_priority(class_name: Option<Sym>, classes: &[PriorityClass]) -> R
         None => Ok(classes
             .iter()
             .filter(|c| c.global_default)
-            .max_by_key(|c| c.value)
+            .min_by_key(|c| c.value)
             .map_or((0, PreemptionPolicy::PreemptLowerPriority), |c| (c.value, c.preemption_policy))),
     }
 }

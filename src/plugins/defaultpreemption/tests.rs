@@ -283,12 +283,17 @@ fn resolve_priority_table() {
         class(def, 7, true, PreemptionPolicy::PreemptLowerPriority),
     ];
     let without_default = vec![class(hi, 1000, false, PreemptionPolicy::Never)];
+    let two_defaults = vec![
+        class(hi, 1000, true, PreemptionPolicy::Never),
+        class(def, 7, true, PreemptionPolicy::PreemptLowerPriority),
+    ];
     type Case<'a> = (Option<Sym>, &'a [PriorityClass], Result<(i32, PreemptionPolicy), Sym>);
     let cases: Vec<Case> = vec![
         (Some(hi), &with_default, Ok((1000, PreemptionPolicy::Never))),
         (Some(lo), &with_default, Ok((-5, PreemptionPolicy::PreemptLowerPriority))),
         (None, &with_default, Ok((7, PreemptionPolicy::PreemptLowerPriority))),
         (None, &without_default, Ok((0, PreemptionPolicy::PreemptLowerPriority))),
+        (None, &two_defaults, Ok((7, PreemptionPolicy::PreemptLowerPriority))),
         (Some(missing), &with_default, Err(missing)),
     ];
     for (name, classes, want) in cases {

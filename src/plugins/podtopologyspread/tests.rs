@@ -616,3 +616,47 @@ fn placements_are_identical_at_any_thread_count() {
         assert!(hi - lo <= 1, "zone skew stays within maxSkew after pod {i}: {per_zone:?}");
     }
 }
+
+#[test]
+fn compile_default_constraints_table() {
+    use serde_json::json;
+    let mut snap = Snapshot::new();
+    let raw = vec![
+        json!({"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}),
+        json!({"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 3,
+               "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor"}),
+    ];
+    let got = compile_default_constraints(&raw, &mut snap.interner).unwrap();
+    let (zone, rack) = (snap.interner.intern("zone"), snap.interner.intern("rack"));
+    let mut want1 = SpreadConstraint::new(1, rack, ScheduleAnyway, LabelSelector::everything());
+    want1.min_domains = 3;
+    want1.node_affinity_policy = InclusionPolicy::Ignore;
+    want1.node_taints_policy = InclusionPolicy::Honor;
+    assert_eq!(got, vec![SpreadConstraint::new(2, zone, DoNotSchedule, LabelSelector::everything()), want1]);
+    // (bad constraint, field named in the error)
+    for (bad, field) in [
+        (json!({"topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}), "maxSkew"),
+        (json!({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe"}), "whenUnsatisfiable"),
+        (
+            json!({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "nodeTaintsPolicy": "x"}),
+            "nodeTaintsPolicy",
+        ),
+    ] {
+        let err = compile_default_constraints(&[bad], &mut snap.interner).unwrap_err();
+        assert!(err.contains(field), "{err}");
+    }
+    // List defaulting: the default constraints with the pod's default selector filter the pod.
+    let mut snap = setup(ZONES_4, &[("node-a", FOO, "default", false), ("node-b", FOO, "default", false)]);
+    let foo = snap.interner.intern("foo");
+    let empty = snap.interner.intern("");
+    snap.cluster.services.push((snap.wk.default_namespace, vec![(foo, empty)]));
+    let p = PodTopologySpread {
+        default_constraints: compile_default_constraints(&raw[..1], &mut snap.interner).unwrap(),
+        system_defaulted: false,
+    };
+    let pod = MakePod::new(&mut snap, "p").label("foo", "").build();
+    // zone1 2, zone2 0, maxSkew 2: zone1 nodes get skew 3.
+    let skew = Some((Code::Unschedulable, vec![ERR_REASON_CONSTRAINTS_NOT_MATCH.to_string()]));
+    assert_eq!(filter_one(&p, &snap, &pod, "node-a").err(), skew);
+    assert_eq!(filter_one(&p, &snap, &pod, "node-x").err(), None);
+}
