@@ -312,6 +312,17 @@ impl NamespaceSet {
     pub fn only(ns: Sym) -> Self {
         NamespaceSet { names: vec![ns], selector: None }
     }
+
+    /// A term's namespaces as upstream reads them (`GetNamespacesFromPodAffinityTerm`): the listed
+    /// names, or the pod's own namespace when the list is empty and `namespaceSelector` is nil.
+    pub fn for_term(pod_namespace: Sym, mut names: Vec<Sym>, selector: Option<LabelSelector>) -> Self {
+        if names.is_empty() && selector.is_none() {
+            names.push(pod_namespace);
+        }
+        names.sort_unstable();
+        names.dedup();
+        NamespaceSet { names, selector }
+    }
 }
 
 /// A pod selector across namespaces: which pods a term, spread constraint or query counts.

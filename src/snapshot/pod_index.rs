@@ -667,6 +667,20 @@ mod tests {
     }
 
     #[test]
+    fn namespace_set_for_term_table() {
+        let (own, a, b) = (Sym(1), Sym(2), Sym(3));
+        // (names, selector, want names, want selector)
+        let cases = vec![
+            (vec![], None, vec![own], None),
+            (vec![b, a, b], None, vec![a, b], None),
+            (vec![], Some(LabelSelector::everything()), vec![], Some(LabelSelector::everything())),
+        ];
+        for (names, sel, want_names, want_sel) in cases {
+            assert_eq!(NamespaceSet::for_term(own, names, sel), NamespaceSet { names: want_names, selector: want_sel });
+        }
+    }
+
+    #[test]
     fn query_matching_table() {
         // (pod labels, terminating, selector labels, count_terminating, want)
         let mut snap = Snapshot::new();
