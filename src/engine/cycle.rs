@@ -389,6 +389,137 @@ impl Engine {
         Ok(table)
     }
 
+    /// `schedule_one` counting nominated pods, as `RunFilterPluginsWithNominatedPods` does: pods
+    /// nominated to a node with priority >= the pod's are placed while the filter pass runs (so
+    /// filters see the resources, ports and topology counts they will take), then removed; every
+    /// feasible node that had such pods must also pass without them, and scoring sees the cluster
+    /// without them. Differs from upstream only in that a node's filters also see pods nominated
+    /// to *other* nodes in topology counts. With no such pods this is `schedule_one`. Leaves the
+    /// snapshot as it found it.
+    pub fn schedule_one_nominated(&mut self, fw: &Framework, snap: &mut Snapshot, pod: &PodInfo) -> CycleResult {
+        let mut added: Vec<(crate::agent::PodUid, Sym)> = Vec::new();
+        let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
+        nodes.sort_unstable();
+        for node in nodes {
+            for p in crate::plugins::defaultpreemption::nominated_for(snap, pod, node) {
+                if !snap.pods.contains_key(&p.uid) && snap.place_pod(p.clone(), node).is_ok() {
+                    added.push((p.uid, node));
+                }
+            }
+        }
+        if added.is_empty() || snap.nodes.is_empty() {
+            return self.schedule_one(fw, snap, pod);
+        }
+        let n_all = snap.nodes.len();
+        let mut diag = Diagnosis { num_all_nodes: n_all, ..Default::default() };
+        // The filter pass, with the nominated pods placed.
+        let filtered = {
+            let cx = CycleCx { snap: &*snap, pod };
+            let mut state = CycleState::new();
+            Self::run_pre_filter(fw, cx, &mut state).map(|(skip, names, narrowing)| {
+                diag.pre_filter_result_plugins = narrowing;
+                let nom = pod.nominated_node.and_then(|n| cx.snap.nodes.idx_of(n));
+                if let Some(nom) = nom {
+                    let mut out = Vec::new();
+                    filter_nodes(fw, cx, &state, &skip, &[nom], &mut out);
+                    if out[0].is_none() {
+                        return (vec![nom], Vec::new());
+                    }
+                }
+                let restricted: Option<Vec<NodeIdx>> =
+                    names.map(|ns| ns.iter().filter_map(|n| cx.snap.nodes.idx_of(*n)).collect());
+                if let Some(r) = &restricted {
+                    diag.pre_filter_excluded = n_all - r.len();
+                }
+                let n = restricted.as_ref().map_or(n_all, |r| r.len());
+                let k = if !fw.has_score_plugins() {
+                    1.min(n)
+                } else {
+                    num_feasible_nodes_to_find(
+                        fw.percentage_of_nodes_to_score,
+                        self.global_percentage_of_nodes_to_score,
+                        n,
+                    )
+                };
+                let start = if n == 0 { 0 } else { self.next_start_node_index % n };
+                let (feasible, failures) =
+                    self.find_feasible(fw, cx, &state, &skip, restricted.as_deref(), n, start, k);
+                let processed = feasible.len() + failures.len() + diag.pre_filter_excluded;
+                self.next_start_node_index = (self.next_start_node_index + processed) % n_all;
+                (feasible, failures)
+            })
+        };
+        for (uid, _) in &added {
+            snap.unplace_pod(*uid);
+        }
+        let (feasible, mut failures) = match filtered {
+            Ok(v) => v,
+            Err((pid, st)) => {
+                if st.code == Code::Error {
+                    return CycleResult::Error(st);
+                }
+                diag.pre_filter = Some((pid, st));
+                return CycleResult::Unschedulable(diag);
+            }
+        };
+        // The pass without them, for the feasible nodes that had some; then scoring.
+        let cx = CycleCx { snap: &*snap, pod };
+        let mut state = CycleState::new();
+        let skip = match Self::run_pre_filter(fw, cx, &mut state) {
+            Ok((skip, _, _)) => skip,
+            Err((_, st)) => return CycleResult::Error(st),
+        };
+        let mut kept = Vec::with_capacity(feasible.len());
+        for node in feasible {
+            let name = snap.nodes.name[node.ix()];
+            if added.iter().any(|(_, n)| *n == name) {
+                if let Some((plugin, reject)) = filter_node(fw, cx, &state, &skip, node) {
+                    failures.push(NodeFailure { node, plugin, reject });
+                    continue;
+                }
+            }
+            kept.push(node);
+        }
+        let evaluated = kept.len() + failures.len() + diag.pre_filter_excluded;
+        diag.failures = failures;
+        match kept.len() {
+            0 => CycleResult::Unschedulable(diag),
+            1 => CycleResult::Scheduled { node: kept[0], evaluated_nodes: evaluated, feasible_nodes: 1 },
+            _ => match self.score(fw, cx, &mut state, &kept, false) {
+                Err(st) => CycleResult::Error(st),
+                Ok(table) => {
+                    let chosen = select_host(&mut self.rng, &kept, &table.totals);
+                    CycleResult::Scheduled { node: chosen, evaluated_nodes: evaluated, feasible_nodes: kept.len() }
+                }
+            },
+        }
+    }
+
+    /// PostFilter: when the profile enables DefaultPreemption, tries preemption for a pod the
+    /// cycle found unschedulable. `Ok((preemption, nominated pod))`: delete the victims and
+    /// requeue the returned pod (its `nominated_node` set; the snapshot records the nomination).
+    pub fn post_filter(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        args: &crate::config::DefaultPreemptionArgs,
+    ) -> Result<
+        (crate::plugins::defaultpreemption::Preemption, Arc<PodInfo>),
+        crate::plugins::defaultpreemption::NoPreemption,
+    > {
+        use crate::plugins::defaultpreemption::{DefaultPreemption, NoPreemption, NAME};
+        if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == NAME) {
+            return Err(NoPreemption::NotEligible("no PostFilter plugin is enabled".into()));
+        }
+        let plugin = DefaultPreemption {
+            min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
+            min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
+        };
+        plugin.post_filter(fw, snap, pod, diag, &mut self.rng)
+    }
+
     /// Host selection for `explain` (same RNG stream as the engine).
     pub fn select(&mut self, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
         select_host(&mut self.rng, feasible, totals)
@@ -431,6 +562,28 @@ pub fn filter_nodes(
         alive.truncate(w);
         pos.truncate(w);
     }
+}
+
+/// [`filter_nodes`] for a single node without allocating (preemption's dry runs call it often).
+pub fn filter_node(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    node: NodeIdx,
+) -> Option<(PluginId, Reject)> {
+    let nodes = [node];
+    for &pid in &fw.filter {
+        if skip[pid] {
+            continue;
+        }
+        let mut out = [None];
+        fw.plugin(pid).filter(cx, state, &nodes, &mut out);
+        if let Some(rej) = out[0] {
+            return Some((pid, rej));
+        }
+    }
+    None
 }
 
 /// `selectHost`: the highest total; ties broken uniformly at random by reservoir sampling.

@@ -1,13 +1,16 @@
 //! The in-tree plugins, one module each with its tests beside it, and the registry that builds
 //! them by name from a profile's args.
 
+pub mod defaultpreemption;
 pub mod helper;
 pub mod image_locality;
+pub mod interpodaffinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_unschedulable;
 pub mod noderesources;
+pub mod podtopologyspread;
 pub mod simple;
 pub mod taint_toleration;
 #[cfg(test)]
@@ -15,9 +18,9 @@ pub mod testutil;
 
 use std::sync::Arc;
 
-use crate::config::{PluginArgs, ScoringStrategyType};
+use crate::config::{DefaultingType, PluginArgs, ScoringStrategyType};
 use crate::framework::Plugin;
-use crate::snapshot::{Interner, NodeSelector, PreferredTerm};
+use crate::snapshot::{Interner, NodeSelector, PreferredTerm, SpreadConstraint};
 
 /// Plugin inputs compiled by the caller from raw Kubernetes objects in the args.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +29,9 @@ pub struct CompiledArgs {
     pub added_required: Option<NodeSelector>,
     /// NodeAffinityArgs.addedAffinity, preferred part.
     pub added_preferred: Vec<PreferredTerm>,
+    /// PodTopologySpreadArgs.defaultConstraints compiled (selectors unused: deduced per pod). When
+    /// `None`, `build_plugin` compiles them from the raw args itself.
+    pub spread_default_constraints: Option<Vec<SpreadConstraint>>,
 }
 
 /// The volume plugins that are known names but find nothing to do (pods here have no volumes).
@@ -81,6 +87,29 @@ pub fn build_plugin(
         }
         noderesources::BALANCED => Arc::new(noderesources::BalancedAllocation {
             resources: scored(interner, &args.balanced_allocation.resources),
+        }),
+        podtopologyspread::NAME => {
+            let a = &args.pod_topology_spread;
+            let system = a.defaulting_type == DefaultingType::System;
+            let default_constraints = if system {
+                podtopologyspread::system_default_constraints(
+                    interner.intern("kubernetes.io/hostname"),
+                    interner.intern("topology.kubernetes.io/zone"),
+                )
+            } else if let Some(c) = &compiled.spread_default_constraints {
+                c.clone()
+            } else {
+                podtopologyspread::compile_default_constraints(&a.default_constraints, interner)?
+            };
+            Arc::new(podtopologyspread::PodTopologySpread { default_constraints, system_defaulted: system })
+        }
+        interpodaffinity::NAME => Arc::new(interpodaffinity::InterPodAffinity {
+            hard_pod_affinity_weight: args.inter_pod_affinity.hard_pod_affinity_weight as i64,
+            ignore_preferred_terms_of_existing_pods: args.inter_pod_affinity.ignore_preferred_terms_of_existing_pods,
+        }),
+        defaultpreemption::NAME => Arc::new(defaultpreemption::DefaultPreemption {
+            min_candidate_nodes_percentage: args.default_preemption.min_candidate_nodes_percentage,
+            min_candidate_nodes_absolute: args.default_preemption.min_candidate_nodes_absolute,
         }),
         v if VOLUME_PLUGINS.contains(&v) => {
             let name: &'static str = VOLUME_PLUGINS.iter().find(|n| **n == v).expect("listed");

@@ -7,6 +7,7 @@ pub mod compile;
 pub mod intern;
 pub mod model;
 pub mod nodes;
+pub mod pod_index;
 #[cfg(test)]
 pub mod testing;
 
@@ -17,6 +18,7 @@ use ahash::AHashMap;
 pub use intern::{Interner, Sym};
 pub use model::*;
 pub use nodes::{NodeIdx, NodeTable};
+pub use pod_index::PodIndex;
 
 use crate::agent::PodUid;
 
@@ -55,6 +57,44 @@ pub struct PlacedPod {
     pub node: Sym,
 }
 
+/// A `PodDisruptionBudget`, as preemption reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pdb {
+    pub namespace: Sym,
+    /// `spec.selector`; an empty selector selects no pod for preemption purposes (upstream skips it).
+    pub selector: LabelSelector,
+    /// `status.disruptionsAllowed`.
+    pub disruptions_allowed: i32,
+    /// `status.disruptedPods` (names), already counted against the budget.
+    pub disrupted_pods: Vec<String>,
+}
+
+/// A `PriorityClass`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriorityClass {
+    pub name: Sym,
+    pub value: i32,
+    pub global_default: bool,
+    pub preemption_policy: PreemptionPolicy,
+}
+
+/// Cluster objects other than Nodes and Pods that plugins read. Filled by the api compile layer.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterObjects {
+    /// Namespace name -> labels sorted by key (InterPodAffinity `namespaceSelector`).
+    pub namespaces: AHashMap<Sym, Vec<(Sym, Sym)>>,
+    /// Services: (namespace, `spec.selector` sorted by key). Services with a nil selector are left out.
+    pub services: Vec<(Sym, Vec<(Sym, Sym)>)>,
+    /// ReplicationControllers by (namespace, name): `spec.selector` sorted by key.
+    pub replication_controllers: AHashMap<(Sym, Sym), Vec<(Sym, Sym)>>,
+    /// ReplicaSets by (namespace, name): `spec.selector`.
+    pub replica_sets: AHashMap<(Sym, Sym), LabelSelector>,
+    /// StatefulSets by (namespace, name): `spec.selector`.
+    pub stateful_sets: AHashMap<(Sym, Sym), LabelSelector>,
+    pub pdbs: Vec<Pdb>,
+    pub priority_classes: Vec<PriorityClass>,
+}
+
 /// The scheduler's view of the cluster.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -62,6 +102,12 @@ pub struct Snapshot {
     pub nodes: NodeTable,
     pub pods: AHashMap<PodUid, PlacedPod>,
     pub wk: WellKnown,
+    /// Incremental counters for PodTopologySpread and InterPodAffinity (see [`pod_index`]).
+    pub pod_index: PodIndex,
+    pub cluster: ClusterObjects,
+    /// Pods nominated to a node by preemption and not yet placed: node -> pods (upstream's
+    /// nominator). Filtering other pods counts them (`RunFilterPluginsWithNominatedPods`).
+    pub nominated: AHashMap<Sym, Vec<Arc<PodInfo>>>,
 }
 
 impl Default for Snapshot {
@@ -74,7 +120,15 @@ impl Snapshot {
     pub fn new() -> Self {
         let mut interner = Interner::new();
         let wk = WellKnown::new(&mut interner);
-        Snapshot { interner, nodes: NodeTable::new(), pods: AHashMap::new(), wk }
+        Snapshot {
+            interner,
+            nodes: NodeTable::new(),
+            pods: AHashMap::new(),
+            wk,
+            pod_index: PodIndex::default(),
+            cluster: ClusterObjects::default(),
+            nominated: AHashMap::new(),
+        }
     }
 
     /// Adds a node. Errors if a node of that name exists.
@@ -82,7 +136,130 @@ impl Snapshot {
         if self.nodes.idx_of(spec.name).is_some() {
             return Err(format!("node {:?} exists already", self.interner.resolve(spec.name)));
         }
-        Ok(self.nodes.add_node(spec))
+        let idx = self.nodes.add_node(spec);
+        self.pod_index.on_add_node(&self.nodes, idx);
+        self.pod_index.grow_domains();
+        Ok(idx)
+    }
+
+    /// Replaces a node's spec (labels, taints, allocatable, images), keeping its pods; keeps the
+    /// pod index's domains in step. Use this rather than `nodes.update_node`.
+    pub fn update_node(&mut self, spec: &NodeSpec) -> Result<NodeIdx, String> {
+        let Some(idx) = self.nodes.idx_of(spec.name) else {
+            return Err(format!("node {:?} does not exist", self.interner.resolve(spec.name)));
+        };
+        let pods: Vec<Arc<PodInfo>> = self.nodes.pods[idx.ix()].iter().map(|u| self.pods[u].info.clone()).collect();
+        for p in &pods {
+            self.index_pod(idx, p, -1);
+        }
+        self.nodes.update_node(idx, spec);
+        self.pod_index.on_relabel_node(&self.nodes, idx);
+        self.pod_index.grow_domains();
+        for p in &pods {
+            self.index_pod(idx, p, 1);
+        }
+        Ok(idx)
+    }
+
+    fn index_pod(&mut self, idx: NodeIdx, pod: &PodInfo, sign: i32) {
+        // Namespace labels only matter to registered queries (namespaceSelector).
+        let ns = if self.pod_index.queries.is_empty() {
+            &[][..]
+        } else {
+            self.cluster.namespaces.get(&pod.namespace).map_or(&[][..], |v| v.as_slice())
+        };
+        self.pod_index.apply_pod(&self.nodes, &self.interner, ns, idx, pod, sign);
+    }
+
+    /// Registers the pod index queries of `pod`'s spread constraints (or its default spread
+    /// selector) and pod (anti-)affinity terms, so the cycle reads counters instead of scanning.
+    /// Call when a pod enters the queue; cheap when already registered. Placed pods' queries are
+    /// registered automatically.
+    pub fn prepare_pod(&mut self, pod: &PodInfo) {
+        let default = self.default_spread_selector(pod);
+        let keys = [self.wk.hostname_key, self.wk.zone_key];
+        for (q, ks) in pod_index::queries_of(pod, default.as_ref(), keys) {
+            pod_index::ensure_query(self, &q, &ks);
+        }
+    }
+
+    /// Upstream `helper.DefaultSelector` as a pod selector in the pod's namespace: the union of the
+    /// selectors of Services selecting the pod and of its controlling ReplicationController,
+    /// ReplicaSet or StatefulSet. `None` when empty (no default spreading).
+    pub fn default_spread_selector(&self, pod: &PodInfo) -> Option<PodSelector> {
+        let interner = &self.interner;
+        let mut set: Vec<(Sym, Sym)> = Vec::new();
+        let merge = |set: &mut Vec<(Sym, Sym)>, other: &[(Sym, Sym)]| {
+            for &(k, v) in other {
+                match set.iter_mut().find(|(kk, _)| *kk == k) {
+                    Some(e) => e.1 = v,
+                    None => set.push((k, v)),
+                }
+            }
+        };
+        for (ns, sel) in &self.cluster.services {
+            let all_match = sel.iter().all(|(k, v)| pod.label(*k) == *v);
+            if *ns == pod.namespace && all_match {
+                merge(&mut set, sel);
+            }
+        }
+        let mut extra: Vec<LabelRequirement> = Vec::new();
+        if let Some(c) = pod.constraints.controller {
+            let key = (pod.namespace, c.name);
+            match c.kind {
+                ControllerKind::ReplicationController => {
+                    if let Some(sel) = self.cluster.replication_controllers.get(&key) {
+                        merge(&mut set, sel);
+                    }
+                }
+                ControllerKind::ReplicaSet | ControllerKind::StatefulSet => {
+                    let m = if c.kind == ControllerKind::ReplicaSet {
+                        &self.cluster.replica_sets
+                    } else {
+                        &self.cluster.stateful_sets
+                    };
+                    if let Some(sel) = m.get(&key) {
+                        if !sel.matches_nothing {
+                            extra.extend(sel.reqs.iter().cloned());
+                        }
+                    }
+                }
+            }
+        }
+        let _ = interner;
+        set.sort();
+        let labels = LabelSelector::new(&set, extra);
+        if labels.is_empty() {
+            return None;
+        }
+        Some(PodSelector { namespaces: NamespaceSet::only(pod.namespace), labels })
+    }
+
+    /// Adds or relabels Namespace `name` (labels sorted by key). Registered queries whose terms
+    /// use a `namespaceSelector` are recounted, since which namespaces they select may change.
+    pub fn set_namespace(&mut self, name: Sym, labels: Vec<(Sym, Sym)>) {
+        self.cluster.namespaces.insert(name, labels);
+        let stale: Vec<usize> = (0..self.pod_index.queries.len())
+            .filter(|&i| self.pod_index.queries[i].query.all_of.iter().any(|s| s.namespaces.selector.is_some()))
+            .collect();
+        for i in stale {
+            let fresh = pod_index::scan_per_node(self, &self.pod_index.queries[i].query);
+            self.pod_index.reset_query(i, fresh);
+        }
+    }
+
+    /// Records that `pod` is nominated to `node` (replacing an earlier nomination of the pod).
+    pub fn nominate(&mut self, pod: Arc<PodInfo>, node: Sym) {
+        self.clear_nomination(pod.uid);
+        self.nominated.entry(node).or_default().push(pod);
+    }
+
+    /// Forgets `uid`'s nomination, if any.
+    pub fn clear_nomination(&mut self, uid: PodUid) {
+        for v in self.nominated.values_mut() {
+            v.retain(|p| p.uid != uid);
+        }
+        self.nominated.retain(|_, v| !v.is_empty());
     }
 
     /// Places `pod` on node `node` (assume or bind). Errors if the node is unknown or the pod is placed.
@@ -94,7 +271,12 @@ impl Snapshot {
             return Err(format!("pod {} is placed already", pod.name));
         }
         self.nodes.add_pod(idx, &pod);
-        self.pods.insert(pod.uid, PlacedPod { info: pod, node });
+        self.index_pod(idx, &pod, 1);
+        let has_terms = !pod.constraints.affinity.is_empty() || !pod.constraints.topology_spread.is_empty();
+        self.pods.insert(pod.uid, PlacedPod { info: pod.clone(), node });
+        if has_terms {
+            self.prepare_pod(&pod);
+        }
         Ok(idx)
     }
 
@@ -103,6 +285,7 @@ impl Snapshot {
         let placed = self.pods.remove(&uid)?;
         let idx = self.nodes.idx_of(placed.node).expect("a placed pod's node exists");
         self.nodes.remove_pod(idx, &placed.info);
+        self.index_pod(idx, &placed.info, -1);
         Some(placed)
     }
 
@@ -112,6 +295,7 @@ impl Snapshot {
         let uids = self.nodes.pods[idx.ix()].clone();
         let removed: Vec<PlacedPod> = uids.into_iter().filter_map(|u| self.unplace_pod(u)).collect();
         let idx = self.nodes.idx_of(name).expect("node still present");
+        self.pod_index.on_remove_node(idx);
         self.nodes.remove_node(idx);
         removed
     }

@@ -93,7 +93,7 @@ pub fn tolerations_tolerate(tolerations: &[Toleration], taint: &Taint) -> bool {
 }
 
 /// A label requirement's operator with its parsed values.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LabelOp {
     In(SmallVec<[Sym; 4]>),
     NotIn(SmallVec<[Sym; 4]>),
@@ -104,7 +104,7 @@ pub enum LabelOp {
 }
 
 /// One `matchExpressions` entry of a node selector term or a label selector.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LabelRequirement {
     pub key: Sym,
     pub op: LabelOp,
@@ -207,6 +207,9 @@ pub struct PodInfo {
     pub host_network: bool,
     /// `status.nominatedNodeName`, if set.
     pub nominated_node: Option<Sym>,
+    /// Topology spread, pod (anti-)affinity, controller and start time: what PodTopologySpread,
+    /// InterPodAffinity and DefaultPreemption read. `Default` is "none of these".
+    pub constraints: PodConstraints,
 }
 
 impl PodInfo {
@@ -231,4 +234,258 @@ pub struct NodeSpec {
     pub allowed_pod_number: i64,
     /// Images present on the node: each name with the image's size in bytes.
     pub images: Vec<(Sym, i64)>,
+}
+
+/// A compiled `metav1.LabelSelector`: `matchLabels` become `In [value]` requirements, ANDed with
+/// `matchExpressions`. The empty selector matches every label set; a nil selector (as upstream's
+/// `LabelSelectorAsSelector(nil)`) matches nothing and is written [`LabelSelector::nothing`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct LabelSelector {
+    /// Requirements, ANDed, sorted by key then operator so equal selectors compare equal.
+    pub reqs: Vec<LabelRequirement>,
+    /// True for a nil selector: matches no label set.
+    pub matches_nothing: bool,
+}
+
+impl LabelSelector {
+    /// The selector that matches everything (`{}`).
+    pub fn everything() -> Self {
+        LabelSelector::default()
+    }
+
+    /// The nil selector: matches nothing.
+    pub fn nothing() -> Self {
+        LabelSelector { reqs: Vec::new(), matches_nothing: true }
+    }
+
+    /// `matchLabels` then `matchExpressions`, sorted into canonical order.
+    pub fn new(match_labels: &[(Sym, Sym)], mut exprs: Vec<LabelRequirement>) -> Self {
+        for &(k, v) in match_labels {
+            exprs.push(LabelRequirement { key: k, op: LabelOp::In(smallvec::smallvec![v]) });
+        }
+        exprs.sort_by(|a, b| a.key.cmp(&b.key).then_with(|| format!("{:?}", a.op).cmp(&format!("{:?}", b.op))));
+        exprs.dedup();
+        LabelSelector { reqs: exprs, matches_nothing: false }
+    }
+
+    /// Adds `key In [value]` (matchLabelKeys) or `key NotIn [value]` (mismatchLabelKeys).
+    pub fn and_label(&mut self, key: Sym, value: Sym, equal: bool) {
+        let op =
+            if equal { LabelOp::In(smallvec::smallvec![value]) } else { LabelOp::NotIn(smallvec::smallvec![value]) };
+        let mut reqs = std::mem::take(&mut self.reqs);
+        reqs.push(LabelRequirement { key, op });
+        self.reqs = LabelSelector::new(&[], reqs).reqs;
+    }
+
+    /// `labels.Selector.Matches` against labels sorted by key.
+    pub fn matches(&self, labels: &[(Sym, Sym)], interner: &Interner) -> bool {
+        if self.matches_nothing {
+            return false;
+        }
+        self.reqs.iter().all(|r| {
+            let v = match labels.binary_search_by_key(&r.key, |(k, _)| *k) {
+                Ok(i) => labels[i].1,
+                Err(_) => Sym::NONE,
+            };
+            r.matches_value(v, interner)
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        !self.matches_nothing && self.reqs.is_empty()
+    }
+}
+
+/// The namespaces a pod affinity term applies to: `namespaces` ORed with `namespaceSelector`
+/// (evaluated against Namespace labels). Upstream defaults an empty list with a nil selector to the
+/// pod's own namespace; compile that into `names = [own namespace]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct NamespaceSet {
+    /// Sorted, deduplicated namespace names.
+    pub names: Vec<Sym>,
+    /// `namespaceSelector`; `None` when nil (matches no namespace), `Some(empty)` matches all.
+    pub selector: Option<LabelSelector>,
+}
+
+impl NamespaceSet {
+    /// Only namespace `ns`.
+    pub fn only(ns: Sym) -> Self {
+        NamespaceSet { names: vec![ns], selector: None }
+    }
+
+    /// A term's namespaces as upstream reads them (`GetNamespacesFromPodAffinityTerm`): the listed
+    /// names, or the pod's own namespace when the list is empty and `namespaceSelector` is nil.
+    pub fn for_term(pod_namespace: Sym, mut names: Vec<Sym>, selector: Option<LabelSelector>) -> Self {
+        if names.is_empty() && selector.is_none() {
+            names.push(pod_namespace);
+        }
+        names.sort_unstable();
+        names.dedup();
+        NamespaceSet { names, selector }
+    }
+}
+
+/// A pod selector across namespaces: which pods a term, spread constraint or query counts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PodSelector {
+    pub namespaces: NamespaceSet,
+    pub labels: LabelSelector,
+}
+
+impl PodSelector {
+    /// `AffinityTerm.Matches`: the pod's namespace is selected and its labels match.
+    /// `ns_labels` are the labels of the pod's Namespace (empty when unknown).
+    pub fn matches(
+        &self,
+        namespace: Sym,
+        labels: &[(Sym, Sym)],
+        ns_labels: &[(Sym, Sym)],
+        interner: &Interner,
+    ) -> bool {
+        let ns_ok = self.namespaces.names.binary_search(&namespace).is_ok()
+            || self.namespaces.selector.as_ref().is_some_and(|s| s.matches(ns_labels, interner));
+        ns_ok && self.labels.matches(labels, interner)
+    }
+}
+
+/// `whenUnsatisfiable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum WhenUnsatisfiable {
+    #[default]
+    DoNotSchedule,
+    ScheduleAnyway,
+}
+
+/// `nodeAffinityPolicy` / `nodeTaintsPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InclusionPolicy {
+    Honor,
+    Ignore,
+}
+
+/// A compiled `TopologySpreadConstraint`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SpreadConstraint {
+    /// `maxSkew` (> 0).
+    pub max_skew: i32,
+    /// `topologyKey`, interned.
+    pub topology_key: Sym,
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// `labelSelector` with `matchLabelKeys` already ANDed in (the pod's values for those keys, for
+    /// keys the pod carries). A nil `labelSelector` is [`LabelSelector::nothing`].
+    pub selector: LabelSelector,
+    /// `minDomains`; 1 when unset.
+    pub min_domains: i32,
+    /// `nodeAffinityPolicy`; `Honor` when unset.
+    pub node_affinity_policy: InclusionPolicy,
+    /// `nodeTaintsPolicy`; `Ignore` when unset.
+    pub node_taints_policy: InclusionPolicy,
+}
+
+impl SpreadConstraint {
+    /// A constraint with upstream's defaults for the optional fields (minDomains 1, Honor, Ignore).
+    pub fn new(max_skew: i32, topology_key: Sym, when: WhenUnsatisfiable, selector: LabelSelector) -> Self {
+        SpreadConstraint {
+            max_skew,
+            topology_key,
+            when_unsatisfiable: when,
+            selector,
+            min_domains: 1,
+            node_affinity_policy: InclusionPolicy::Honor,
+            node_taints_policy: InclusionPolicy::Ignore,
+        }
+    }
+
+    /// ANDs `key In [pod's value]` into the selector for each `matchLabelKeys` key the pod carries
+    /// (`mergeLabelSetWithSelector`). `pod_labels` sorted by key.
+    pub fn with_match_label_keys(mut self, keys: &[Sym], pod_labels: &[(Sym, Sym)]) -> Self {
+        for k in keys {
+            if let Ok(i) = pod_labels.binary_search_by_key(k, |(kk, _)| *kk) {
+                self.selector.and_label(*k, pod_labels[i].1, true);
+            }
+        }
+        self
+    }
+}
+
+/// A compiled `PodAffinityTerm`: which pods (namespaces and labels, with `matchLabelKeys` /
+/// `mismatchLabelKeys` ANDed into the label selector) and the topology key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AffinityTerm {
+    pub selector: PodSelector,
+    pub topology_key: Sym,
+}
+
+impl AffinityTerm {
+    pub fn new(namespaces: NamespaceSet, labels: LabelSelector, topology_key: Sym) -> Self {
+        AffinityTerm { selector: PodSelector { namespaces, labels }, topology_key }
+    }
+
+    /// ANDs `key In [v]` for `matchLabelKeys` and `key NotIn [v]` for `mismatchLabelKeys`, for keys
+    /// the pod carries (what the API server does at admission).
+    pub fn with_label_keys(mut self, match_keys: &[Sym], mismatch_keys: &[Sym], pod_labels: &[(Sym, Sym)]) -> Self {
+        for (keys, equal) in [(match_keys, true), (mismatch_keys, false)] {
+            for k in keys {
+                if let Ok(i) = pod_labels.binary_search_by_key(k, |(kk, _)| *kk) {
+                    self.selector.labels.and_label(*k, pod_labels[i].1, equal);
+                }
+            }
+        }
+        self
+    }
+}
+
+/// A `WeightedPodAffinityTerm` (weight 1..=100).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WeightedTerm {
+    pub weight: i32,
+    pub term: AffinityTerm,
+}
+
+/// `spec.affinity.podAffinity` and `podAntiAffinity`, compiled.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct PodAffinity {
+    pub required_affinity: Vec<AffinityTerm>,
+    pub required_anti_affinity: Vec<AffinityTerm>,
+    pub preferred_affinity: Vec<WeightedTerm>,
+    pub preferred_anti_affinity: Vec<WeightedTerm>,
+}
+
+impl PodAffinity {
+    pub fn is_empty(&self) -> bool {
+        self.required_affinity.is_empty()
+            && self.required_anti_affinity.is_empty()
+            && self.preferred_affinity.is_empty()
+            && self.preferred_anti_affinity.is_empty()
+    }
+}
+
+/// The kinds of controller whose selector feeds PodTopologySpread's system default constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ControllerKind {
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+}
+
+/// The pod's controller owner reference (`metav1.GetControllerOf`), when it is one of
+/// [`ControllerKind`] (group `""` for ReplicationController, `apps` for the others).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ControllerRef {
+    pub kind: ControllerKind,
+    pub name: Sym,
+}
+
+/// What PodTopologySpread, InterPodAffinity and DefaultPreemption read from a pod.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PodConstraints {
+    /// `spec.topologySpreadConstraints`, both kinds, in spec order.
+    pub topology_spread: Vec<SpreadConstraint>,
+    /// Pod affinity and anti-affinity.
+    pub affinity: PodAffinity,
+    /// The controller owner reference, if any.
+    pub controller: Option<ControllerRef>,
+    /// `status.startTime` in milliseconds on the run's clock (`MoreImportantPod` ties; earlier is
+    /// more important). Pods not started yet use their creation time.
+    pub start_time_ms: i64,
 }

@@ -110,6 +110,7 @@ impl<'a> MakePod<'a> {
             terminating: false,
             host_network: false,
             nominated_node: None,
+            constraints: PodConstraints::default(),
         };
         MakePod { snap, pod }
     }
@@ -193,6 +194,96 @@ impl<'a> MakePod<'a> {
         self
     }
 
+    pub fn namespace(mut self, ns: &str) -> Self {
+        self.pod.namespace = self.snap.interner.intern(ns);
+        self
+    }
+
+    pub fn terminating(mut self) -> Self {
+        self.pod.terminating = true;
+        self
+    }
+
+    pub fn start_time(mut self, ms: i64) -> Self {
+        self.pod.constraints.start_time_ms = ms;
+        self
+    }
+
+    pub fn preemption_never(mut self) -> Self {
+        self.pod.preemption_policy = PreemptionPolicy::Never;
+        self
+    }
+
+    pub fn controller(mut self, kind: ControllerKind, name: &str) -> Self {
+        let name = self.snap.interner.intern(name);
+        self.pod.constraints.controller = Some(ControllerRef { kind, name });
+        self
+    }
+
+    /// Adds a topology spread constraint (`st.SpreadConstraint`); `selector` from [`sel_exists`] etc.
+    pub fn spread(mut self, max_skew: i32, key: &str, when: WhenUnsatisfiable, selector: LabelSelector) -> Self {
+        let key = self.snap.interner.intern(key);
+        self.pod.constraints.topology_spread.push(SpreadConstraint::new(max_skew, key, when, selector));
+        self
+    }
+
+    /// Adds a fully specified spread constraint.
+    pub fn spread_constraint(mut self, c: SpreadConstraint) -> Self {
+        self.pod.constraints.topology_spread.push(c);
+        self
+    }
+
+    fn term(&mut self, label_key: &str, values: Option<&[&str]>, topology_key: &str) -> AffinityTerm {
+        let k = self.snap.interner.intern(label_key);
+        let op = match values {
+            Some(vs) => LabelOp::In(vs.iter().map(|v| self.snap.interner.intern(v)).collect()),
+            None => LabelOp::Exists,
+        };
+        let tk = self.snap.interner.intern(topology_key);
+        AffinityTerm::new(
+            NamespaceSet::only(self.pod.namespace),
+            LabelSelector::new(&[], vec![LabelRequirement { key: k, op }]),
+            tk,
+        )
+    }
+
+    /// Required pod affinity `label_key In values` (or `Exists` when `values` is `None`).
+    pub fn pod_affinity(mut self, label_key: &str, values: Option<&[&str]>, topology_key: &str) -> Self {
+        let t = self.term(label_key, values, topology_key);
+        self.pod.constraints.affinity.required_affinity.push(t);
+        self
+    }
+
+    pub fn pod_anti_affinity(mut self, label_key: &str, values: Option<&[&str]>, topology_key: &str) -> Self {
+        let t = self.term(label_key, values, topology_key);
+        self.pod.constraints.affinity.required_anti_affinity.push(t);
+        self
+    }
+
+    pub fn preferred_pod_affinity(mut self, weight: i32, label_key: &str, values: Option<&[&str]>, tk: &str) -> Self {
+        let term = self.term(label_key, values, tk);
+        self.pod.constraints.affinity.preferred_affinity.push(WeightedTerm { weight, term });
+        self
+    }
+
+    pub fn preferred_pod_anti_affinity(
+        mut self,
+        weight: i32,
+        label_key: &str,
+        values: Option<&[&str]>,
+        tk: &str,
+    ) -> Self {
+        let term = self.term(label_key, values, tk);
+        self.pod.constraints.affinity.preferred_anti_affinity.push(WeightedTerm { weight, term });
+        self
+    }
+
+    /// Adds a fully specified required affinity term.
+    pub fn affinity_term(mut self, t: AffinityTerm) -> Self {
+        self.pod.constraints.affinity.required_affinity.push(t);
+        self
+    }
+
     pub fn build(self) -> PodInfo {
         self.pod
     }
@@ -205,4 +296,27 @@ impl<'a> MakePod<'a> {
         snap.place_pod(pod.clone(), node).expect("test pods go on known nodes");
         pod
     }
+}
+
+/// `key Exists`.
+pub fn sel_exists(snap: &mut Snapshot, key: &str) -> LabelSelector {
+    let key = snap.interner.intern(key);
+    LabelSelector::new(&[], vec![LabelRequirement { key, op: LabelOp::Exists }])
+}
+
+/// `matchLabels`.
+pub fn sel_labels(snap: &mut Snapshot, pairs: &[(&str, &str)]) -> LabelSelector {
+    let mut v: Vec<(Sym, Sym)> =
+        pairs.iter().map(|(k, x)| (snap.interner.intern(k), snap.interner.intern(x))).collect();
+    v.sort();
+    LabelSelector::new(&v, vec![])
+}
+
+/// Adds a Namespace with labels.
+pub fn add_namespace(snap: &mut Snapshot, name: &str, labels: &[(&str, &str)]) {
+    let n = snap.interner.intern(name);
+    let mut v: Vec<(Sym, Sym)> =
+        labels.iter().map(|(k, x)| (snap.interner.intern(k), snap.interner.intern(x))).collect();
+    v.sort();
+    snap.cluster.namespaces.insert(n, v);
 }

@@ -1,0 +1,402 @@
+//! DefaultPreemption (PostFilter): find nodes where evicting lower-priority pods lets the pod fit,
+//! pick one, and nominate it. `plugins/defaultpreemption/default_preemption.go` and
+//! `framework/preemption/preemption.go`.
+//!
+//! Dry runs mutate the snapshot in place (unplace the lower-priority pods, re-place reprieved
+//! ones, restore everything before moving on), re-running PreFilter on the changed snapshot where
+//! upstream calls the PreFilter extensions' AddPod/RemovePod. The snapshot is identical before and
+//! after a preemption attempt, except for the order of pods within a node.
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use rand::Rng;
+
+use crate::agent::PodUid;
+use crate::engine::cycle::{filter_node, Diagnosis, Engine};
+use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin, PluginId, Reject};
+use crate::snapshot::{NodeIdx, Pdb, PodInfo, PreemptionPolicy, PriorityClass, Snapshot, Sym};
+
+pub const NAME: &str = "DefaultPreemption";
+
+/// The plugin with its `DefaultPreemptionArgs`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefaultPreemption {
+    pub min_candidate_nodes_percentage: i32,
+    pub min_candidate_nodes_absolute: i32,
+}
+
+impl Default for DefaultPreemption {
+    fn default() -> Self {
+        DefaultPreemption { min_candidate_nodes_percentage: 10, min_candidate_nodes_absolute: 100 }
+    }
+}
+
+impl Plugin for DefaultPreemption {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+/// A successful preemption: the node to nominate and the pods to delete.
+#[derive(Clone, Debug)]
+pub struct Preemption {
+    pub node: Sym,
+    /// Victims, most important first (`MoreImportantPod` order).
+    pub victims: Vec<Arc<PodInfo>>,
+    pub num_pdb_violations: usize,
+    /// Lower-priority pods nominated to the same node whose nomination was cleared.
+    pub cleared_nominations: Vec<PodUid>,
+}
+
+/// Why PostFilter found nothing to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoPreemption {
+    /// `PodEligibleToPreemptOthers` said no (the message says why).
+    NotEligible(String),
+    /// No node where preemption helps.
+    NoCandidates(String),
+}
+
+/// `PodEligibleToPreemptOthers`: `preemptionPolicy: Never` never preempts; a pod whose nominated
+/// node still has a terminating lower-priority pod waits for it, unless the filters found that
+/// node UnschedulableAndUnresolvable (then it may preempt elsewhere). Terminating pods stand in
+/// for upstream's "terminating because of preemption" condition.
+pub fn eligible_to_preempt(snap: &Snapshot, pod: &PodInfo, diag: Option<&Diagnosis>) -> Result<(), NoPreemption> {
+    if pod.preemption_policy == PreemptionPolicy::Never {
+        return Err(NoPreemption::NotEligible("not eligible due to preemptionPolicy=Never.".into()));
+    }
+    if let Some(idx) = pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+        let unresolvable = diag.is_some_and(|d| {
+            d.failures.iter().any(|f| f.node == idx && f.reject.code == Code::UnschedulableAndUnresolvable)
+        });
+        let terminating_victim = snap.nodes.pods[idx.ix()].iter().any(|u| {
+            let p = &snap.pods[u].info;
+            p.terminating && p.priority < pod.priority
+        });
+        if terminating_victim && !unresolvable {
+            return Err(NoPreemption::NotEligible(
+                "not eligible due to a terminating pod on the nominated node.".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `calculateNumCandidates`: n·pct/100, at least `absolute`, at most n.
+pub fn num_candidates(n: usize, percentage: i32, absolute: i32) -> usize {
+    let k = n * percentage.max(0) as usize / 100;
+    k.max(absolute.max(0) as usize).min(n)
+}
+
+/// `MoreImportantPod`: higher priority, then earlier start time.
+pub fn more_important(a: &PodInfo, b: &PodInfo) -> std::cmp::Ordering {
+    b.priority.cmp(&a.priority).then(a.constraints.start_time_ms.cmp(&b.constraints.start_time_ms))
+}
+
+/// `resolve_priority`: a pod's priority and preemption policy from its `priorityClassName`, the
+/// global default class (the lowest-valued one if several, as the Priority admission plugin picks),
+/// or 0 / PreemptLowerPriority. `Err` names a missing class (upstream's
+/// admission rejects such a pod).
+pub fn resolve_priority(class_name: Option<Sym>, classes: &[PriorityClass]) -> Result<(i32, PreemptionPolicy), Sym> {
+    match class_name {
+        Some(name) => classes.iter().find(|c| c.name == name).map(|c| (c.value, c.preemption_policy)).ok_or(name),
+        None => Ok(classes
+            .iter()
+            .filter(|c| c.global_default)
+            .min_by_key(|c| c.value)
+            .map_or((0, PreemptionPolicy::PreemptLowerPriority), |c| (c.value, c.preemption_policy))),
+    }
+}
+
+/// The outcome of PreFilter: the per-plugin skip flags and the node-name restriction, or the
+/// plugin that rejected the pod.
+pub type PreFiltered = Result<(CycleState, Vec<bool>, Option<Vec<Sym>>), PluginId>;
+
+fn run_pre_filter(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> PreFiltered {
+    let mut state = CycleState::new();
+    match Engine::run_pre_filter(fw, CycleCx { snap, pod }, &mut state) {
+        Ok((skip, names, _)) => Ok((state, skip, names)),
+        Err((pid, _)) => Err(pid),
+    }
+}
+
+/// Whether PreFilter's outcome for `pod` can change when pods are placed or removed. Only
+/// PodTopologySpread and InterPodAffinity read placed pods at PreFilter; they do so when the pod
+/// has spread constraints (or a default spread selector), required pod (anti-)affinity, or when a
+/// placed pod's required anti-affinity term selects it.
+pub fn pre_filter_reads_pods(snap: &Snapshot, pod: &PodInfo) -> bool {
+    let c = &pod.constraints;
+    if !c.topology_spread.is_empty()
+        || !c.affinity.required_affinity.is_empty()
+        || !c.affinity.required_anti_affinity.is_empty()
+        || snap.default_spread_selector(pod).is_some()
+    {
+        return true;
+    }
+    let ns = crate::snapshot::pod_index::ns_labels(snap, pod.namespace);
+    snap.pod_index.carried.iter().any(|t| {
+        t.kind == crate::snapshot::pod_index::CarriedKind::RequiredAntiAffinity
+            && t.total > 0
+            && t.term.selector.matches(pod.namespace, &pod.labels, ns, &snap.interner)
+    })
+}
+
+/// Runs PreFilter (or reuses `cached` when PreFilter does not read placed pods) and every Filter
+/// on `node` in the snapshot as it is now; the first rejection, if any.
+fn fits_now(
+    fw: &Framework,
+    snap: &Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+) -> Option<(PluginId, Reject)> {
+    let owned;
+    let pre = match cached {
+        Some(c) => c,
+        None => {
+            owned = run_pre_filter(fw, snap, pod);
+            &owned
+        }
+    };
+    let (state, skip, names) = match pre {
+        Ok(v) => v,
+        Err(pid) => return Some((*pid, Reject::unresolvable(u64::MAX))),
+    };
+    if let Some(ns) = names {
+        if !ns.contains(&snap.nodes.name[node.ix()]) {
+            return Some((usize::MAX, Reject::unresolvable(u64::MAX)));
+        }
+    }
+    filter_node(fw, CycleCx { snap, pod }, state, skip, node)
+}
+
+/// Nominated pods on `node` that count when filtering `pod`: priority >= the pod's, not the pod.
+pub fn nominated_for(snap: &Snapshot, pod: &PodInfo, node: Sym) -> Vec<Arc<PodInfo>> {
+    snap.nominated
+        .get(&node)
+        .map(|v| v.iter().filter(|p| p.uid != pod.uid && p.priority >= pod.priority).cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `RunFilterPluginsWithNominatedPods` for one node: with the node's nominated pods added (placed
+/// for the check), then without them if any were added; both must pass. Restores the snapshot.
+pub fn fits_with_nominated(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+) -> Option<(PluginId, Reject)> {
+    let name = snap.nodes.name[node.ix()];
+    let nominated = nominated_for(snap, pod, name);
+    let mut added = Vec::new();
+    for p in nominated {
+        if !snap.pods.contains_key(&p.uid) && snap.place_pod(p.clone(), name).is_ok() {
+            added.push(p.uid);
+        }
+    }
+    // Nominated pods may carry terms that select the pod: PreFilter runs afresh with them.
+    let with = fits_now(fw, snap, pod, node, if added.is_empty() { cached } else { None });
+    for uid in &added {
+        snap.unplace_pod(*uid);
+    }
+    if with.is_some() || added.is_empty() {
+        return with;
+    }
+    fits_now(fw, snap, pod, node, cached)
+}
+
+/// Victims chosen on one node.
+#[derive(Clone, Debug)]
+struct Candidate {
+    node: NodeIdx,
+    victims: Vec<Arc<PodInfo>>,
+    num_pdb_violations: usize,
+}
+
+fn pdb_matches(pdb: &Pdb, pod: &PodInfo, snap: &Snapshot) -> bool {
+    pdb.namespace == pod.namespace && !pdb.selector.is_empty() && pdb.selector.matches(&pod.labels, &snap.interner)
+}
+
+/// `filterPodsWithPDBViolation`: splits pods (in order) into those whose eviction would exceed a
+/// matching budget and the rest, consuming budgets as it goes.
+fn split_by_pdb(snap: &Snapshot, pods: Vec<Arc<PodInfo>>) -> (Vec<Arc<PodInfo>>, Vec<Arc<PodInfo>>) {
+    let pdbs = &snap.cluster.pdbs;
+    let mut allowed: Vec<i32> = pdbs.iter().map(|p| p.disruptions_allowed).collect();
+    let (mut violating, mut ok) = (Vec::new(), Vec::new());
+    for p in pods {
+        let mut violates = false;
+        for (i, pdb) in pdbs.iter().enumerate() {
+            if !pdb_matches(pdb, &p, snap) || pdb.disrupted_pods.iter().any(|n| *n == p.name) {
+                continue;
+            }
+            allowed[i] -= 1;
+            if allowed[i] < 0 {
+                violates = true;
+            }
+        }
+        if violates {
+            violating.push(p);
+        } else {
+            ok.push(p);
+        }
+    }
+    (violating, ok)
+}
+
+/// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, reprieve pods
+/// (PDB-violating first, each group most important first) while it still fits.
+fn select_victims_on_node(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+) -> Option<Candidate> {
+    let mut lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
+        .iter()
+        .map(|u| snap.pods[u].info.clone())
+        .filter(|p| p.priority < pod.priority)
+        .collect();
+    if lower.is_empty() {
+        return None;
+    }
+    let name = snap.nodes.name[node.ix()];
+    for p in &lower {
+        snap.unplace_pod(p.uid);
+    }
+    let restore = |snap: &mut Snapshot, pods: &[Arc<PodInfo>]| {
+        for p in pods {
+            snap.place_pod(p.clone(), name).expect("a victim returns to its node");
+        }
+    };
+    if fits_with_nominated(fw, snap, pod, node, cached).is_some() {
+        restore(snap, &lower);
+        return None;
+    }
+    lower.sort_by(|a, b| more_important(a, b));
+    let (violating, non_violating) = split_by_pdb(snap, lower);
+    let mut victims = Vec::new();
+    let mut num_pdb_violations = 0;
+    for (group, is_violating) in [(violating, true), (non_violating, false)] {
+        for p in group {
+            snap.place_pod(p.clone(), name).expect("a reprieved pod returns to its node");
+            if fits_with_nominated(fw, snap, pod, node, cached).is_some() {
+                snap.unplace_pod(p.uid);
+                num_pdb_violations += is_violating as usize;
+                victims.push(p);
+            }
+        }
+    }
+    restore(snap, &victims);
+    victims.sort_by(|a, b| more_important(a, b));
+    Some(Candidate { node, victims, num_pdb_violations })
+}
+
+/// `pickOneNodeForPreemption`: fewest PDB violations, then the lowest highest-victim priority,
+/// the smallest priority sum, the fewest victims, the latest earliest-start among the
+/// highest-priority victims, then the first candidate.
+fn pick_one(cands: &[Candidate]) -> usize {
+    let key = |c: &Candidate| {
+        let top = c.victims.first().map_or(i32::MIN, |v| v.priority);
+        let sum: i64 = c.victims.iter().map(|v| v.priority as i64 + (i32::MAX as i64 + 1)).sum();
+        let earliest_top = c
+            .victims
+            .iter()
+            .filter(|v| v.priority == top)
+            .map(|v| v.constraints.start_time_ms)
+            .min()
+            .unwrap_or(i64::MIN);
+        (c.num_pdb_violations, top, sum, c.victims.len(), std::cmp::Reverse(earliest_top))
+    };
+    let mut best = 0;
+    for i in 1..cands.len() {
+        if key(&cands[i]) < key(&cands[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
+impl DefaultPreemption {
+    /// PostFilter: returns the node to nominate and the victims, or why nothing is done. Only
+    /// nodes the diagnosis marks `Unschedulable` are tried, from a random offset (from `rng`),
+    /// until enough candidates are found. Records the nomination in the snapshot (the returned
+    /// pod copy carries `nominated_node`) and clears lower-priority nominations on that node.
+    pub fn post_filter(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        rng: &mut impl Rng,
+    ) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
+        eligible_to_preempt(snap, pod, Some(diag))?;
+        // A PreFilter rejection applies to every node with its code.
+        let potential: Vec<NodeIdx> = match &diag.pre_filter {
+            Some((_, st)) if st.code == Code::Unschedulable => (0..snap.nodes.len() as u32).map(NodeIdx).collect(),
+            Some(_) => Vec::new(),
+            None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
+        };
+        if potential.is_empty() {
+            return Err(NoPreemption::NoCandidates(format!(
+                "0/{} nodes are available: preemption is not helpful for scheduling.",
+                diag.num_all_nodes
+            )));
+        }
+        let want =
+            num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
+        let offset = rng.gen_range(0..potential.len());
+        // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
+        let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
+        let mut non_violating: Vec<Candidate> = Vec::new();
+        let mut violating: Vec<Candidate> = Vec::new();
+        for i in 0..potential.len() {
+            let node = potential[(offset + i) % potential.len()];
+            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref()) {
+                if c.victims.is_empty() {
+                    continue;
+                }
+                if c.num_pdb_violations == 0 {
+                    non_violating.push(c);
+                } else {
+                    violating.push(c);
+                }
+                if !non_violating.is_empty() && non_violating.len() + violating.len() >= want {
+                    break;
+                }
+            }
+        }
+        let mut cands = non_violating;
+        cands.extend(violating);
+        if cands.is_empty() {
+            return Err(NoPreemption::NoCandidates(format!(
+                "0/{} nodes are available: no preemption victims found for incoming pod.",
+                diag.num_all_nodes
+            )));
+        }
+        let best = cands.swap_remove(pick_one(&cands));
+        let node = snap.nodes.name[best.node.ix()];
+        let mut cleared = Vec::new();
+        if let Some(v) = snap.nominated.get(&node) {
+            cleared = v.iter().filter(|p| p.priority < pod.priority && p.uid != pod.uid).map(|p| p.uid).collect();
+        }
+        for uid in &cleared {
+            snap.clear_nomination(*uid);
+        }
+        let nominated = Arc::new(PodInfo { nominated_node: Some(node), ..pod.clone() });
+        snap.nominate(nominated.clone(), node);
+        Ok((
+            Preemption {
+                node,
+                victims: best.victims,
+                num_pdb_violations: best.num_pdb_violations,
+                cleared_nominations: cleared,
+            },
+            nominated,
+        ))
+    }
+}

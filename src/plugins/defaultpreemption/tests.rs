@@ -1,0 +1,347 @@
+//! Cases modelled on upstream's `default_preemption_test.go` (TestSelectNodesForPreemption,
+//! TestPickOneNodeForPreemption, TestPodEligibleToPreemptOthers, TestPostFilter) and
+//! `runtime/framework_test.go` (RunFilterPluginsWithNominatedPods).
+
+use super::*;
+use crate::config::{DefaultPreemptionArgs, PluginArgs, Profile, ProfilePlugins};
+use crate::engine::cycle::CycleResult;
+use crate::plugins::CompiledArgs;
+use crate::snapshot::testing::{sel_labels, MakeNode, MakePod};
+
+const GI: i64 = 1024 * 1024 * 1024;
+
+fn framework(snap: &mut Snapshot) -> Framework {
+    let filters = ["NodeResourcesFit", "TaintToleration", "InterPodAffinity"];
+    let plugins = ProfilePlugins {
+        pre_filter: vec!["NodeResourcesFit".into(), "InterPodAffinity".into()],
+        filter: filters.iter().map(|s| s.to_string()).collect(),
+        post_filter: vec![NAME.into()],
+        ..Default::default()
+    };
+    let profile = Profile {
+        scheduler_name: "default-scheduler".into(),
+        percentage_of_nodes_to_score: None,
+        plugins,
+        args: PluginArgs::default(),
+    };
+    Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
+}
+
+fn args() -> DefaultPreemptionArgs {
+    DefaultPreemptionArgs { min_candidate_nodes_percentage: 10, min_candidate_nodes_absolute: 100 }
+}
+
+/// A node of `cpu_milli` CPU and 32Gi, and low-priority pods on it: (name, cpu, priority, start).
+fn node_with(snap: &mut Snapshot, node: &str, cpu_milli: i64, pods: &[(&str, i64, i32, i64)]) {
+    MakeNode::new(snap, node).capacity(cpu_milli, 32 * GI).label("kubernetes.io/hostname", node).add();
+    for (name, cpu, prio, start) in pods {
+        MakePod::new(snap, name).req(*cpu, GI).priority(*prio).start_time(*start).label("app", name).place(node);
+    }
+}
+
+/// Runs a cycle (which must fail) then PostFilter.
+fn preempt(snap: &mut Snapshot, pod: &PodInfo) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
+    let fw = framework(snap);
+    let mut engine = Engine::new(1, 1, None);
+    let diag = match engine.schedule_one(&fw, snap, pod) {
+        CycleResult::Unschedulable(d) => d,
+        other => panic!("expected an unschedulable pod, got {other:?}"),
+    };
+    engine.post_filter(&fw, snap, pod, &diag, &args())
+}
+
+fn names(p: &Preemption) -> Vec<&str> {
+    p.victims.iter().map(|v| v.name.as_str()).collect()
+}
+
+#[test]
+fn victims_and_node_choice_table() {
+    type Setup = fn(&mut Snapshot);
+    // (name, setup, incoming cpu, incoming priority, want node, want victims)
+    type Case = (&'static str, Setup, i64, i32, &'static str, Vec<&'static str>);
+    let cases: Vec<Case> = vec![
+        (
+            "reprieve the most important pods that still fit",
+            |s| node_with(s, "node1", 4000, &[("p1", 1000, 1, 0), ("p2", 2000, 2, 0), ("p3", 1000, 3, 0)]),
+            2000,
+            10,
+            "node1",
+            vec!["p2"],
+        ),
+        (
+            "the node whose highest victim priority is lowest wins",
+            |s| {
+                node_with(s, "node1", 4000, &[("a", 4000, 5, 0)]);
+                node_with(s, "node2", 4000, &[("b", 4000, 1, 0)]);
+            },
+            2000,
+            10,
+            "node2",
+            vec!["b"],
+        ),
+        (
+            "then the smallest sum of victim priorities",
+            |s| {
+                node_with(s, "node1", 4000, &[("a1", 2000, 3, 0), ("a2", 2000, 3, 0)]);
+                node_with(s, "node2", 4000, &[("b1", 2000, 3, 0), ("b2", 2000, 1, 0)]);
+            },
+            4000,
+            10,
+            "node2",
+            vec!["b1", "b2"],
+        ),
+        (
+            "then the fewest victims",
+            |s| {
+                node_with(s, "node1", 4000, &[("a1", 1000, 1, 0), ("a2", 1000, 1, 0), ("a3", 2000, 2, 0)]);
+                node_with(s, "node2", 4000, &[("b1", 2000, 2, 0), ("b2", 2000, 1, 0)]);
+            },
+            4000,
+            10,
+            // node1: 3 victims, sum 4; node2: 2 victims, sum 3 -> node2 by sum already.
+            "node2",
+            vec!["b1", "b2"],
+        ),
+        (
+            "equal victims: the latest start time among the top-priority victims wins",
+            |s| {
+                node_with(s, "node1", 4000, &[("old", 4000, 1, 100)]);
+                node_with(s, "node2", 4000, &[("new", 4000, 1, 200)]);
+            },
+            4000,
+            10,
+            "node2",
+            vec!["new"],
+        ),
+        (
+            "higher-priority pods are never victims",
+            |s| {
+                node_with(s, "node1", 4000, &[("high", 2000, 20, 0), ("low", 2000, 1, 0)]);
+                node_with(s, "node2", 4000, &[("high2", 4000, 20, 0)]);
+            },
+            2000,
+            10,
+            "node1",
+            vec!["low"],
+        ),
+    ];
+    for (name, setup, cpu, prio, want_node, want_victims) in cases {
+        let mut snap = Snapshot::new();
+        setup(&mut snap);
+        let before: Vec<u32> = snap.nodes.pod_count.clone();
+        let pod = MakePod::new(&mut snap, "preemptor").req(cpu, GI).priority(prio).build();
+        let (p, nominated) = preempt(&mut snap, &pod).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(snap.interner.resolve(p.node), want_node, "{name}");
+        assert_eq!(names(&p), want_victims, "{name}");
+        assert_eq!(nominated.nominated_node, Some(p.node), "{name}");
+        assert_eq!(snap.nominated[&p.node].len(), 1, "{name}: nomination recorded");
+        assert_eq!(snap.nodes.pod_count, before, "{name}: dry runs restore the snapshot");
+    }
+}
+
+#[test]
+fn pdb_violations_are_avoided() {
+    let mut snap = Snapshot::new();
+    node_with(&mut snap, "node1", 4000, &[("guarded", 4000, 1, 0)]);
+    node_with(&mut snap, "node2", 4000, &[("free", 4000, 5, 0)]);
+    let selector = sel_labels(&mut snap, &[("app", "guarded")]);
+    let ns = snap.wk.default_namespace;
+    snap.cluster.pdbs.push(Pdb { namespace: ns, selector, disruptions_allowed: 0, disrupted_pods: vec![] });
+    let pod = MakePod::new(&mut snap, "preemptor").req(4000, GI).priority(10).build();
+    let (p, _) = preempt(&mut snap, &pod).unwrap();
+    assert_eq!((snap.interner.resolve(p.node), names(&p), p.num_pdb_violations), ("node2", vec!["free"], 0));
+
+    // With the budget allowing one disruption, the lower-priority victim wins again.
+    snap.cluster.pdbs[0].disruptions_allowed = 1;
+    snap.nominated.clear();
+    let (p, _) = preempt(&mut snap, &pod).unwrap();
+    assert_eq!((snap.interner.resolve(p.node), names(&p), p.num_pdb_violations), ("node1", vec!["guarded"], 0));
+
+    // When every candidate violates a budget, preemption still happens and reports it.
+    let mut snap = Snapshot::new();
+    node_with(&mut snap, "node1", 4000, &[("guarded", 4000, 1, 0)]);
+    let selector = sel_labels(&mut snap, &[("app", "guarded")]);
+    snap.cluster.pdbs.push(Pdb { namespace: ns, selector, disruptions_allowed: 0, disrupted_pods: vec![] });
+    let pod = MakePod::new(&mut snap, "preemptor").req(4000, GI).priority(10).build();
+    let (p, _) = preempt(&mut snap, &pod).unwrap();
+    assert_eq!((names(&p), p.num_pdb_violations), (vec!["guarded"], 1));
+}
+
+#[test]
+fn eligibility_and_no_candidates() {
+    // preemptionPolicy: Never.
+    let mut snap = Snapshot::new();
+    node_with(&mut snap, "node1", 4000, &[("low", 4000, 1, 0)]);
+    let pod = MakePod::new(&mut snap, "p").req(4000, GI).priority(10).preemption_never().build();
+    assert_eq!(
+        preempt(&mut snap, &pod).unwrap_err(),
+        NoPreemption::NotEligible("not eligible due to preemptionPolicy=Never.".into())
+    );
+    // A terminating lower-priority pod on the nominated node: wait for it.
+    let mut snap = Snapshot::new();
+    MakeNode::new(&mut snap, "node1").capacity(4000, 32 * GI).add();
+    MakePod::new(&mut snap, "dying").req(4000, GI).priority(1).terminating().place("node1");
+    let mut pod = MakePod::new(&mut snap, "p").req(4000, GI).priority(10).build();
+    pod.nominated_node = Some(snap.interner.intern("node1"));
+    assert!(matches!(eligible_to_preempt(&snap, &pod, None), Err(NoPreemption::NotEligible(_))));
+    // Unless the nominated node was found UnschedulableAndUnresolvable.
+    let idx = snap.nodes.idx_of(pod.nominated_node.unwrap()).unwrap();
+    let diag = Diagnosis {
+        failures: vec![crate::engine::NodeFailure { node: idx, plugin: 0, reject: Reject::unresolvable(0) }],
+        num_all_nodes: 1,
+        ..Default::default()
+    };
+    assert_eq!(eligible_to_preempt(&snap, &pod, Some(&diag)), Ok(()));
+    // Only higher-priority pods: no victims anywhere.
+    let mut snap = Snapshot::new();
+    node_with(&mut snap, "node1", 4000, &[("high", 4000, 20, 0)]);
+    let pod = MakePod::new(&mut snap, "p").req(4000, GI).priority(10).build();
+    assert!(matches!(preempt(&mut snap, &pod), Err(NoPreemption::NoCandidates(_))));
+    // UnschedulableAndUnresolvable nodes (an untolerated taint) are not candidates.
+    let mut snap = Snapshot::new();
+    MakeNode::new(&mut snap, "node1")
+        .capacity(4000, 32 * GI)
+        .taint("k", "v", crate::snapshot::TaintEffect::NoSchedule)
+        .add();
+    MakePod::new(&mut snap, "low").req(4000, GI).priority(1).place("node1");
+    let pod = MakePod::new(&mut snap, "p").req(4000, GI).priority(10).build();
+    assert!(matches!(preempt(&mut snap, &pod), Err(NoPreemption::NoCandidates(_))));
+}
+
+#[test]
+fn anti_affinity_victims() {
+    // The incoming pod's required anti-affinity (Unschedulable) is resolved by evicting the
+    // lower-priority pod it repels, even though resources suffice.
+    let mut snap = Snapshot::new();
+    node_with(&mut snap, "node1", 4000, &[("repelled", 1000, 1, 0), ("other", 1000, 1, 0)]);
+    let pod = MakePod::new(&mut snap, "p")
+        .req(1000, GI)
+        .priority(10)
+        .pod_anti_affinity("app", Some(&["repelled"]), "kubernetes.io/hostname")
+        .build();
+    let (p, _) = preempt(&mut snap, &pod).unwrap();
+    assert_eq!(names(&p), vec!["repelled"]);
+}
+
+#[test]
+fn nominated_pods_are_counted_when_filtering_others() {
+    let mut snap = Snapshot::new();
+    node_with(&mut snap, "node1", 4000, &[("low", 4000, 1, 0)]);
+    let preemptor = MakePod::new(&mut snap, "preemptor").req(3000, GI).priority(10).build();
+    let (p, nominated) = preempt(&mut snap, &preemptor).unwrap();
+    assert_eq!(names(&p), vec!["low"]);
+    // The pipeline deletes the victims.
+    for v in &p.victims {
+        snap.unplace_pod(v.uid);
+    }
+    let fw = framework(&mut snap);
+    let mut engine = Engine::new(1, 1, None);
+    // (priority, cpu, want scheduled): equal or lower priority pods see the nominated pod's 3000m.
+    for (prio, cpu, want) in [(5, 2000, false), (5, 1000, true), (10, 2000, false), (20, 2000, true)] {
+        let other = MakePod::new(&mut snap, "other").req(cpu, GI).priority(prio).build();
+        let got = matches!(engine.schedule_one_nominated(&fw, &mut snap, &other), CycleResult::Scheduled { .. });
+        assert_eq!(got, want, "priority {prio} cpu {cpu}");
+        assert!(snap.pods.is_empty(), "nominated pods are removed after the cycle");
+    }
+    // The nominated pod itself fits on its node, tried first.
+    match engine.schedule_one_nominated(&fw, &mut snap, &nominated) {
+        CycleResult::Scheduled { node, evaluated_nodes, .. } => {
+            assert_eq!((snap.node_name(node), evaluated_nodes), ("node1", 1));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn num_candidates_table() {
+    // (nodes, percentage, absolute, want)
+    for (n, pct, abs, want) in
+        [(5000, 10, 100, 500), (500, 10, 100, 100), (50, 10, 100, 50), (1000, 0, 7, 7), (1000, 50, 0, 500)]
+    {
+        assert_eq!(num_candidates(n, pct, abs), want, "{n} {pct} {abs}");
+    }
+}
+
+#[test]
+fn resolve_priority_table() {
+    let mut snap = Snapshot::new();
+    let (hi, lo, def, missing) = (
+        snap.interner.intern("high"),
+        snap.interner.intern("low"),
+        snap.interner.intern("default"),
+        snap.interner.intern("missing"),
+    );
+    let class = |name, value, global_default, preemption_policy| PriorityClass {
+        name,
+        value,
+        global_default,
+        preemption_policy,
+    };
+    let with_default = vec![
+        class(hi, 1000, false, PreemptionPolicy::Never),
+        class(lo, -5, false, PreemptionPolicy::PreemptLowerPriority),
+        class(def, 7, true, PreemptionPolicy::PreemptLowerPriority),
+    ];
+    let without_default = vec![class(hi, 1000, false, PreemptionPolicy::Never)];
+    let two_defaults = vec![
+        class(hi, 1000, true, PreemptionPolicy::Never),
+        class(def, 7, true, PreemptionPolicy::PreemptLowerPriority),
+    ];
+    type Case<'a> = (Option<Sym>, &'a [PriorityClass], Result<(i32, PreemptionPolicy), Sym>);
+    let cases: Vec<Case> = vec![
+        (Some(hi), &with_default, Ok((1000, PreemptionPolicy::Never))),
+        (Some(lo), &with_default, Ok((-5, PreemptionPolicy::PreemptLowerPriority))),
+        (None, &with_default, Ok((7, PreemptionPolicy::PreemptLowerPriority))),
+        (None, &without_default, Ok((0, PreemptionPolicy::PreemptLowerPriority))),
+        (None, &two_defaults, Ok((7, PreemptionPolicy::PreemptLowerPriority))),
+        (Some(missing), &with_default, Err(missing)),
+    ];
+    for (name, classes, want) in cases {
+        assert_eq!(resolve_priority(name, classes), want, "{name:?}");
+    }
+}
+
+#[test]
+fn more_important_orders_by_priority_then_start() {
+    let mut snap = Snapshot::new();
+    let mut pods = [
+        MakePod::new(&mut snap, "a").priority(1).start_time(5).build(),
+        MakePod::new(&mut snap, "b").priority(3).start_time(9).build(),
+        MakePod::new(&mut snap, "c").priority(1).start_time(2).build(),
+    ];
+    pods.sort_by(more_important);
+    let order: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(order, vec!["b", "c", "a"]);
+}
+
+#[test]
+fn nominated_pods_must_not_be_needed_to_pass() {
+    // node1 passes the required affinity only thanks to the pod nominated there; upstream runs
+    // the filters with and without nominated pods and both must pass, so the pod stays pending.
+    let mut snap = Snapshot::new();
+    for n in ["node1", "node2"] {
+        MakeNode::new(&mut snap, n).capacity(4000, 32 * GI).label("kubernetes.io/hostname", n).add();
+    }
+    let nominated = Arc::new(MakePod::new(&mut snap, "nominated").label("app", "x").priority(10).build());
+    let node1 = snap.interner.intern("node1");
+    snap.nominate(nominated, node1);
+    let fw = framework(&mut snap);
+    let mut engine = Engine::new(1, 1, None);
+    let pod =
+        MakePod::new(&mut snap, "p").priority(5).pod_affinity("app", Some(&["x"]), "kubernetes.io/hostname").build();
+    match engine.schedule_one_nominated(&fw, &mut snap, &pod) {
+        CycleResult::Unschedulable(d) => {
+            let rejected: Vec<&str> = d.failures.iter().map(|f| snap.node_name(f.node)).collect();
+            assert!(rejected.contains(&"node1"), "{rejected:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Once the nominated pod is placed for real, the pod follows it.
+    let placed = snap.nominated[&node1][0].clone();
+    snap.clear_nomination(placed.uid);
+    snap.place_pod(placed, node1).unwrap();
+    match engine.schedule_one_nominated(&fw, &mut snap, &pod) {
+        CycleResult::Scheduled { node, .. } => assert_eq!(snap.node_name(node), "node1"),
+        other => panic!("{other:?}"),
+    }
+}

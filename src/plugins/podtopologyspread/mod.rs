@@ -1,0 +1,411 @@
+//! PodTopologySpread: `DoNotSchedule` constraints filter on skew, `ScheduleAnyway` constraints
+//! (or the default constraints) score. `plugins/podtopologyspread/{common,filtering,scoring}.go`.
+//!
+//! Counts come from the snapshot's pod index ([`crate::snapshot::pod_index`]): per-node and
+//! per-domain counts of the pods each constraint's selector matches, kept up to date as pods are
+//! placed. When every node carrying the topology key is eligible (the common case: no node
+//! inclusion policy narrows the nodes) the per-domain counters are read as they are; otherwise
+//! the per-node counts are summed over the eligible nodes (O(nodes), integer arrays).
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::Value;
+
+use super::helper::{ResolvedLabelSet, ResolvedSelector};
+use crate::framework::{Code, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::pod_index::{self, PodQuery, TopologyKeyIndex, NO_DOMAIN};
+use crate::snapshot::{
+    tolerations_tolerate, InclusionPolicy, Interner, LabelSelector, NamespaceSet, NodeIdx, PodInfo, PodSelector,
+    Snapshot, SpreadConstraint, Sym, TaintEffect, WhenUnsatisfiable,
+};
+
+pub const NAME: &str = "PodTopologySpread";
+pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str = "node(s) didn't match pod topology spread constraints";
+pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+const DETAIL_LABEL: u64 = 0;
+const DETAIL_SKEW: u64 = 1;
+
+/// How the plugin picks constraints for pods that define none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodTopologySpread {
+    /// Default constraints (selector ignored: it is deduced per pod).
+    pub default_constraints: Vec<SpreadConstraint>,
+    /// `defaultingType: System`: nodes missing a default key still get hostname spreading.
+    pub system_defaulted: bool,
+}
+
+/// Upstream `systemDefaultConstraints`: hostname maxSkew 3, zone maxSkew 5, both ScheduleAnyway.
+pub fn system_default_constraints(hostname_key: Sym, zone_key: Sym) -> Vec<SpreadConstraint> {
+    vec![
+        SpreadConstraint::new(3, hostname_key, WhenUnsatisfiable::ScheduleAnyway, LabelSelector::everything()),
+        SpreadConstraint::new(5, zone_key, WhenUnsatisfiable::ScheduleAnyway, LabelSelector::everything()),
+    ]
+}
+
+/// Compiles `PodTopologySpreadArgs.defaultConstraints` (already validated by the config loader).
+pub fn compile_default_constraints(raw: &[Value], interner: &mut Interner) -> Result<Vec<SpreadConstraint>, String> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let bad = |f: &str| format!("defaultConstraints[{i}].{f} is invalid");
+            let max_skew = v.get("maxSkew").and_then(Value::as_i64).ok_or_else(|| bad("maxSkew"))? as i32;
+            let key = v.get("topologyKey").and_then(Value::as_str).ok_or_else(|| bad("topologyKey"))?;
+            let when = match v.get("whenUnsatisfiable").and_then(Value::as_str) {
+                Some("DoNotSchedule") => WhenUnsatisfiable::DoNotSchedule,
+                Some("ScheduleAnyway") => WhenUnsatisfiable::ScheduleAnyway,
+                _ => return Err(bad("whenUnsatisfiable")),
+            };
+            let mut c = SpreadConstraint::new(max_skew, interner.intern(key), when, LabelSelector::everything());
+            if let Some(m) = v.get("minDomains").and_then(Value::as_i64) {
+                c.min_domains = m as i32;
+            }
+            let policy = |f: &str, d: InclusionPolicy| match v.get(f).and_then(Value::as_str) {
+                Some("Honor") => Ok(InclusionPolicy::Honor),
+                Some("Ignore") => Ok(InclusionPolicy::Ignore),
+                None => Ok(d),
+                Some(_) => Err(bad(f)),
+            };
+            c.node_affinity_policy = policy("nodeAffinityPolicy", InclusionPolicy::Honor)?;
+            c.node_taints_policy = policy("nodeTaintsPolicy", InclusionPolicy::Ignore)?;
+            Ok(c)
+        })
+        .collect()
+}
+
+/// The query that counts the pods `c` selects for `pod` (same namespace, not terminating). Must
+/// match what [`pod_index::queries_of`] registers.
+pub fn constraint_query(pod: &PodInfo, c: &SpreadConstraint) -> PodQuery {
+    PodQuery::single(PodSelector { namespaces: NamespaceSet::only(pod.namespace), labels: c.selector.clone() }, false)
+}
+
+impl PodTopologySpread {
+    /// `getConstraints` / `buildDefaultConstraints`: the pod's constraints of kind `when`, or the
+    /// default ones with the pod's default selector. Also whether they are the system defaults.
+    pub fn constraints(&self, snap: &Snapshot, pod: &PodInfo, when: WhenUnsatisfiable) -> Vec<SpreadConstraint> {
+        if !pod.constraints.topology_spread.is_empty() {
+            return pod.constraints.topology_spread.iter().filter(|c| c.when_unsatisfiable == when).cloned().collect();
+        }
+        let defaults: Vec<&SpreadConstraint> =
+            self.default_constraints.iter().filter(|c| c.when_unsatisfiable == when).collect();
+        if defaults.is_empty() {
+            return Vec::new();
+        }
+        let Some(sel) = snap.default_spread_selector(pod) else { return Vec::new() };
+        defaults.into_iter().map(|c| SpreadConstraint { selector: sel.labels.clone(), ..c.clone() }).collect()
+    }
+}
+
+/// A constraint's key index: the snapshot's when tracked, else built for this cycle.
+enum KeyDomains {
+    Tracked(Sym),
+    Owned(TopologyKeyIndex),
+}
+
+impl KeyDomains {
+    fn new(snap: &Snapshot, key: Sym) -> Self {
+        match snap.pod_index.key_index(key) {
+            Some(_) => KeyDomains::Tracked(key),
+            None => KeyDomains::Owned(TopologyKeyIndex::build(&snap.nodes, key)),
+        }
+    }
+
+    fn get<'a>(&'a self, snap: &'a Snapshot) -> &'a TopologyKeyIndex {
+        match self {
+            KeyDomains::Tracked(k) => snap.pod_index.key_index(*k).expect("tracked keys stay tracked"),
+            KeyDomains::Owned(t) => t,
+        }
+    }
+}
+
+/// Which nodes count for a constraint: all topology keys present and both inclusion policies.
+struct Eligibility<'a> {
+    doms: Vec<&'a [u32]>,
+    affinity: Option<(ResolvedLabelSet<'a>, Option<ResolvedSelector<'a>>)>,
+    /// Per taint set: whether the pod tolerates its NoSchedule/NoExecute taints.
+    taints_ok: Option<Vec<bool>>,
+}
+
+impl<'a> Eligibility<'a> {
+    fn new(snap: &'a Snapshot, pod: &'a PodInfo, doms: Vec<&'a [u32]>, c: &SpreadConstraint) -> Self {
+        let has_affinity = !pod.node_selector.is_empty() || pod.required_affinity.is_some();
+        let affinity = (c.node_affinity_policy == InclusionPolicy::Honor && has_affinity).then(|| {
+            (
+                ResolvedLabelSet::new(snap, &pod.node_selector),
+                pod.required_affinity.as_ref().map(|s| ResolvedSelector::new(snap, &s.terms)),
+            )
+        });
+        let taints_ok = (c.node_taints_policy == InclusionPolicy::Honor).then(|| untolerated_free_sets(snap, pod));
+        let taints_ok = taints_ok.filter(|t| t.iter().any(|ok| !ok));
+        Eligibility { doms, affinity, taints_ok }
+    }
+
+    /// True when every node carrying the constraint's key is eligible.
+    fn is_trivial(&self) -> bool {
+        self.doms.len() <= 1 && self.affinity.is_none() && self.taints_ok.is_none()
+    }
+
+    #[inline]
+    fn eligible(&self, snap: &Snapshot, n: usize) -> bool {
+        if self.doms.iter().any(|d| d[n] == NO_DOMAIN) {
+            return false;
+        }
+        if let Some((sel, req)) = &self.affinity {
+            let idx = NodeIdx(n as u32);
+            if !sel.matches(idx) || req.as_ref().is_some_and(|r| !r.matches(snap, idx)) {
+                return false;
+            }
+        }
+        self.taints_ok.as_ref().is_none_or(|t| t[snap.nodes.taint_set[n] as usize])
+    }
+}
+
+/// Per taint set: true when no NoSchedule/NoExecute taint goes untolerated.
+fn untolerated_free_sets(snap: &Snapshot, pod: &PodInfo) -> Vec<bool> {
+    let sets = &snap.nodes.taint_sets;
+    (0..sets.len() as u32)
+        .map(|s| {
+            !sets.get(s).iter().any(|t| {
+                matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+                    && !tolerations_tolerate(&pod.tolerations, t)
+            })
+        })
+        .collect()
+}
+
+/// Counts per domain of `c`'s key over the nodes eligible for `c`, and which domains have an
+/// eligible node. `require_all` asks that nodes carry every key in `all_keys`.
+fn eligible_counts(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    c: &SpreadConstraint,
+    domains: &[KeyDomains],
+    ci: usize,
+    require_all: bool,
+) -> (Vec<u32>, Vec<bool>) {
+    let t = domains[ci].get(snap);
+    let q = constraint_query(pod, c);
+    let mut keys: Vec<&[u32]> = vec![&t.dom_of_node];
+    if require_all {
+        for (j, d) in domains.iter().enumerate() {
+            let dj = d.get(snap);
+            if j != ci && dj.key != t.key {
+                keys.push(&dj.dom_of_node);
+            }
+        }
+    }
+    let elig = Eligibility::new(snap, pod, keys, c);
+    if elig.is_trivial() {
+        let counts = pod_index::dom_counts(snap, &q, t).into_owned();
+        let present = t.nodes_in_dom.iter().map(|&n| n > 0).collect();
+        return (counts, present);
+    }
+    let per_node = pod_index::per_node_counts(snap, &q);
+    let mut counts = vec![0u32; t.num_domains()];
+    let mut present = vec![false; t.num_domains()];
+    for (n, &d) in t.dom_of_node.iter().enumerate() {
+        if d != NO_DOMAIN && elig.eligible(snap, n) {
+            present[d as usize] = true;
+            counts[d as usize] += per_node[n];
+        }
+    }
+    (counts, present)
+}
+
+/// One DoNotSchedule constraint, pre-computed.
+struct FilterConstraint {
+    max_skew: i64,
+    /// The global minimum after `minDomains`.
+    min_match: i64,
+    self_match: i64,
+    counts: Vec<u32>,
+}
+
+struct PreFilterState {
+    domains: Vec<KeyDomains>,
+    constraints: Vec<FilterConstraint>,
+}
+
+/// The soft constraints, pre-computed for Score.
+struct ScoreConstraint {
+    max_skew: i64,
+    weight: f64,
+    hostname: bool,
+    /// Per-domain counts (non-hostname) or per-node counts (hostname).
+    counts: Vec<u32>,
+}
+
+struct PreScoreState {
+    domains: Vec<KeyDomains>,
+    constraints: Vec<ScoreConstraint>,
+    require_all: bool,
+}
+
+impl PreScoreState {
+    fn ignored(&self, snap: &Snapshot, n: NodeIdx) -> bool {
+        self.require_all && self.domains.iter().any(|d| d.get(snap).dom_of_node[n.ix()] == NO_DOMAIN)
+    }
+}
+
+const PRE_FILTER_KEY: &str = "PreFilterPodTopologySpread";
+const PRE_SCORE_KEY: &str = "PreScorePodTopologySpread";
+
+impl Plugin for PodTopologySpread {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
+        let (snap, pod) = (cx.snap, cx.pod);
+        let cs = self.constraints(snap, pod, WhenUnsatisfiable::DoNotSchedule);
+        if cs.is_empty() {
+            return (Status::skip(), PreFilterResult::default());
+        }
+        let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
+        let constraints = cs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (counts, present) = eligible_counts(snap, pod, c, &domains, i, true);
+                let num_domains = present.iter().filter(|p| **p).count();
+                let min = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c as i64).min();
+                let min_match = if (num_domains as i64) < c.min_domains as i64 { 0 } else { min.unwrap_or(0) };
+                let self_match = c.selector.matches(&pod.labels, &snap.interner) as i64;
+                FilterConstraint { max_skew: c.max_skew as i64, min_match, self_match, counts }
+            })
+            .collect();
+        state.write(PRE_FILTER_KEY, PreFilterState { domains, constraints });
+        (Status::success(), PreFilterResult::default())
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_KEY) else { return };
+        let doms: Vec<&[u32]> = s.domains.iter().map(|d| d.get(cx.snap).dom_of_node.as_slice()).collect();
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            for (c, dom) in s.constraints.iter().zip(&doms) {
+                let d = dom[n.ix()];
+                if d == NO_DOMAIN {
+                    *o = Some(Reject::unresolvable(DETAIL_LABEL));
+                    break;
+                }
+                let count = c.counts.get(d as usize).copied().unwrap_or(0) as i64;
+                if count + c.self_match - c.min_match > c.max_skew {
+                    *o = Some(Reject::unschedulable(DETAIL_SKEW));
+                    break;
+                }
+            }
+        }
+    }
+
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
+        let r = if reject.detail == DETAIL_LABEL {
+            ERR_REASON_NODE_LABEL_NOT_MATCH
+        } else {
+            ERR_REASON_CONSTRAINTS_NOT_MATCH
+        };
+        vec![r.to_string()]
+    }
+
+    fn pre_score(&self, cx: CycleCx<'_>, state: &mut CycleState, feasible: &[NodeIdx]) -> Status {
+        let (snap, pod) = (cx.snap, cx.pod);
+        if snap.nodes.is_empty() {
+            return Status::skip();
+        }
+        let cs = self.constraints(snap, pod, WhenUnsatisfiable::ScheduleAnyway);
+        if cs.is_empty() {
+            return Status::skip();
+        }
+        let require_all = !pod.constraints.topology_spread.is_empty() || !self.system_defaulted;
+        let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
+        let mut s = PreScoreState { domains, constraints: Vec::new(), require_all };
+        let scored: Vec<NodeIdx> = feasible.iter().copied().filter(|n| !s.ignored(snap, *n)).collect();
+        let hostname_key = snap.wk.hostname_key;
+        let mut constraints = Vec::with_capacity(cs.len());
+        for (i, c) in cs.iter().enumerate() {
+            let t = s.domains[i].get(snap);
+            if c.topology_key == hostname_key {
+                let counts = pod_index::per_node_counts(snap, &constraint_query(pod, c)).into_owned();
+                let weight = topology_normalizing_weight(scored.len());
+                constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: true, counts });
+                continue;
+            }
+            // Distinct values on the scored nodes; a node lacking the key adds the empty value.
+            let mut seen = vec![false; t.num_domains()];
+            let mut size = 0;
+            let mut missing = false;
+            for n in &scored {
+                match t.dom_of_node[n.ix()] {
+                    NO_DOMAIN => missing = true,
+                    d if !seen[d as usize] => {
+                        seen[d as usize] = true;
+                        size += 1;
+                    }
+                    _ => {}
+                }
+            }
+            let (counts, _) = eligible_counts(snap, pod, c, &s.domains, i, require_all);
+            let weight = topology_normalizing_weight(size + missing as usize);
+            constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: false, counts });
+        }
+        s.constraints = constraints;
+        state.write(PRE_SCORE_KEY, s);
+        Status::success()
+    }
+
+    fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else {
+            return Err(Status::new(Code::Error, "reading PreScorePodTopologySpread from cycleState: not found"));
+        };
+        let doms: Vec<&[u32]> = s.domains.iter().map(|d| d.get(cx.snap).dom_of_node.as_slice()).collect();
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            if s.ignored(cx.snap, *n) {
+                *o = 0;
+                continue;
+            }
+            let mut score = 0f64;
+            for (c, dom) in s.constraints.iter().zip(&doms) {
+                let d = dom[n.ix()];
+                if d == NO_DOMAIN {
+                    continue;
+                }
+                let cnt = if c.hostname { c.counts[n.ix()] } else { c.counts.get(d as usize).copied().unwrap_or(0) };
+                score += score_for_count(cnt as i64, c.max_skew, c.weight);
+            }
+            *o = score.round() as i64;
+        }
+        Ok(())
+    }
+
+    fn normalize(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], scores: &mut [i64]) {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else { return };
+        let mut min = i64::MAX;
+        let mut max = 0i64;
+        for (n, sc) in nodes.iter().zip(scores.iter()) {
+            if !s.ignored(cx.snap, *n) {
+                min = min.min(*sc);
+                max = max.max(*sc);
+            }
+        }
+        for (n, sc) in nodes.iter().zip(scores.iter_mut()) {
+            *sc = if s.ignored(cx.snap, *n) {
+                0
+            } else if max == 0 {
+                MAX_NODE_SCORE
+            } else {
+                MAX_NODE_SCORE * (max + min - *sc) / max
+            };
+        }
+    }
+}
+
+/// `topologyNormalizingWeight`: ln(size + 2).
+pub fn topology_normalizing_weight(size: usize) -> f64 {
+    ((size + 2) as f64).ln()
+}
+
+/// `scoreForCount`: cnt · weight + (maxSkew − 1).
+pub fn score_for_count(cnt: i64, max_skew: i64, weight: f64) -> f64 {
+    cnt as f64 * weight + (max_skew - 1) as f64
+}
