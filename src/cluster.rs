@@ -65,6 +65,73 @@ impl Cluster {
     }
 }
 
+/// Registers a non-pod, non-node object with the snapshot (what the plugins read of it).
+pub fn register_object(snap: &mut Snapshot, obj: &Object) {
+    use crate::snapshot::compile::compile_label_selector;
+    let i = &mut snap.interner;
+    let pairs = |m: &BTreeMap<String, String>, i: &mut crate::snapshot::Interner| {
+        let mut v: Vec<_> = m.iter().map(|(k, v)| (i.intern(k), i.intern(v))).collect();
+        v.sort();
+        v
+    };
+    let ns_of = |meta: &api::ObjectMeta| if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() };
+    match obj {
+        Object::Namespace(n) => {
+            let name = i.intern(&n.metadata.name);
+            let labels = pairs(&n.metadata.labels, i);
+            snap.set_namespace(name, labels);
+        }
+        Object::Service(svc) => {
+            // A Service without a selector selects no pods.
+            if !svc.spec.selector.is_empty() {
+                let ns = i.intern(&ns_of(&svc.metadata));
+                let sel = pairs(&svc.spec.selector, i);
+                snap.cluster.services.push((ns, sel));
+            }
+        }
+        Object::ReplicationController(rc) => {
+            let key = (i.intern(&ns_of(&rc.metadata)), i.intern(&rc.metadata.name));
+            let sel = pairs(&rc.spec.selector, i);
+            snap.cluster.replication_controllers.insert(key, sel);
+        }
+        Object::ReplicaSet(rs) => {
+            let key = (i.intern(&ns_of(&rs.metadata)), i.intern(&rs.metadata.name));
+            let sel = compile_label_selector(rs.spec.selector.as_ref(), i);
+            snap.cluster.replica_sets.insert(key, sel);
+        }
+        Object::StatefulSet(ss) => {
+            let key = (i.intern(&ns_of(&ss.metadata)), i.intern(&ss.metadata.name));
+            let sel = compile_label_selector(ss.spec.selector.as_ref(), i);
+            snap.cluster.stateful_sets.insert(key, sel);
+        }
+        Object::PodDisruptionBudget(pdb) => {
+            let namespace = i.intern(&ns_of(&pdb.metadata));
+            let selector = compile_label_selector(pdb.spec.selector.as_ref(), i);
+            let status = &pdb.status;
+            snap.cluster.pdbs.push(crate::snapshot::Pdb {
+                namespace,
+                selector,
+                disruptions_allowed: status.disruptions_allowed,
+                disrupted_pods: status.disrupted_pods.keys().cloned().collect(),
+            });
+        }
+        Object::PriorityClass(pc) => {
+            let name = i.intern(&pc.metadata.name);
+            let preemption_policy = match pc.preemption_policy {
+                Some(api::PreemptionPolicy::Never) => crate::snapshot::PreemptionPolicy::Never,
+                _ => crate::snapshot::PreemptionPolicy::PreemptLowerPriority,
+            };
+            snap.cluster.priority_classes.push(crate::snapshot::PriorityClass {
+                name,
+                value: pc.value,
+                global_default: pc.global_default,
+                preemption_policy,
+            });
+        }
+        Object::Node(_) | Object::Pod(_) | Object::Other { .. } => {}
+    }
+}
+
 /// Hands out run-unique pod ids.
 #[derive(Debug, Default)]
 pub struct UidGen(u64);
@@ -91,6 +158,27 @@ pub fn build_snapshot(cluster: &Cluster, file: &str, uids: &mut UidGen) -> Resul
             spec.name = snap.interner.intern(&format!("{}{i:05}", node.metadata.generate_name));
         }
         snap.add_node(&spec).map_err(|e| InputError::new(file, format!("nodes[{i}].metadata.name"), e))?;
+    }
+    for ns in &cluster.namespaces {
+        register_object(&mut snap, &Object::Namespace(ns.clone()));
+    }
+    for o in &cluster.services {
+        register_object(&mut snap, &Object::Service(o.clone()));
+    }
+    for o in &cluster.replica_sets {
+        register_object(&mut snap, &Object::ReplicaSet(o.clone()));
+    }
+    for o in &cluster.stateful_sets {
+        register_object(&mut snap, &Object::StatefulSet(o.clone()));
+    }
+    for o in &cluster.replication_controllers {
+        register_object(&mut snap, &Object::ReplicationController(o.clone()));
+    }
+    for o in &cluster.pod_disruption_budgets {
+        register_object(&mut snap, &Object::PodDisruptionBudget(o.clone()));
+    }
+    for o in &cluster.priority_classes {
+        register_object(&mut snap, &Object::PriorityClass(o.clone()));
     }
     let priorities = cluster.priorities();
     let mut pending = Vec::new();

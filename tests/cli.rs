@@ -48,7 +48,7 @@ spec:
   containers:
   - name: web
     image: nginx
-    resources: {requests: {cpu: '2', memory: 1Gi}}
+    resources: {requests: {cpu: '2', memory: 2Gi}}
 ";
 
 #[test]

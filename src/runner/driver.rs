@@ -56,6 +56,8 @@ struct PodRec {
     scheduled_nanos: Option<u64>,
     bound_nanos: Option<u64>,
     running_nanos: Option<u64>,
+    /// The agent reported the pod failed after it was bound.
+    failed: bool,
     state: PodState,
 }
 
@@ -92,6 +94,8 @@ struct Driver {
     vclock: Option<Arc<VirtualClock>>,
     snap: Snapshot,
     frameworks: Vec<Framework>,
+    /// DefaultPreemptionArgs per profile.
+    preemption_args: Vec<crate::config::DefaultPreemptionArgs>,
     engine: Engine,
     queue: SchedulingQueue<()>,
     cache: Arc<AssumeCache>,
@@ -190,6 +194,7 @@ impl Driver {
         if measured && self.window.start_nanos.is_none() {
             self.window.start_nanos = Some(now);
         }
+        self.snap.prepare_pod(&info);
         let gated = !info.scheduling_gates.is_empty();
         let priority = info.priority;
         if let Some(c) = self.largest_shape_candidate(&info) {
@@ -211,6 +216,7 @@ impl Driver {
                 scheduled_nanos: None,
                 bound_nanos: None,
                 running_nanos: None,
+                failed: false,
                 state: PodState::Queued,
             },
         );
@@ -234,6 +240,7 @@ impl Driver {
             PodState::Deleted => return,
             PodState::Queued => {
                 self.queue.delete(uid);
+                self.snap.clear_nomination(uid);
             }
             PodState::Assumed(_) | PodState::Bound(_) => {
                 if let Some(placed) = self.snap.unplace_pod(uid) {
@@ -274,10 +281,12 @@ impl Driver {
             }
             Object::PriorityClass(pc) => {
                 self.priorities.add(pc);
+                crate::cluster::register_object(&mut self.snap, obj);
                 self.cluster.priority_classes.push(pc.clone());
                 ChurnObject::Other
             }
             other => {
+                crate::cluster::register_object(&mut self.snap, other);
                 self.cluster.add(other.clone());
                 ChurnObject::Other
             }
@@ -298,7 +307,7 @@ impl Driver {
         let profile = self.rec(uid).profile;
         let info = self.rec(uid).info.clone();
         let t0 = Instant::now();
-        let result = self.engine.schedule_one(&self.frameworks[profile], &self.snap, &info);
+        let result = self.engine.schedule_one_nominated(&self.frameworks[profile], &mut self.snap, &info);
         let cycle_nanos = t0.elapsed().as_nanos() as u64;
         if let Some(v) = &self.vclock {
             v.advance_by(cycle_nanos);
@@ -315,6 +324,7 @@ impl Driver {
             CycleResult::Scheduled { node, .. } => {
                 self.hist.record("attempt.scheduled", cycle_nanos);
                 let node_sym = self.snap.nodes.name[node.ix()];
+                self.snap.clear_nomination(uid);
                 self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists and the pod is not placed");
                 let _ = self.cache.assume(uid, node_sym.0);
                 self.queue.done(uid);
@@ -343,6 +353,24 @@ impl Driver {
                 }
                 event_json(&mut self.events_out, now, &key, "attempt", serde_json::json!({"result": "unschedulable", "message": msg}));
                 self.rec_mut(uid).unschedulable = true;
+                // PostFilter: preemption nominates a node and evicts victims through the agent.
+                let args = self.preemption_args[profile].clone();
+                let post = self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args);
+                if let Ok((pre, nominated)) = post {
+                    self.counters.preemptions += 1;
+                    self.counters.preemption_victims += pre.victims.len() as u64;
+                    let node = self.snap.interner.resolve(pre.node).to_string();
+                    let victims: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
+                    event_json(&mut self.events_out, now, &key, "nominated", serde_json::json!({"node": node, "victims": victims}));
+                    self.rec_mut(uid).info = nominated;
+                    for v in &pre.victims {
+                        if v.uid.0 >= 1 && v.uid.0 as usize <= self.pods.len() {
+                            let vkey = format!("{}/{}", self.rec(v.uid).namespace, v.name);
+                            event_json(&mut self.events_out, now, &vkey, "preempted", serde_json::json!({"by": key}));
+                            self.delete_pod(v.uid);
+                        }
+                    }
+                }
                 self.queue.add_unschedulable(qp, PluginSet::of(&rejectors), now);
             }
             CycleResult::Error(st) => {
@@ -444,6 +472,9 @@ impl Driver {
             }
             AgentEventKind::Running => {
                 let rec = self.rec_mut(uid);
+                let key = format!("{}/{}", rec.namespace, rec.info.name);
+                event_json(&mut self.events_out, ev.at_nanos, &key, "running", serde_json::Value::Null);
+                let rec = self.rec_mut(uid);
                 if rec.running_nanos.is_none() {
                     rec.running_nanos = Some(ev.at_nanos);
                     let (created, bound, measured) = (rec.created_nanos, rec.bound_nanos, rec.measured);
@@ -467,7 +498,13 @@ impl Driver {
                     let _ = self.create_pod(template, &ns, "<eviction>");
                 }
             }
-            AgentEventKind::Failed(_) | AgentEventKind::SandboxReady | AgentEventKind::ContainersStarted | AgentEventKind::Deleted => {}
+            AgentEventKind::Failed(reason) => {
+                let rec = self.rec_mut(uid);
+                rec.failed = true;
+                let key = format!("{}/{}", rec.namespace, rec.info.name);
+                event_json(&mut self.events_out, ev.at_nanos, &key, "failed", serde_json::json!({"reason": reason}));
+            }
+            AgentEventKind::SandboxReady | AgentEventKind::ContainersStarted | AgentEventKind::Deleted => {}
         }
     }
 
@@ -635,6 +672,7 @@ impl Driver {
                         }
                     }
                     ns.metadata.name = format!("{prefix}-{i}");
+                    crate::cluster::register_object(&mut self.snap, &Object::Namespace(ns.clone()));
                     self.cluster.namespaces.push(ns);
                 }
             }
@@ -882,6 +920,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         progress,
         config_source: config.source.clone(),
         config_digest: config.digest.clone(),
+        preemption_args: config.profiles.iter().map(|p| p.args.default_preemption.clone()).collect(),
         frameworks,
         snap: Snapshot::new(),
         cluster: Cluster::default(),
@@ -908,6 +947,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             scheduled_nanos: None,
             bound_nanos: Some(0),
             running_nanos: None,
+                failed: false,
             state: PodState::Bound(node),
             info,
         });
@@ -927,6 +967,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             scheduled_nanos: None,
             bound_nanos: None,
             running_nanos: None,
+                failed: false,
             state: PodState::Queued,
             info: Arc::new(info.clone()),
         });
@@ -946,6 +987,12 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     // Let in-flight binds finish before accounting.
     d.churners.clear();
     d.run_until(None, &|d: &Driver| d.binds_in_flight == 0)?;
+    // Pod start-up is measured to Running: give bound pods the time the agent needs to start them.
+    let grace_nanos = if opts.virtual_time { 3_600_000_000_000 } else { 120_000_000_000 };
+    let until = d.now() + grace_nanos;
+    d.run_until(Some(until), &|d: &Driver| {
+        d.pods.iter().all(|r| !matches!(r.state, PodState::Bound(_)) || !r.created_by_run || r.running_nanos.is_some() || r.failed)
+    })?;
     if let Some(pb) = &d.progress {
         pb.finish_and_clear();
     }

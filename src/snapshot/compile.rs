@@ -238,6 +238,115 @@ impl Priorities {
     }
 }
 
+/// `metav1.LabelSelectorAsSelector`: `None` selects nothing; an invalid requirement (values on
+/// `Exists`, none on `In`) makes the selector select nothing.
+pub fn compile_label_selector(sel: Option<&api::LabelSelector>, interner: &mut Interner) -> LabelSelector {
+    use api::LabelSelectorOperator as Op;
+    let Some(sel) = sel else { return LabelSelector::nothing() };
+    let labels = sorted_pairs(&sel.match_labels, interner);
+    let mut exprs = Vec::with_capacity(sel.match_expressions.len());
+    for r in &sel.match_expressions {
+        let key = interner.intern(&r.key);
+        let vals: SmallVec<[Sym; 4]> = r.values.iter().map(|v| interner.intern(v)).collect();
+        let op = match r.operator {
+            Op::In if !vals.is_empty() => LabelOp::In(vals),
+            Op::NotIn if !vals.is_empty() => LabelOp::NotIn(vals),
+            Op::Exists if vals.is_empty() => LabelOp::Exists,
+            Op::DoesNotExist if vals.is_empty() => LabelOp::DoesNotExist,
+            _ => return LabelSelector::nothing(),
+        };
+        exprs.push(LabelRequirement { key, op });
+    }
+    LabelSelector::new(&labels, exprs)
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 UTC time (`2024-05-01T10:00:00Z`), as the API
+/// server writes `creationTimestamp` and `startTime`. `None` if it does not parse.
+pub fn rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b't') || b[13] != b':' {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<i64>().ok());
+    let (y, mo, d, h, mi, se) = (n(0..4)?, n(5..7)?, n(8..10)?, n(11..13)?, n(14..16)?, n(17..19)?);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000 + se * 1000)
+}
+
+fn affinity_term(t: &api::PodAffinityTerm, pod_ns: Sym, pod_labels: &[(Sym, Sym)], interner: &mut Interner) -> AffinityTerm {
+    let names: Vec<Sym> = t.namespaces.iter().map(|n| interner.intern(n)).collect();
+    let ns_sel = t.namespace_selector.as_ref().map(|s| compile_label_selector(Some(s), interner));
+    let labels = compile_label_selector(t.label_selector.as_ref(), interner);
+    let key = interner.intern(&t.topology_key);
+    let mk: Vec<Sym> = t.match_label_keys.iter().map(|k| interner.intern(k)).collect();
+    let mmk: Vec<Sym> = t.mismatch_label_keys.iter().map(|k| interner.intern(k)).collect();
+    AffinityTerm::new(NamespaceSet::for_term(pod_ns, names, ns_sel), labels, key).with_label_keys(&mk, &mmk, pod_labels)
+}
+
+/// Compiles a spread constraint of a pod (or of PodTopologySpreadArgs' defaults, with no labels).
+pub fn compile_spread(c: &api::TopologySpreadConstraint, pod_labels: &[(Sym, Sym)], interner: &mut Interner) -> SpreadConstraint {
+    let when = match c.when_unsatisfiable {
+        api::UnsatisfiableConstraintAction::DoNotSchedule => WhenUnsatisfiable::DoNotSchedule,
+        api::UnsatisfiableConstraintAction::ScheduleAnyway => WhenUnsatisfiable::ScheduleAnyway,
+    };
+    let policy = |p: Option<api::NodeInclusionPolicy>, default: InclusionPolicy| match p {
+        Some(api::NodeInclusionPolicy::Honor) => InclusionPolicy::Honor,
+        Some(api::NodeInclusionPolicy::Ignore) => InclusionPolicy::Ignore,
+        None => default,
+    };
+    let selector = compile_label_selector(c.label_selector.as_ref(), interner);
+    let keys: Vec<Sym> = c.match_label_keys.iter().map(|k| interner.intern(k)).collect();
+    let mut sc = SpreadConstraint::new(c.max_skew, interner.intern(&c.topology_key), when, selector)
+        .with_match_label_keys(&keys, pod_labels);
+    sc.min_domains = c.min_domains.unwrap_or(1);
+    sc.node_affinity_policy = policy(c.node_affinity_policy, InclusionPolicy::Honor);
+    sc.node_taints_policy = policy(c.node_taints_policy, InclusionPolicy::Ignore);
+    sc
+}
+
+/// The pod-to-pod constraints of a pod. `start_time_ms` is its start time on the run's clock.
+pub fn compile_constraints(pod: &api::Pod, ns: Sym, labels: &[(Sym, Sym)], start_time_ms: i64, interner: &mut Interner) -> PodConstraints {
+    let spec = &pod.spec;
+    let topology_spread = spec.topology_spread_constraints.iter().map(|c| compile_spread(c, labels, interner)).collect();
+    let mut affinity = PodAffinity::default();
+    if let Some(a) = spec.affinity.as_ref() {
+        if let Some(pa) = &a.pod_affinity {
+            for t in &pa.required_during_scheduling_ignored_during_execution {
+                affinity.required_affinity.push(affinity_term(t, ns, labels, interner));
+            }
+            for w in &pa.preferred_during_scheduling_ignored_during_execution {
+                let term = affinity_term(&w.pod_affinity_term, ns, labels, interner);
+                affinity.preferred_affinity.push(WeightedTerm { weight: w.weight, term });
+            }
+        }
+        if let Some(pa) = &a.pod_anti_affinity {
+            for t in &pa.required_during_scheduling_ignored_during_execution {
+                affinity.required_anti_affinity.push(affinity_term(t, ns, labels, interner));
+            }
+            for w in &pa.preferred_during_scheduling_ignored_during_execution {
+                let term = affinity_term(&w.pod_affinity_term, ns, labels, interner);
+                affinity.preferred_anti_affinity.push(WeightedTerm { weight: w.weight, term });
+            }
+        }
+    }
+    let controller = pod.metadata.owner_references.iter().find(|o| o.controller == Some(true)).and_then(|o| {
+        let kind = match o.kind.as_str() {
+            "ReplicationController" => ControllerKind::ReplicationController,
+            "ReplicaSet" => ControllerKind::ReplicaSet,
+            "StatefulSet" => ControllerKind::StatefulSet,
+            _ => return None,
+        };
+        Some(ControllerRef { kind, name: interner.intern(&o.name) })
+    });
+    PodConstraints { topology_spread, affinity, controller, start_time_ms }
+}
+
 /// Compiles a pod. `name` is the pod's final name (generated when it had only `generateName`).
 pub fn compile_pod(
     pod: &api::Pod,
@@ -296,11 +405,22 @@ pub fn compile_pod(
     } else {
         Some(interner.intern(&pod.status.nominated_node_name))
     };
+    let namespace = interner.intern(pod.namespace());
+    let labels = sorted_pairs(&pod.metadata.labels, interner);
+    let start_time_ms = pod
+        .status
+        .start_time
+        .as_deref()
+        .or(pod.metadata.creation_timestamp.as_deref())
+        .and_then(rfc3339_ms)
+        .unwrap_or(uid.0 as i64);
+    let constraints = compile_constraints(pod, namespace, &labels, start_time_ms, interner);
     Ok(PodInfo {
         uid,
-        namespace: interner.intern(pod.namespace()),
+        namespace,
         name: name.to_string(),
-        labels: sorted_pairs(&pod.metadata.labels, interner),
+        labels,
+        constraints,
         node_name,
         requests,
         non_zero_cpu_milli,
@@ -373,6 +493,30 @@ mod tests {
         assert_eq!(i.resolve(p.images[0].0), "busybox:latest");
         assert_eq!(p.host_ports.len(), 1);
         assert_eq!((i.resolve(p.host_ports[0].protocol), i.resolve(p.host_ports[0].ip)), ("TCP", "0.0.0.0"));
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339_ms("2024-03-01T12:30:15Z"), Some(1_709_296_215_000));
+        assert_eq!(rfc3339_ms("garbage"), None);
+    }
+
+    #[test]
+    fn pod_constraints_compile() {
+        let (p, i) = compile(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: web}, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs1, uid: u, controller: true}]}\nspec:\n  containers: [{name: a}]\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [app]}\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchExpressions: [{key: app, operator: Exists}]}}\n",
+        );
+        let c = &p.constraints;
+        assert_eq!(c.topology_spread.len(), 1);
+        assert_eq!(c.topology_spread[0].min_domains, 1);
+        assert_eq!(c.topology_spread[0].node_affinity_policy, InclusionPolicy::Honor);
+        assert_eq!(c.topology_spread[0].node_taints_policy, InclusionPolicy::Ignore);
+        assert_eq!(c.affinity.required_anti_affinity.len(), 1);
+        assert_eq!(i.resolve(c.affinity.required_anti_affinity[0].topology_key), "kubernetes.io/hostname");
+        assert_eq!(c.controller.as_ref().map(|c| c.kind), Some(ControllerKind::ReplicaSet));
+        let none = compile_label_selector(None, &mut Interner::new());
+        assert!(none.matches_nothing);
     }
 
     #[test]
