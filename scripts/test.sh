@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine (run as root: it installs Debian packages).
+#
+#   scripts/test.sh
+#
+# 1. Installs what the tests need and no build needs: containerd, runc, CNI plugins and
+#    busybox-static (by scripts/cri-env.sh), chromium (the HTML report check).
+# 2. Starts a private containerd (scripts/cri-env.sh) and takes it down at the end, always.
+# 3. Runs every test, the ignored ones included (CRI runtime tests, the headless-browser check), so
+#    nothing is skipped: `cargo test --release -- --include-ignored`.
+# 4. Runs the loom models of the lock-free assume cache (`--cfg loom`, own target dir).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing chromium (HTML report check)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; }
+fi
+
+dir=$(mktemp -d /tmp/schedperf-test-cri.XXXXXX)
+teardown() {
+  local rc=$?
+  scripts/cri-env.sh "$dir" down >/dev/null 2>&1 || true
+  rm -rf --one-file-system "$dir" || true
+  exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+echo "== containerd up in $dir" >&2
+eval "$(scripts/cri-env.sh "$dir" up)"
+export CRI_ENDPOINT CRI_TEST_IMAGE CRI_SANDBOX_IMAGE
+
+echo "== cargo test --release -- --include-ignored" >&2
+cargo test --release -- --include-ignored --test-threads 2
+
+echo "== loom models of the assume cache" >&2
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" cargo test --release --lib cache::
