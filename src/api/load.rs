@@ -570,7 +570,7 @@ items:
         check("metadata: {name: a}\n", "c.yaml: missing field `kind`");
         check(
             "kind: Node\nmetadata: {name: a}\n---\n---\nkind: Node\n",
-            "c.yaml: documents[2].metadata: missing field `name`",
+            "c.yaml: documents[2].metadata: missing field `name` (or `generateName`)",
         );
         check(
             "kind: List\nitems: [{kind: Node, metadata: {name: a}}, {metadata: {name: b}}]\n",

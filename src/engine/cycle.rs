@@ -357,7 +357,7 @@ impl Engine {
                 continue;
             }
             let plugin = fw.plugin(pid);
-            scores.iter_mut().for_each(|s| *s = 0);
+            // Score plugins write every entry of `out` (the trait's contract), so no clearing here.
             let res: Result<(), Status> = match self.pool.as_ref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES) {
                 Some(pool) => {
                     let chunk = n.div_ceil(pool.current_num_threads() * 4).max(FILTER_BLOCK_NODES);

@@ -81,8 +81,10 @@ pub trait Plugin: Send + Sync {
         Status::success()
     }
 
-    /// Score: raw scores for `nodes` into `out` (same length).
-    fn score(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _out: &mut [i64]) -> Result<(), Status> {
+    /// Score: raw scores for `nodes` into `out` (same length). Every entry of `out` must be
+    /// written: the engine reuses the buffer between plugins without clearing it.
+    fn score(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        out.fill(0);
         Ok(())
     }
 

@@ -192,8 +192,7 @@ impl Plugin for InterPodAffinity {
         let has_preferred = !a.preferred_affinity.is_empty() || !a.preferred_anti_affinity.is_empty();
         let mut s = PreScoreState { keys: Vec::new() };
         if self.ignore_preferred_terms_of_existing_pods && !has_preferred {
-            state.write(PRE_SCORE_KEY, s);
-            return Status::success();
+            return Status::skip();
         }
         let add = |s: &mut PreScoreState, key: Sym, counts: &[u32], weight: i64| {
             if weight == 0 || counts.iter().all(|&c| c == 0) {
@@ -235,12 +234,19 @@ impl Plugin for InterPodAffinity {
                 add(&mut s, c.term.topology_key, &c.per_dom, weight);
             }
         }
+        // Nothing contributes a score: upstream returns Skip when its topologyScore map is empty.
+        if s.keys.is_empty() {
+            return Status::skip();
+        }
         state.write(PRE_SCORE_KEY, s);
         Status::success()
     }
 
     fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
-        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else { return Ok(()) };
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else {
+            out.fill(0);
+            return Ok(());
+        };
         let keys: Vec<(&[u32], &[i64])> =
             s.keys.iter().map(|(d, v)| (d.get(cx.snap).dom_of_node.as_slice(), v.as_slice())).collect();
         for (n, o) in nodes.iter().zip(out.iter_mut()) {

@@ -243,16 +243,20 @@ fn required_filter_table() {
     }
 }
 
-/// Normalized scores of every node.
-fn scores(plugin: &InterPodAffinity, snap: &Snapshot, pod: &PodInfo) -> Vec<i64> {
+/// Normalized scores of every node; `None` when PreScore returned Skip (nothing to score).
+fn scores(plugin: &InterPodAffinity, snap: &Snapshot, pod: &PodInfo) -> Option<Vec<i64>> {
     let cx = CycleCx { snap, pod };
     let mut state = CycleState::new();
     let nodes: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
-    assert!(plugin.pre_score(cx, &mut state, &nodes).is_success());
+    let st = plugin.pre_score(cx, &mut state, &nodes);
+    if st.code == crate::framework::Code::Skip {
+        return None;
+    }
+    assert!(st.is_success());
     let mut out = vec![0; nodes.len()];
     plugin.score(cx, &state, &nodes, &mut out).unwrap();
     plugin.normalize(cx, &state, &nodes, &mut out);
-    out
+    Some(out)
 }
 
 const SCORE_NODES: Nodes =
@@ -262,21 +266,21 @@ const SCORE_NODES: Nodes =
 fn preferred_score_table() {
     let s1 = |s: &mut Snapshot| labelled(s, "security", "S1");
     let s2 = |s: &mut Snapshot| labelled(s, "security", "S2");
-    type Case = (&'static str, Vec<(&'static str, Build)>, Build, InterPodAffinity, Vec<i64>);
+    type Case = (&'static str, Vec<(&'static str, Build)>, Build, InterPodAffinity, Option<Vec<i64>>);
     let cases: Vec<Case> = vec![
         (
             "all nodes score 0 without any affinity",
             vec![("node1", s1)],
             |s| MakePod::new(s, "p").build(),
             InterPodAffinity::default(),
-            vec![0, 0, 0],
+            None,
         ),
         (
             "affinity: the node in the matching pod's region scores highest",
             vec![("node1", s1), ("node2", s2)],
             |s| MakePod::new(s, "p").preferred_pod_affinity(5, "security", Some(&["S1"]), "region").build(),
             InterPodAffinity::default(),
-            vec![100, 0, 0],
+            Some(vec![100, 0, 0]),
         ),
         (
             "anti-affinity: the node with more matching pods scores lowest",
@@ -288,7 +292,7 @@ fn preferred_score_table() {
                     .build()
             },
             InterPodAffinity::default(),
-            vec![0, 100, 100],
+            Some(vec![0, 100, 100]),
         ),
         (
             "affinity and anti-affinity weights add up per domain",
@@ -301,21 +305,21 @@ fn preferred_score_table() {
             },
             InterPodAffinity::default(),
             // raw 8, −4, 0: lo −4, hi 8 -> 100, 0, 33.
-            vec![100, 0, 33],
+            Some(vec![100, 0, 33]),
         ),
         (
             "existing pod's required affinity adds hardPodAffinityWeight (symmetry)",
             vec![("node1", |s| MakePod::new(s, "e").pod_affinity("security", Some(&["S1"]), "region").build())],
             |s| MakePod::new(s, "p").label("security", "S1").build(),
             InterPodAffinity { hard_pod_affinity_weight: 5, ignore_preferred_terms_of_existing_pods: false },
-            vec![100, 0, 0],
+            Some(vec![100, 0, 0]),
         ),
         (
             "hardPodAffinityWeight 0 drops the symmetry score",
             vec![("node1", |s| MakePod::new(s, "e").pod_affinity("security", Some(&["S1"]), "region").build())],
             |s| MakePod::new(s, "p").label("security", "S1").build(),
             InterPodAffinity { hard_pod_affinity_weight: 0, ignore_preferred_terms_of_existing_pods: false },
-            vec![0, 0, 0],
+            None,
         ),
         (
             "existing pods' preferred terms count",
@@ -324,7 +328,7 @@ fn preferred_score_table() {
             })],
             |s| MakePod::new(s, "p").label("security", "S1").build(),
             InterPodAffinity::default(),
-            vec![100, 0, 100],
+            Some(vec![100, 0, 100]),
         ),
         (
             "ignorePreferredTermsOfExistingPods with no incoming preferred terms scores nothing",
@@ -333,7 +337,7 @@ fn preferred_score_table() {
             })],
             |s| MakePod::new(s, "p").label("security", "S1").build(),
             InterPodAffinity { hard_pod_affinity_weight: 1, ignore_preferred_terms_of_existing_pods: true },
-            vec![0, 0, 0],
+            None,
         ),
         (
             "ignorePreferredTermsOfExistingPods still counts them when the pod has preferred terms",
@@ -351,7 +355,7 @@ fn preferred_score_table() {
             },
             InterPodAffinity { hard_pod_affinity_weight: 1, ignore_preferred_terms_of_existing_pods: true },
             // raw 3, −7, 0: lo −7, hi 3 -> 100, 0, 70.
-            vec![100, 0, 70],
+            Some(vec![100, 0, 70]),
         ),
     ];
     for (name, existing, pod, plugin, want) in cases {
@@ -380,7 +384,7 @@ fn conformance_anti_affinity_score() {
         .label("security", "S1")
         .preferred_pod_anti_affinity(5, "security", Some(&["S1"]), "az")
         .build();
-    assert_eq!(scores(&InterPodAffinity::default(), &snap, &pod), vec![0, 100]);
+    assert_eq!(scores(&InterPodAffinity::default(), &snap, &pod), Some(vec![0, 100]));
 }
 
 #[test]
