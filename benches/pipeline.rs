@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use schedperf::runner::{run_workload, AgentSpec, RunOptions};
 use schedperf::agent::sim::SimConfig;
+use schedperf::runner::{run_workload, AgentSpec, RunOptions};
 use schedperf::workload::{load_workload_file, resolve, ParamValue, ResolvedWorkload};
 
 const NODES: i64 = 500;
