@@ -74,7 +74,8 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
         v.sort();
         v
     };
-    let ns_of = |meta: &api::ObjectMeta| if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() };
+    let ns_of =
+        |meta: &api::ObjectMeta| if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() };
     match obj {
         Object::Namespace(n) => {
             let name = i.intern(&n.metadata.name);
@@ -150,7 +151,11 @@ impl UidGen {
 
 /// A snapshot of `cluster`: its nodes in input order, and its pods that name a node placed there.
 /// Returns the pods that are not bound (pending), compiled, in input order.
-pub fn build_snapshot(cluster: &Cluster, file: &str, uids: &mut UidGen) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
+pub fn build_snapshot(
+    cluster: &Cluster,
+    file: &str,
+    uids: &mut UidGen,
+) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
     let mut snap = Snapshot::new();
     for (i, node) in cluster.nodes.iter().enumerate() {
         let mut spec = compile_node(node, &mut snap.interner);
@@ -189,8 +194,9 @@ pub fn build_snapshot(cluster: &Cluster, file: &str, uids: &mut UidGen) -> Resul
             pod.metadata.name.clone()
         };
         let wk = snap.wk.clone();
-        let info = compile_pod(pod, &name, uids.next_uid(), &priorities, &mut snap.interner, &wk)
-            .map_err(|e| InputError::new(file, format!("pods[{i}] ({}/{name}).spec.priorityClassName", pod.namespace()), e))?;
+        let info = compile_pod(pod, &name, uids.next_uid(), &priorities, &mut snap.interner, &wk).map_err(|e| {
+            InputError::new(file, format!("pods[{i}] ({}/{name}).spec.priorityClassName", pod.namespace()), e)
+        })?;
         match info.node_name {
             Some(node) => {
                 snap.place_pod(Arc::new(info), node).map_err(|e| {

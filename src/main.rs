@@ -15,7 +15,11 @@ use schedperf::explain::{explain, render_table, ExplainInput};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "schedperf", version, about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks")]
+#[command(
+    name = "schedperf",
+    version,
+    about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,7 +51,7 @@ enum Command {
         seed: u64,
     },
     /// Run scheduler_perf workloads on a simulated cluster and report throughput, latency and placement.
-    Run(schedperf::runner::cli::RunArgs),
+    Run(Box<schedperf::runner::cli::RunArgs>),
     /// Gate CI on a regression: compare a baseline report with a current one (exit 1 on regression).
     Gate(schedperf::gate::GateArgs),
     /// Compare two saved reports side by side (report only).
@@ -64,7 +68,9 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         Command::Explain { cluster, pod, config, output, seed } => {
             let e = explain(&ExplainInput { cluster, pod, config, seed })?;
             match output {
-                ExplainOutput::Json => println!("{}", serde_json::to_string_pretty(&e).expect("explanation serializes")),
+                ExplainOutput::Json => {
+                    println!("{}", serde_json::to_string_pretty(&e).expect("explanation serializes"))
+                }
                 ExplainOutput::Table => print!("{}", render_table(&e)),
             }
             Ok(ExitCode::SUCCESS)

@@ -81,6 +81,10 @@ impl Diagnosis {
     }
 }
 
+/// What the PreFilter plugins decided together: per plugin whether its Filter is skipped, the
+/// node names a PreFilterResult narrowed the search to, and the plugins that narrowed it.
+pub type PreFilterOutcome = (Vec<bool>, Option<Vec<Sym>>, Vec<PluginId>);
+
 /// The outcome of one cycle.
 #[derive(Debug)]
 pub enum CycleResult {
@@ -137,7 +141,7 @@ impl Engine {
         fw: &Framework,
         cx: CycleCx<'_>,
         state: &mut CycleState,
-    ) -> Result<(Vec<bool>, Option<Vec<Sym>>, Vec<PluginId>), (PluginId, Status)> {
+    ) -> Result<PreFilterOutcome, (PluginId, Status)> {
         let mut skip = vec![false; fw.plugins.len()];
         let mut names: Option<Vec<Sym>> = None;
         let mut narrowing = Vec::new();

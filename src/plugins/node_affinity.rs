@@ -128,7 +128,8 @@ mod tests {
     fn filter_table() {
         // node_affinity_test.go TestNodeAffinity (a selection), as (name, node labels, pod builder, want pass).
         type Build = fn(MakePod<'_>) -> MakePod<'_>;
-        let cases: Vec<(&str, Vec<(&str, &str)>, Build, bool)> = vec![
+        type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Build, bool);
+        let cases: Vec<Case> = vec![
             ("no selector schedules anywhere", vec![], |p| p, true),
             ("missing labels", vec![], |p| p.node_selector("foo", "bar"), false),
             ("same labels", vec![("foo", "bar")], |p| p.node_selector("foo", "bar"), true),

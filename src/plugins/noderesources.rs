@@ -390,8 +390,10 @@ impl Plugin for BalancedAllocation {
             for (n, o) in nodes.iter().zip(out.iter_mut()) {
                 let i = n.ix();
                 let (aa, ba) = (a.alloc[i], b.alloc[i]);
-                let fa = if aa == 0 { None } else { Some(((a.requested[i] + a.pod_request) as f64 / aa as f64).min(1.0)) };
-                let fb = if ba == 0 { None } else { Some(((b.requested[i] + b.pod_request) as f64 / ba as f64).min(1.0)) };
+                let fa =
+                    if aa == 0 { None } else { Some(((a.requested[i] + a.pod_request) as f64 / aa as f64).min(1.0)) };
+                let fb =
+                    if ba == 0 { None } else { Some(((b.requested[i] + b.pod_request) as f64 / ba as f64).min(1.0)) };
                 *o = match (fa, fb) {
                     (Some(x), Some(y)) => ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64,
                     _ => MAX_NODE_SCORE,
@@ -439,7 +441,8 @@ mod tests {
     fn enough_requests_table() {
         // fit_test.go TestEnoughRequests: node 10 cpu / 20 memory / 32 pods with 5/19 used by an existing pod,
         // extended resource example.com/aaa: 5. (name, pod cpu, pod mem, pod scalar aaa, existing cpu, existing mem, want reasons)
-        let cases: &[(&str, i64, i64, i64, i64, i64, &[&str])] = &[
+        type Case<'a> = (&'a str, i64, i64, i64, i64, i64, &'a [&'a str]);
+        let cases: &[Case] = &[
             ("no resources requested always fits", 0, 0, 0, 10, 20, &[]),
             ("too many resources fails", 1, 1, 0, 10, 20, &["Insufficient cpu", "Insufficient memory"]),
             ("too many cpu fails", 1, 1, 0, 10, 1, &["Insufficient cpu"]),

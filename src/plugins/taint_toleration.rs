@@ -120,7 +120,8 @@ mod tests {
     #[test]
     fn filter_table_cases() {
         // taint_toleration_test.go TestTaintTolerationFilter: (name, node taints, pod tolerations, want reason).
-        let cases: Vec<(&str, Vec<(&str, &str, TaintEffect)>, Vec<Tol>, Option<&str>)> = vec![
+        type Case<'a> = (&'a str, Vec<(&'a str, &'a str, TaintEffect)>, Vec<Tol>, Option<&'a str>);
+        let cases: Vec<Case> = vec![
             (
                 "no tolerations, tainted node",
                 vec![("dedicated", "user1", NoSchedule)],

@@ -279,7 +279,12 @@ pub fn rfc3339_ms(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + se * 1000)
 }
 
-fn affinity_term(t: &api::PodAffinityTerm, pod_ns: Sym, pod_labels: &[(Sym, Sym)], interner: &mut Interner) -> AffinityTerm {
+fn affinity_term(
+    t: &api::PodAffinityTerm,
+    pod_ns: Sym,
+    pod_labels: &[(Sym, Sym)],
+    interner: &mut Interner,
+) -> AffinityTerm {
     let names: Vec<Sym> = t.namespaces.iter().map(|n| interner.intern(n)).collect();
     let ns_sel = t.namespace_selector.as_ref().map(|s| compile_label_selector(Some(s), interner));
     let labels = compile_label_selector(t.label_selector.as_ref(), interner);
@@ -290,7 +295,11 @@ fn affinity_term(t: &api::PodAffinityTerm, pod_ns: Sym, pod_labels: &[(Sym, Sym)
 }
 
 /// Compiles a spread constraint of a pod (or of PodTopologySpreadArgs' defaults, with no labels).
-pub fn compile_spread(c: &api::TopologySpreadConstraint, pod_labels: &[(Sym, Sym)], interner: &mut Interner) -> SpreadConstraint {
+pub fn compile_spread(
+    c: &api::TopologySpreadConstraint,
+    pod_labels: &[(Sym, Sym)],
+    interner: &mut Interner,
+) -> SpreadConstraint {
     let when = match c.when_unsatisfiable {
         api::UnsatisfiableConstraintAction::DoNotSchedule => WhenUnsatisfiable::DoNotSchedule,
         api::UnsatisfiableConstraintAction::ScheduleAnyway => WhenUnsatisfiable::ScheduleAnyway,
@@ -311,9 +320,16 @@ pub fn compile_spread(c: &api::TopologySpreadConstraint, pod_labels: &[(Sym, Sym
 }
 
 /// The pod-to-pod constraints of a pod. `start_time_ms` is its start time on the run's clock.
-pub fn compile_constraints(pod: &api::Pod, ns: Sym, labels: &[(Sym, Sym)], start_time_ms: i64, interner: &mut Interner) -> PodConstraints {
+pub fn compile_constraints(
+    pod: &api::Pod,
+    ns: Sym,
+    labels: &[(Sym, Sym)],
+    start_time_ms: i64,
+    interner: &mut Interner,
+) -> PodConstraints {
     let spec = &pod.spec;
-    let topology_spread = spec.topology_spread_constraints.iter().map(|c| compile_spread(c, labels, interner)).collect();
+    let topology_spread =
+        spec.topology_spread_constraints.iter().map(|c| compile_spread(c, labels, interner)).collect();
     let mut affinity = PodAffinity::default();
     if let Some(a) = spec.affinity.as_ref() {
         if let Some(pa) = &a.pod_affinity {
