@@ -23,3 +23,6 @@ eval "$(scripts/cri-env.sh "$dir" up)"
 echo "== cri: endpoint $CRI_ENDPOINT, test image $CRI_TEST_IMAGE ($(nproc) cores)"
 # The measurement test prints its latency table; --nocapture shows it in the CI log.
 cargo test --release --lib agent::cri -- --include-ignored --test-threads 2 --nocapture
+# The CRI agent wired into `schedperf run` and `schedperf cri check` (the ignored tests of the CLI
+# binary that need CRI_ENDPOINT); they take the runtime one at a time.
+cargo test --release --test cli cri -- --include-ignored --nocapture

@@ -305,13 +305,15 @@ mod tests {
         check(RealShare::FractionPpm(250_000), &[8, 5, 4, 1], &[8, 4], &[5, 1]);
     }
 
+    /// Over uids `1..=n` a fraction selects exactly `floor(n * ppm / 1e6)` pods.
     #[test]
     fn fraction_is_exact_over_consecutive_uids() {
         for (ppm, uids, want) in [
             (100_000u64, 1..=1000u64, 100usize),
             (300_000, 1..=1000, 300),
             (290_000, 1..=100, 29),
-            (333_333, 1..=999_999, 333_333),
+            (333_333, 1..=999_999, 333_332),
+            (333_333, 1..=1_000_000, 333_333),
             (1, 1..=999_999, 0),
             (1, 1..=1_000_000, 1),
         ] {

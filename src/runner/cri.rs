@@ -458,7 +458,7 @@ mod tests {
         w("any.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: any}\nspec:\n  containers:\n  - {name: c, image: img/any:1}\n");
         w(
             "config.yaml",
-            "- name: T\n  workloadTemplate:\n  - {opcode: createNodes, count: 1}\n  - {opcode: createPods, count: 2, podTemplatePath: pod-a.yaml}\n  - {opcode: createPods, count: 1}\n  - {opcode: createAny, templatePath: any.yaml, namespace: ns}\n  workloads:\n  - {name: w, labels: [short]}\n",
+            "- name: T\n  workloadTemplate:\n  - {opcode: createNodes, count: 1}\n  - {opcode: createPods, count: 2, podTemplatePath: pod-a.yaml, collectMetrics: true}\n  - {opcode: createPods, count: 1}\n  - {opcode: createAny, templatePath: any.yaml, namespace: ns}\n  workloads:\n  - {name: w, labels: [short]}\n",
         );
         let mut a = args(&["--label-filter", "short"]);
         a.path = dir.path().join("config.yaml");
