@@ -223,8 +223,14 @@ fn cri_flags_are_checked_and_a_bad_endpoint_exits_2() {
         ([&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///x.sock", "--virtual-time"]].concat(), "wall clock"),
         ([&e2e[..], &["--agent", "cri"]].concat(), "--cri-endpoint"),
         ([&e2e[..], &["--agent", "cri", "--cri-endpoint", "x.sock"]].concat(), "x.sock"),
-        ([&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///x.sock", "--cri-pods", "1.5"]].concat(), "--cri-pods"),
-        ([&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///nonexistent/cri.sock"]].concat(), "/nonexistent/cri.sock"),
+        (
+            [&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///x.sock", "--cri-pods", "1.5"]].concat(),
+            "--cri-pods",
+        ),
+        (
+            [&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///nonexistent/cri.sock"]].concat(),
+            "/nonexistent/cri.sock",
+        ),
         ([&e2e[..], &["--cri-pods", "3"]].concat(), "only apply with --agent cri"),
         (vec!["cri", "check", "--cri-endpoint", "unix:///nonexistent/cri.sock"], "/nonexistent/cri.sock"),
         (vec!["cri", "check", "--cri-endpoint", "tcp://nohost"], "needs a port"),
@@ -314,7 +320,8 @@ fn cri_run_starts_every_pod_of_the_e2e_workload_and_leaves_nothing() {
     let _one_at_a_time = CRI_RUNTIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let d = tempfile::tempdir().unwrap();
     let cfg = write(d.path(), "config.yaml", CRI_SCHEDULER_CONFIG);
-    let r = cri_run(&env, &["workloads/e2e", "--label-filter", "cri", "--config", &cfg, "--cri-image-map", &env.image_map]);
+    let r =
+        cri_run(&env, &["workloads/e2e", "--label-filter", "cri", "--config", &cfg, "--cri-image-map", &env.image_map]);
     assert_eq!(r["agent"], "cri");
     assert_eq!(r["cri"]["realPods"], 200);
     assert_eq!(r["cri"]["criErrors"], serde_json::json!({}));

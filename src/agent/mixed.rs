@@ -76,13 +76,7 @@ impl MixedAgent {
             RealShare::All => real.name().to_string(),
             _ => format!("{}+{}", real.name(), sim.name()),
         };
-        MixedAgent {
-            name,
-            real,
-            sim,
-            share,
-            routes: Mutex::new(Routes::default()),
-        }
+        MixedAgent { name, real, sim, share, routes: Mutex::new(Routes::default()) }
     }
 
     fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
@@ -115,13 +109,8 @@ impl MixedAgent {
 
     /// Every pod ever sent to the real agent, in uid order.
     pub fn real_uids(&self) -> Vec<PodUid> {
-        let mut uids: Vec<PodUid> = self
-            .routes()
-            .by_uid
-            .iter()
-            .filter(|(_, r)| **r == Route::Real)
-            .map(|(u, _)| *u)
-            .collect();
+        let mut uids: Vec<PodUid> =
+            self.routes().by_uid.iter().filter(|(_, r)| **r == Route::Real).map(|(u, _)| *u).collect();
         uids.sort();
         uids
     }
@@ -169,11 +158,7 @@ impl NodeAgent for MixedAgent {
             }),
             (Err(e), Ok(_)) => Err(AgentError(format!("{}: {e}", self.real.name()))),
             (Ok(_), Err(e)) => Err(AgentError(format!("{}: {e}", self.sim.name()))),
-            (Err(a), Err(b)) => Err(AgentError(format!(
-                "{}: {a}; {}: {b}",
-                self.real.name(),
-                self.sim.name()
-            ))),
+            (Err(a), Err(b)) => Err(AgentError(format!("{}: {a}; {}: {b}", self.real.name(), self.sim.name()))),
         }
     }
 
@@ -247,10 +232,7 @@ mod tests {
                 return Err(AgentError(e.to_string()));
             }
             let n = std::mem::take(&mut *self.held.lock().unwrap()).len();
-            Ok(ShutdownReport {
-                pods_removed: n,
-                leftovers: vec![format!("{} leftover", self.name)],
-            })
+            Ok(ShutdownReport { pods_removed: n, leftovers: vec![format!("{} leftover", self.name)] })
         }
     }
 
@@ -285,11 +267,7 @@ mod tests {
     fn routes_by_share() {
         let ten: Vec<u64> = (1..=10).collect();
         let check = |share: RealShare, order: &[u64], real: &[u64], sim: &[u64]| {
-            assert_eq!(
-                route_all(share, order),
-                (real.to_vec(), sim.to_vec()),
-                "{share:?} {order:?}"
-            );
+            assert_eq!(route_all(share, order), (real.to_vec(), sim.to_vec()), "{share:?} {order:?}");
         };
         check(RealShare::All, &ten, &ten, &[]);
         check(RealShare::Count(0), &ten, &[], &ten);
@@ -366,14 +344,17 @@ mod tests {
             m.shutdown(),
             Ok(ShutdownReport { pods_removed: 4, leftovers: vec!["cri leftover".into(), "sim leftover".into()] })
         );
-        let failing = Arc::new(Fake { shutdown_error: Some("socket gone"), ..Arc::into_inner(Fake::new("cri")).unwrap() });
+        let failing =
+            Arc::new(Fake { shutdown_error: Some("socket gone"), ..Arc::into_inner(Fake::new("cri")).unwrap() });
         let m = MixedAgent::new(failing, Fake::new("sim"), RealShare::All);
         assert_eq!(m.shutdown(), Err(AgentError("cri: socket gone".into())));
     }
 
     #[test]
     fn names_say_what_runs_the_pods() {
-        for (share, want) in [(RealShare::All, "cri"), (RealShare::Count(3), "cri+sim"), (RealShare::FractionPpm(1), "cri+sim")] {
+        for (share, want) in
+            [(RealShare::All, "cri"), (RealShare::Count(3), "cri+sim"), (RealShare::FractionPpm(1), "cri+sim")]
+        {
             assert_eq!(mixed(share).0.name(), want);
         }
     }
@@ -395,8 +376,13 @@ mod tests {
             clock.advance_to(t);
             m.advance_to(t);
         }
-        let running: Vec<u64> =
-            rx.try_iter().filter(|e| e.kind == AgentEventKind::Running).map(|e| e.uid.0).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let running: Vec<u64> = rx
+            .try_iter()
+            .filter(|e| e.kind == AgentEventKind::Running)
+            .map(|e| e.uid.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         assert_eq!(running, vec![1, 2, 3, 4, 5]);
         assert_eq!(a.pods().iter().map(|(u, _)| u.0).collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(b.pods().iter().map(|(u, _)| u.0).collect::<Vec<_>>(), vec![3, 4, 5]);

@@ -182,13 +182,9 @@ pub fn agent_spec(args: &RunArgs, sim: SimConfig, images: Vec<String>) -> Result
             cri.preflight(&images).map_err(|e| e.0)?;
         }
         let cri = Arc::new(cri);
-        let endpoints = flags
-            .endpoints
-            .iter()
-            .zip(cri.runtime_versions())
-            .map(|(e, v)| format!("{e}: {v}"))
-            .collect();
-        let real: Arc<dyn NodeAgent> = Arc::new(SettlingCri { agent: cri.clone(), stall_timeout: SETTLE_STALL_TIMEOUT });
+        let endpoints = flags.endpoints.iter().zip(cri.runtime_versions()).map(|(e, v)| format!("{e}: {v}")).collect();
+        let real: Arc<dyn NodeAgent> =
+            Arc::new(SettlingCri { agent: cri.clone(), stall_timeout: SETTLE_STALL_TIMEOUT });
         let sim: Arc<dyn NodeAgent> =
             Arc::new(SimAgent::new(sim.clone().with_seed(seed), events, clock, TimeMode::Wall));
         let mixed = Arc::new(MixedAgent::new(real, sim, flags.share));
@@ -217,9 +213,7 @@ impl SettlingCri {
         self.agent
             .pods()
             .iter()
-            .filter(|(uid, _)| {
-                stats.pods.get(uid).is_some_and(|t| t.running_us.is_none() && t.failed_us.is_none())
-            })
+            .filter(|(uid, _)| stats.pods.get(uid).is_some_and(|t| t.running_us.is_none() && t.failed_us.is_none()))
             .count()
     }
 }
@@ -455,7 +449,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let w = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
         w("pod-a.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {generateName: a-}\nspec:\n  initContainers:\n  - {name: init, image: img/init:1}\n  containers:\n  - {name: a, image: img/a:1}\n  - {name: b, image: img/b:1}\n");
-        w("any.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: any}\nspec:\n  containers:\n  - {name: c, image: img/any:1}\n");
+        w(
+            "any.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: any}\nspec:\n  containers:\n  - {name: c, image: img/any:1}\n",
+        );
         w(
             "config.yaml",
             "- name: T\n  workloadTemplate:\n  - {opcode: createNodes, count: 1}\n  - {opcode: createPods, count: 2, podTemplatePath: pod-a.yaml, collectMetrics: true}\n  - {opcode: createPods, count: 1}\n  - {opcode: createAny, templatePath: any.yaml, namespace: ns}\n  workloads:\n  - {name: w, labels: [short]}\n",
@@ -496,12 +493,24 @@ mod tests {
             },
         );
         // Pod 3 failed in its sandbox; pod 4 was routed real but never reached the agent.
-        stats.pods.insert(PodUid(3), PodTimings { bound_at_nanos: 7 * ms, failed_us: Some(1_000), ..PodTimings::default() });
+        stats
+            .pods
+            .insert(PodUid(3), PodTimings { bound_at_nanos: 7 * ms, failed_us: Some(1_000), ..PodTimings::default() });
         stats.call_micros.insert("RunPodSandbox".into(), hist(&[8_000, 12_000]));
         stats.errors_by_code.insert("Unavailable".into(), 2);
         let times = |uid: PodUid| match uid.0 {
-            1 => Some(PodTimes { created_nanos: 0, scheduled_nanos: Some(2 * ms), bound_nanos: Some(5 * ms), measured: true }),
-            3 => Some(PodTimes { created_nanos: ms, scheduled_nanos: Some(4 * ms), bound_nanos: Some(7 * ms), measured: true }),
+            1 => Some(PodTimes {
+                created_nanos: 0,
+                scheduled_nanos: Some(2 * ms),
+                bound_nanos: Some(5 * ms),
+                measured: true,
+            }),
+            3 => Some(PodTimes {
+                created_nanos: ms,
+                scheduled_nanos: Some(4 * ms),
+                bound_nanos: Some(7 * ms),
+                measured: true,
+            }),
             _ => None,
         };
         let r = cri_report(vec!["unix:///x: containerd".into()], &stats, &[PodUid(1), PodUid(3), PodUid(4)], &times);

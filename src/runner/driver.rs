@@ -1120,6 +1120,11 @@ impl Driver {
     /// The driver's times of pod `uid`, for an agent's report.
     fn pod_times(&self, uid: PodUid) -> Option<super::PodTimes> {
         let r = self.pods.get(usize::try_from(uid.0).ok()?.checked_sub(1)?)?;
-        Some(super::PodTimes { created_nanos: r.created_nanos, scheduled_nanos: r.scheduled_nanos, bound_nanos: r.bound_nanos, measured: r.measured })
+        Some(super::PodTimes {
+            created_nanos: r.created_nanos,
+            scheduled_nanos: r.scheduled_nanos,
+            bound_nanos: r.bound_nanos,
+            measured: r.measured,
+        })
     }
 }
