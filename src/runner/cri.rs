@@ -273,8 +273,9 @@ pub const CRI_STAGES: [&str; 5] = [
 
 /// The report of the real pods `real` (every pod routed to the runtime): start-up (created to
 /// Running, over the real pods that reached Running) and its stages, every CRI call's latency,
-/// errors by gRPC code. Times the CRI agent measured from its bind are placed on the run clock by
-/// the bind's time stamp (both agents share the driver's clock).
+/// failed calls by RPC and gRPC code (`RunPodSandbox/DeadlineExceeded`). Times the CRI agent
+/// measured from its bind are placed on the run clock by the bind's time stamp (both agents share
+/// the driver's clock).
 pub fn cri_report(endpoints: Vec<String>, stats: &CriStats, real: &[PodUid], times: PodTimesLookup<'_>) -> CriReport {
     let mut startup = LatencyHist::default();
     let mut stages: Vec<LatencyHist> = CRI_STAGES.iter().map(|_| LatencyHist::default()).collect();
@@ -318,7 +319,7 @@ pub fn cri_report(endpoints: Vec<String>, stats: &CriStats, real: &[PodUid], tim
             .map(|(name, h)| (name.to_string(), h.percentiles(1e6)))
             .collect(),
         cri_call_millis: stats.call_micros.iter().map(|(rpc, h)| (rpc.clone(), micros_to_millis(h))).collect(),
-        cri_errors: stats.errors_by_code.clone(),
+        cri_errors: stats.errors_by_rpc.clone(),
     }
 }
 
@@ -498,6 +499,7 @@ mod tests {
             .insert(PodUid(3), PodTimings { bound_at_nanos: 7 * ms, failed_us: Some(1_000), ..PodTimings::default() });
         stats.call_micros.insert("RunPodSandbox".into(), hist(&[8_000, 12_000]));
         stats.errors_by_code.insert("Unavailable".into(), 2);
+        stats.errors_by_rpc.insert("RunPodSandbox/Unavailable".into(), 2);
         let times = |uid: PodUid| match uid.0 {
             1 => Some(PodTimes {
                 created_nanos: 0,
@@ -531,6 +533,6 @@ mod tests {
         }
         let call = r.cri_call_millis["RunPodSandbox"];
         assert!(near(call.p50, 8.0) && near(call.max, 12.0) && call.count == 2, "{call:?}");
-        assert_eq!(r.cri_errors, BTreeMap::from([("Unavailable".to_string(), 2)]));
+        assert_eq!(r.cri_errors, BTreeMap::from([("RunPodSandbox/Unavailable".to_string(), 2)]));
     }
 }
