@@ -56,6 +56,8 @@ enum Command {
     Gate(schedperf::gate::GateArgs),
     /// Compare two saved reports side by side (report only).
     Compare(schedperf::gate::CompareArgs),
+    /// Talk to a CRI runtime directly (`cri check`: is this endpoint usable for `run --agent cri`?).
+    Cri(schedperf::runner::cri::CriArgs),
     /// List the test cases, workloads, labels and thresholds of workload files.
     List {
         /// A workload file or a directory of them.
@@ -85,6 +87,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         },
         Command::Gate(args) => Ok(ExitCode::from(schedperf::gate::run_gate(&args)? as u8)),
         Command::Compare(args) => Ok(ExitCode::from(schedperf::gate::run_compare(&args)? as u8)),
+        Command::Cri(args) => Ok(ExitCode::from(schedperf::runner::cri::cri_command(&args)? as u8)),
         Command::List { path } => {
             print!("{}", schedperf::workload::list(&path)?);
             Ok(ExitCode::SUCCESS)

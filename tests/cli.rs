@@ -225,3 +225,178 @@ fn virtual_time_runs_seconds_of_kubelet_latency_quickly() {
     // ...and costs far less wall time than that (a loose bound: this is not a speed test).
     assert!(t0.elapsed().as_secs() < 60);
 }
+
+// ---- the CRI agent in `run` and `cri check` ----------------------------------------------------
+
+/// A scheduler config for CRI runs that names only plugins every build registers.
+const CRI_SCHEDULER_CONFIG: &str = "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      disabled: [{name: PodTopologySpread}, {name: InterPodAffinity}, {name: DefaultPreemption}]
+";
+
+/// 100 nodes and 300 default (pause) pods, for a mixed run.
+const CRI_MIXED_WORKLOAD: &str = "- name: CriMixed
+  workloadTemplate:
+  - {opcode: createNodes, count: 100}
+  - {opcode: createPods, count: 300, collectMetrics: true}
+  workloads:
+  - {name: 100Nodes_300Pods, labels: [cri-mixed]}
+";
+
+#[test]
+fn cri_flags_are_checked_and_a_bad_endpoint_exits_2() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write(d.path(), "config.yaml", CRI_SCHEDULER_CONFIG);
+    let e2e = ["run", "workloads/e2e", "--label-filter", "cri", "--config", &cfg];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        ([&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///x.sock", "--virtual-time"]].concat(), "wall clock"),
+        ([&e2e[..], &["--agent", "cri"]].concat(), "--cri-endpoint"),
+        ([&e2e[..], &["--agent", "cri", "--cri-endpoint", "x.sock"]].concat(), "x.sock"),
+        (
+            [&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///x.sock", "--cri-pods", "1.5"]].concat(),
+            "--cri-pods",
+        ),
+        (
+            [&e2e[..], &["--agent", "cri", "--cri-endpoint", "unix:///nonexistent/cri.sock"]].concat(),
+            "/nonexistent/cri.sock",
+        ),
+        ([&e2e[..], &["--cri-pods", "3"]].concat(), "only apply with --agent cri"),
+        (vec!["cri", "check", "--cri-endpoint", "unix:///nonexistent/cri.sock"], "/nonexistent/cri.sock"),
+        (vec!["cri", "check", "--cri-endpoint", "tcp://nohost"], "needs a port"),
+        (vec!["cri", "check", "--cri-endpoint", "unix:///x.sock", "--cri-image-map", "a=b,a=c"], "mapped twice"),
+    ];
+    for (args, want) in cases {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// The tests that need a CRI runtime (`eval "$(scripts/cri-env.sh /tmp/cri up)"`) share it one
+/// at a time, so that "nothing left in the runtime" is about the test that looks.
+static CRI_RUNTIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+struct CriEnv {
+    endpoint: String,
+    /// `FROM=TO` pairs that map the workloads' images to the ones cri-env.sh imports.
+    image_map: String,
+    sandbox_image: String,
+}
+
+fn cri_env() -> CriEnv {
+    let endpoint = std::env::var("CRI_ENDPOINT")
+        .expect("CRI_ENDPOINT is not set: run `eval \"$(scripts/cri-env.sh /tmp/cri up)\"` first");
+    let sandbox_image = std::env::var("CRI_SANDBOX_IMAGE").unwrap_or_else(|_| "localhost/schedperf/pause:1.0".into());
+    let test_image = std::env::var("CRI_TEST_IMAGE").unwrap_or_else(|_| "localhost/schedperf/busybox:1.0".into());
+    let image_map = format!(
+        "localhost/cri-probe/pause:1.0={sandbox_image},localhost/cri-probe/busybox:1.0={test_image},registry.k8s.io/pause:3.10={sandbox_image}"
+    );
+    CriEnv { endpoint, image_map, sandbox_image }
+}
+
+/// Every container (sandboxes included) in the runtime's `k8s.io` namespace, through `ctr`.
+fn runtime_containers(endpoint: &str) -> std::collections::BTreeSet<String> {
+    let socket = endpoint.trim_start_matches("unix://");
+    let o = Command::new("ctr")
+        .args(["--address", socket, "-n", "k8s.io", "containers", "ls", "-q"])
+        .output()
+        .expect("ctr (from the containerd package) runs");
+    assert!(o.status.success(), "ctr: {}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect()
+}
+
+/// Runs `run ARGS --format json` against the runtime and checks what every CRI run must: exit 0,
+/// every pod accounted for, every real pod Running, start-up measured, nothing left behind.
+fn cri_run(env: &CriEnv, args: &[&str]) -> serde_json::Value {
+    let before = runtime_containers(&env.endpoint);
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--agent", "cri", "--cri-endpoint", &env.endpoint, "--format", "json"]);
+    let o = run(&full);
+    assert_eq!(o.status.code(), Some(0), "{full:?}: {}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &report["runs"][0];
+    let a = &r["accounting"];
+    assert_eq!(a["lost"], 0, "{a}");
+    assert_eq!(a["bound"], a["created"], "every pod is bound: {a}");
+    assert_eq!(r["cacheConsistent"], true, "{}", r["cacheDifferences"]);
+    let cri = &r["cri"];
+    assert!(cri["realPods"].as_u64().unwrap() > 0, "{cri}");
+    assert_eq!(cri["realPodsRunning"], cri["realPods"], "every real pod reached Running: {}", cri["criErrors"]);
+    let startup = &cri["podStartupMillis"];
+    assert_eq!(startup["count"], cri["realPods"], "{startup}");
+    assert!(startup["p50"].as_f64().unwrap() > 0.0, "{startup}");
+    println!(
+        "{}/{}: {} real pods, start-up ms p50 {:.1} p90 {:.1} p99 {:.1}; stages {}",
+        r["testCase"].as_str().unwrap(),
+        r["workload"].as_str().unwrap(),
+        cri["realPods"],
+        startup["p50"].as_f64().unwrap(),
+        startup["p90"].as_f64().unwrap(),
+        startup["p99"].as_f64().unwrap(),
+        cri["podStartupStagesMillis"]
+    );
+    let after = runtime_containers(&env.endpoint);
+    let left: Vec<&String> = after.difference(&before).collect();
+    assert!(left.is_empty(), "the run left containers in the runtime: {left:?}");
+    r.clone()
+}
+
+#[test]
+#[ignore = "needs a CRI endpoint: eval \"$(scripts/cri-env.sh /tmp/cri up)\" sets CRI_ENDPOINT"]
+fn cri_run_starts_every_pod_of_the_e2e_workload_and_leaves_nothing() {
+    let env = cri_env();
+    let _one_at_a_time = CRI_RUNTIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write(d.path(), "config.yaml", CRI_SCHEDULER_CONFIG);
+    let r =
+        cri_run(&env, &["workloads/e2e", "--label-filter", "cri", "--config", &cfg, "--cri-image-map", &env.image_map]);
+    assert_eq!(r["agent"], "cri");
+    assert_eq!(r["cri"]["realPods"], 200);
+    assert_eq!(r["cri"]["criErrors"], serde_json::json!({}));
+    for rpc in ["RunPodSandbox", "CreateContainer", "StartContainer", "StopPodSandbox", "RemovePodSandbox"] {
+        assert_eq!(r["cri"]["criCallMillis"][rpc]["count"], 200, "{rpc}: {}", r["cri"]["criCallMillis"]);
+    }
+}
+
+#[test]
+#[ignore = "needs a CRI endpoint: eval \"$(scripts/cri-env.sh /tmp/cri up)\" sets CRI_ENDPOINT"]
+fn cri_pods_sends_only_that_many_pods_to_the_runtime() {
+    let env = cri_env();
+    let _one_at_a_time = CRI_RUNTIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write(d.path(), "config.yaml", CRI_SCHEDULER_CONFIG);
+    let workload = write(d.path(), "mixed.yaml", CRI_MIXED_WORKLOAD);
+    let base = [workload.as_str(), "--label-filter", "cri-mixed", "--config", cfg.as_str(), "--cri-image-map"];
+    for (share, map, real) in [("10", env.image_map.as_str(), 10), ("0.02", "*=SANDBOX", 6)] {
+        let map = map.replace("SANDBOX", &env.sandbox_image);
+        let r = cri_run(&env, &[&base[..], &[map.as_str(), "--cri-pods", share]].concat());
+        assert_eq!(r["agent"], "cri+sim", "{share}");
+        assert_eq!(r["accounting"]["bound"], 300, "{share}");
+        assert_eq!(r["cri"]["realPods"], real, "{share}");
+    }
+    // An image neither present nor mapped stops the run before it starts.
+    let o = run(&[&["run"][..], &base[..5], &["--agent", "cri", "--cri-endpoint", &env.endpoint]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("registry.k8s.io/pause:3.10 (not mapped)"), "{}", stderr(&o));
+}
+
+#[test]
+#[ignore = "needs a CRI endpoint: eval \"$(scripts/cri-env.sh /tmp/cri up)\" sets CRI_ENDPOINT"]
+fn cri_check_passes_on_the_test_runtime_and_fails_on_a_missing_image() {
+    let env = cri_env();
+    let _one_at_a_time = CRI_RUNTIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let before = runtime_containers(&env.endpoint);
+    let ok_map = format!("*={}", env.sandbox_image);
+    for (map, code, want) in [(ok_map.as_str(), 0, "verdict: ok"), ("*=localhost/absent:1", 1, "verdict: NOT OK")] {
+        let o = run(&["cri", "check", "--cri-endpoint", &env.endpoint, "--cri-image-map", map]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(code), "{map}: {out}{}", stderr(&o));
+        assert!(out.contains(want) && out.contains("condition RuntimeReady: ready"), "{map}: {out}");
+    }
+    assert!(runtime_containers(&env.endpoint).difference(&before).next().is_none(), "cri check left containers");
+}

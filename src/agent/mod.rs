@@ -5,6 +5,7 @@
 //! backends (`sim`, `cri`) live in submodules and all pass the same conformance suite.
 
 pub mod conformance;
+pub mod mixed;
 pub mod sim;
 
 use std::collections::BTreeMap;

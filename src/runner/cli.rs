@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{run_workload, AgentFactory, AgentSpec, RunError, RunOptions};
+use super::{run_workload, AgentSpec, RunError, RunOptions};
 use crate::agent::sim::{SimConfig, SimOverrides};
 use crate::error::InputError;
 use crate::report::{Machine, Report, RunReport, ToolInfo, SCHEMA_VERSION};
@@ -83,6 +83,14 @@ pub struct RunArgs {
     /// CRI endpoints (`unix:///run/containerd.sock`, `tcp://host:port`), with `--agent cri` (repeatable).
     #[arg(long)]
     pub cri_endpoint: Vec<String>,
+    /// With `--agent cri`: how many pods the real runtime starts, a count (`10`) or a fraction
+    /// (`0.1`); the rest run on the simulated agent (`--agent-config`, `--sim-*`). Default: all.
+    #[arg(long)]
+    pub cri_pods: Option<String>,
+    /// With `--agent cri`: images to run instead of the ones the workload names (a benchmark never
+    /// pulls): `FROM=TO[,FROM=TO]`, `*=TO` for every image, or a file of `FROM -> TO` lines (repeatable).
+    #[arg(long)]
+    pub cri_image_map: Vec<String>,
     /// Internal: run one repetition and print its runs as JSON (used for fresh-process repetitions).
     #[arg(long, hide = true)]
     pub rep_index: Option<u32>,
@@ -129,32 +137,24 @@ pub fn select(args: &RunArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
 }
 
 fn agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
+    let base = match &args.agent_config {
+        Some(p) => SimConfig::load(p)?,
+        None => SimConfig::zero_latency(),
+    };
+    let sim = base.with_overrides(&SimOverrides {
+        bind_latency_ms: args.sim_bind_latency_ms,
+        start_latency_ms: args.sim_start_latency_ms,
+        jitter_ms: args.sim_jitter_ms,
+        bind_failure_rate: args.sim_bind_failure_rate,
+    })?;
     match args.agent {
         AgentKind::Sim => {
-            let base = match &args.agent_config {
-                Some(p) => SimConfig::load(p)?,
-                None => SimConfig::zero_latency(),
-            };
-            let cfg = base.with_overrides(&SimOverrides {
-                bind_latency_ms: args.sim_bind_latency_ms,
-                start_latency_ms: args.sim_start_latency_ms,
-                jitter_ms: args.sim_jitter_ms,
-                bind_failure_rate: args.sim_bind_failure_rate,
-            })?;
-            Ok(AgentSpec::Sim(cfg))
+            super::cri::reject_cri_flags(args)?;
+            Ok(AgentSpec::Sim(sim))
         }
-        AgentKind::Cri => cri_agent_spec(args),
+        // The simulated config runs the pods that `--cri-pods` leaves simulated.
+        AgentKind::Cri => super::cri::agent_spec(args, sim, super::cri::workload_images(&select(args)?)?),
     }
-}
-
-/// The CRI agent, when built in; see `crate::agent::cri`.
-fn cri_agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
-    let _unused: Option<AgentFactory> = None;
-    Err(InputError::new(
-        "--agent",
-        "",
-        format!("the CRI agent is not wired into `run` yet (endpoints {:?})", args.cri_endpoint),
-    ))
 }
 
 fn options(args: &RunArgs, rep: u32) -> Result<RunOptions, InputError> {

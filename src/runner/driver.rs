@@ -1188,6 +1188,10 @@ impl Driver {
             format!("{:x}", Sha256::digest(format!("{:?}", w.ops).as_bytes()))
         };
         let small = placements.len() <= 20_000;
+        let cri = match &self.opts.agent {
+            AgentSpec::Custom { report: Some(report), .. } => report(&|uid| self.pod_times(uid)),
+            _ => None,
+        };
         RunReport {
             test_case: w.test_case.clone(),
             workload: w.workload.clone(),
@@ -1234,7 +1238,18 @@ impl Driver {
             ),
             threshold_passed,
             histograms,
-            cri: None,
+            cri,
         }
+    }
+
+    /// The driver's times of pod `uid`, for an agent's report.
+    fn pod_times(&self, uid: PodUid) -> Option<super::PodTimes> {
+        let r = self.pods.get(usize::try_from(uid.0).ok()?.checked_sub(1)?)?;
+        Some(super::PodTimes {
+            created_nanos: r.created_nanos,
+            scheduled_nanos: r.scheduled_nanos,
+            bound_nanos: r.bound_nanos,
+            measured: r.measured,
+        })
     }
 }

@@ -6,6 +6,7 @@
 //! replay exactly (the simulated agent draws each pod's delays from its own seeded stream).
 
 pub mod cli;
+pub mod cri;
 pub mod driver;
 pub mod objects;
 pub mod quality;
@@ -17,9 +18,10 @@ use std::sync::Arc;
 use crossbeam_channel::Sender;
 
 use crate::agent::sim::SimConfig;
-use crate::agent::{AgentEvent, NodeAgent};
+use crate::agent::{AgentEvent, NodeAgent, PodUid};
 use crate::clock::Clock;
 use crate::error::InputError;
+use crate::report::CriReport;
 
 pub use driver::run_workload;
 
@@ -27,13 +29,31 @@ pub use driver::run_workload;
 pub type AgentFactory =
     Arc<dyn Fn(Sender<AgentEvent>, Arc<dyn Clock>) -> Result<Arc<dyn NodeAgent>, String> + Send + Sync>;
 
+/// A pod's times as the run driver recorded them, on the run clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PodTimes {
+    pub created_nanos: u64,
+    /// When the scheduler assumed the pod on its node (the last time, after retries).
+    pub scheduled_nanos: Option<u64>,
+    pub bound_nanos: Option<u64>,
+    /// Created inside the measurement window.
+    pub measured: bool,
+}
+
+/// Looks up the driver's times of a pod by uid (`None`: not a pod of this run).
+pub type PodTimesLookup<'a> = &'a dyn Fn(PodUid) -> Option<PodTimes>;
+
+/// Builds an agent's part of the run report at the end of the run (after the agent's shutdown),
+/// given the driver's per-pod times.
+pub type AgentReportFn = Arc<dyn Fn(PodTimesLookup<'_>) -> Option<CriReport> + Send + Sync>;
+
 /// Which node agent a run uses.
 #[derive(Clone)]
 pub enum AgentSpec {
     /// The simulated, KWOK-style agent.
     Sim(SimConfig),
-    /// Any other agent (the CRI agent), built by the factory.
-    Custom { name: String, factory: AgentFactory },
+    /// Any other agent (the CRI agent), built by the factory; `report` fills `RunReport.cri`.
+    Custom { name: String, factory: AgentFactory, report: Option<AgentReportFn> },
 }
 
 /// How a run is set up, besides the workload itself.
