@@ -39,10 +39,7 @@ pub fn labels(configs: &[PathBuf]) -> Vec<String> {
     configs
         .iter()
         .map(|c| {
-            let stem = c
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "config".into());
+            let stem = c.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
             let n = seen.entry(stem.clone()).or_insert(0);
             *n += 1;
             if *n == 1 {
@@ -69,11 +66,7 @@ pub fn run_sweep(
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<ArmRuns>, InputError> {
     if plan.configs.len() < 2 {
-        return Err(InputError::new(
-            "--config",
-            "",
-            "give at least two --config files to compare",
-        ));
+        return Err(InputError::new("--config", "", "give at least two --config files to compare"));
     }
     if plan.reps == 0 {
         return Err(InputError::new("--reps", "", "0 repetitions; expected at least 1"));
@@ -81,11 +74,7 @@ pub fn run_sweep(
     let labels = labels(&plan.configs);
     let mut arms: Vec<Option<ArmRuns>> = vec![None; plan.configs.len()];
     for (rep, c) in round_robin(plan.configs.len(), plan.reps) {
-        let mut args = vec![
-            plan.path.display().to_string(),
-            "--test-case".to_string(),
-            plan.test_case.clone(),
-        ];
+        let mut args = vec![plan.path.display().to_string(), "--test-case".to_string(), plan.test_case.clone()];
         if let Some(w) = &plan.workload {
             args.extend(["--workload".to_string(), w.clone()]);
         }
@@ -96,10 +85,7 @@ pub fn run_sweep(
             plan.seed.to_string(),
         ]);
         log(&format!("compare: rep {rep} {}", labels[c]));
-        let mut doc = runner(&RunRequest {
-            bin: plan.bin.clone(),
-            args: child_arguments(&args),
-        })?;
+        let mut doc = runner(&RunRequest { bin: plan.bin.clone(), args: child_arguments(&args) })?;
         for r in &mut doc.runs {
             r.rep = rep;
             r.arm = Some(labels[c].clone());
@@ -107,11 +93,7 @@ pub fn run_sweep(
         match &mut arms[c] {
             Some(a) => a.report.runs.append(&mut doc.runs),
             slot @ None => {
-                *slot = Some(ArmRuns {
-                    label: labels[c].clone(),
-                    config: plan.configs[c].clone(),
-                    report: doc,
-                })
+                *slot = Some(ArmRuns { label: labels[c].clone(), config: plan.configs[c].clone(), report: doc })
             }
         }
     }
@@ -194,13 +176,7 @@ fn estimate(first: &[f64], this: &[f64], is_first: bool) -> Estimate {
     let median = stats::median(this);
     let usable = |xs: &[f64]| xs.iter().all(|v| v.is_finite() && *v > 0.0);
     if is_first || first.is_empty() || this.is_empty() || !usable(first) || !usable(this) {
-        return Estimate {
-            median,
-            change: None,
-            change_low: None,
-            change_high: None,
-            p: None,
-        };
+        return Estimate { median, change: None, change_low: None, change_high: None, p: None };
     }
     let lf: Vec<f64> = first.iter().map(|v| v.ln()).collect();
     let lt: Vec<f64> = this.iter().map(|v| v.ln()).collect();
@@ -246,10 +222,7 @@ fn placement_diff(first: &[&RunReport], this: &[&RunReport]) -> PlacementDiff {
 }
 
 fn utilization_stddev(r: &RunReport, resource: &str) -> f64 {
-    r.placement_quality
-        .utilization
-        .get(resource)
-        .map_or(0.0, |u| u.stddev)
+    r.placement_quality.utilization.get(resource).map_or(0.0, |u| u.stddev)
 }
 
 /// Summarises the runs of every config per workload (workloads in the first config's order).
@@ -265,12 +238,7 @@ pub fn summarize(arms: &[ArmRuns], seed: u64, reps: u32) -> SweepReport {
         .into_iter()
         .map(|(test_case, workload)| {
             let of = |a: &'_ ArmRuns| -> Vec<RunReport> {
-                a.report
-                    .runs
-                    .iter()
-                    .filter(|r| r.test_case == test_case && r.workload == workload)
-                    .cloned()
-                    .collect()
+                a.report.runs.iter().filter(|r| r.test_case == test_case && r.workload == workload).cloned().collect()
             };
             let per_arm: Vec<Vec<RunReport>> = arms.iter().map(of).collect();
             let first: Vec<&RunReport> = per_arm[0].iter().collect();
@@ -280,19 +248,13 @@ pub fn summarize(arms: &[ArmRuns], seed: u64, reps: u32) -> SweepReport {
                 .enumerate()
                 .map(|(i, (arm, runs))| {
                     let runs: Vec<&RunReport> = runs.iter().collect();
-                    let values = |rs: &[&RunReport], f: fn(&RunReport) -> f64| -> Vec<f64> {
-                        rs.iter().map(|r| f(r)).collect()
-                    };
-                    let est = |f: fn(&RunReport) -> f64| {
-                        estimate(&values(&first, f), &values(&runs, f), i == 0)
-                    };
+                    let values =
+                        |rs: &[&RunReport], f: fn(&RunReport) -> f64| -> Vec<f64> { rs.iter().map(|r| f(r)).collect() };
+                    let est = |f: fn(&RunReport) -> f64| estimate(&values(&first, f), &values(&runs, f), i == 0);
                     ArmSummary {
                         label: arm.label.clone(),
                         config: arm.config.display().to_string(),
-                        config_digest: runs
-                            .first()
-                            .map(|r| r.config_digest.clone())
-                            .unwrap_or_default(),
+                        config_digest: runs.first().map(|r| r.config_digest.clone()).unwrap_or_default(),
                         runs: runs.len(),
                         throughput_pods_per_s: est(|r| r.throughput.average),
                         attempt_p50_us: est(|r| r.attempt_latency_micros.p50),
@@ -300,23 +262,12 @@ pub fn summarize(arms: &[ArmRuns], seed: u64, reps: u32) -> SweepReport {
                         e2e_p50_us: est(|r| r.e2e_latency_micros.p50),
                         e2e_p99_us: est(|r| r.e2e_latency_micros.p99),
                         cpu_utilization_stddev: median_of(&runs, |r| utilization_stddev(r, "cpu")),
-                        memory_utilization_stddev: median_of(&runs, |r| {
-                            utilization_stddev(r, "memory")
-                        }),
+                        memory_utilization_stddev: median_of(&runs, |r| utilization_stddev(r, "memory")),
                         nodes_used: median_of(&runs, |r| r.placement_quality.nodes_used as f64),
-                        nodes_total: runs
-                            .first()
-                            .map_or(0, |r| r.placement_quality.nodes_total),
-                        fragmentation_pods: median_of(&runs, |r| {
-                            r.placement_quality.fragmentation_pods as f64
-                        }),
+                        nodes_total: runs.first().map_or(0, |r| r.placement_quality.nodes_total),
+                        fragmentation_pods: median_of(&runs, |r| r.placement_quality.fragmentation_pods as f64),
                         worst_topology_skew: median_of(&runs, |r| {
-                            r.placement_quality
-                                .topology_skew
-                                .iter()
-                                .map(|s| s.worst_skew)
-                                .max()
-                                .unwrap_or(0) as f64
+                            r.placement_quality.topology_skew.iter().map(|s| s.worst_skew).max().unwrap_or(0) as f64
                         }),
                         pending_pods: median_of(&runs, |r| r.placement_quality.pending_pods as f64),
                         preemptions: median_of(&runs, |r| r.counters.preemptions as f64),
@@ -324,11 +275,7 @@ pub fn summarize(arms: &[ArmRuns], seed: u64, reps: u32) -> SweepReport {
                     }
                 })
                 .collect();
-            WorkloadSweep {
-                test_case,
-                workload,
-                arms: summaries,
-            }
+            WorkloadSweep { test_case, workload, arms: summaries }
         })
         .collect();
     SweepReport {
@@ -343,13 +290,9 @@ pub fn summarize(arms: &[ArmRuns], seed: u64, reps: u32) -> SweepReport {
 /// The rows of the side-by-side table: a metric name and one cell per config.
 fn rows(w: &WorkloadSweep) -> Vec<(String, Vec<String>)> {
     let est = |e: &Estimate| match (e.change, e.change_low, e.change_high) {
-        (Some(c), Some(l), Some(h)) => format!(
-            "{} ({} [{}, {}])",
-            format::value(e.median),
-            format::pct(c),
-            format::pct(l),
-            format::pct(h)
-        ),
+        (Some(c), Some(l), Some(h)) => {
+            format!("{} ({} [{}, {}])", format::value(e.median), format::pct(c), format::pct(l), format::pct(h))
+        }
         _ => format::value(e.median),
     };
     let num = |v: f64| format::value(v);
@@ -374,10 +317,7 @@ fn rows(w: &WorkloadSweep) -> Vec<(String, Vec<String>)> {
     push("placements vs first", &|a| {
         let p = &a.placements;
         match (p.moved_pods, p.compared_pods) {
-            (Some(m), Some(n)) => format!(
-                "{m}/{n} pods moved ({}/{} reps differ)",
-                p.reps_differing, p.reps_compared
-            ),
+            (Some(m), Some(n)) => format!("{m}/{n} pods moved ({}/{} reps differ)", p.reps_differing, p.reps_compared),
             _ => format!("{}/{} reps differ", p.reps_differing, p.reps_compared),
         }
     });
@@ -490,12 +430,7 @@ pub fn render_html(report: &SweepReport) -> String {
         report.seed, report.reps
     );
     for w in &report.workloads {
-        let _ = write!(
-            out,
-            "<h2>{}/{}</h2><table><tr>",
-            escape(&w.test_case),
-            escape(&w.workload)
-        );
+        let _ = write!(out, "<h2>{}/{}</h2><table><tr>", escape(&w.test_case), escape(&w.workload));
         for h in header(w) {
             let _ = write!(out, "<th>{}</th>", escape(&h));
         }
@@ -510,14 +445,10 @@ pub fn render_html(report: &SweepReport) -> String {
         out += "</table>";
         let labels: Vec<String> = w.arms.iter().map(|a| a.label.clone()).collect();
         let series: [(&str, fn(&ArmSummary) -> f64); 4] = [
-            ("Throughput, median (pods/s)", |a| {
-                a.throughput_pods_per_s.median
-            }),
+            ("Throughput, median (pods/s)", |a| a.throughput_pods_per_s.median),
             ("Attempt latency p99, median (µs)", |a| a.attempt_p99_us.median),
             ("Nodes used, median", |a| a.nodes_used),
-            ("CPU utilization stddev, median (%)", |a| {
-                a.cpu_utilization_stddev * 100.0
-            }),
+            ("CPU utilization stddev, median (%)", |a| a.cpu_utilization_stddev * 100.0),
         ];
         for (title, f) in series {
             out += &bars(title, &labels, &w.arms.iter().map(f).collect::<Vec<_>>());
@@ -530,15 +461,10 @@ pub fn render_html(report: &SweepReport) -> String {
 /// Writes `compare.json`, `compare.md`, `compare.html` and each config's raw runs as
 /// `<label>/report.json` under `dir`.
 pub fn write_outputs(dir: &Path, report: &SweepReport, arms: &[ArmRuns]) -> Result<(), InputError> {
-    let err = |p: &Path, e: std::io::Error| {
-        InputError::new(p.display().to_string(), "", format!("cannot write: {e}"))
-    };
+    let err = |p: &Path, e: std::io::Error| InputError::new(p.display().to_string(), "", format!("cannot write: {e}"));
     std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
     let mut files = vec![
-        (
-            dir.join("compare.json"),
-            serde_json::to_string_pretty(report).expect("compare report serializes") + "\n",
-        ),
+        (dir.join("compare.json"), serde_json::to_string_pretty(report).expect("compare report serializes") + "\n"),
         (dir.join("compare.md"), render_markdown(report)),
         (dir.join("compare.html"), render_html(report)),
     ];
@@ -554,4 +480,133 @@ pub fn write_outputs(dir: &Path, report: &SweepReport, arms: &[ArmRuns]) -> Resu
         std::fs::write(&path, text).map_err(|e| err(&path, e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::runner::tests::{fake_document, fake_run};
+
+    fn plan(configs: &[&str], reps: u32) -> SweepPlan {
+        SweepPlan {
+            bin: "schedperf".into(),
+            path: "workloads/ci/".into(),
+            test_case: "T".into(),
+            workload: Some("w".into()),
+            configs: configs.iter().map(PathBuf::from).collect(),
+            reps,
+            seed: 7,
+        }
+    }
+
+    /// A fake runner: config `a` spreads (2 nodes used), any other config packs (1 node used) and
+    /// is 20% faster; the order of configs is recorded.
+    fn sweep(configs: &[&str], reps: u32) -> (Vec<ArmRuns>, Vec<String>) {
+        let mut order = Vec::new();
+        let mut runner = |req: &RunRequest| -> Result<RunDocument, InputError> {
+            let i = req.args.iter().position(|a| a == "--config").unwrap();
+            let config = req.args[i + 1].clone();
+            assert_eq!(req.args[req.args.len() - 4..], ["--seed", "7", "--format", "json"].map(String::from));
+            order.push(config.clone());
+            let spread = config.ends_with("a.yaml");
+            let mut run = fake_run(if spread { 1000.0 } else { 1200.0 } + order.len() as f64, 0);
+            run.placement_quality.nodes_used = if spread { 2 } else { 1 };
+            run.placement_quality.nodes_total = 2;
+            run.counters.preemptions = 3;
+            run.placements = Some(
+                [("p1", "n1"), ("p2", if spread { "n2" } else { "n1" })]
+                    .iter()
+                    .map(|(p, n)| (p.to_string(), n.to_string()))
+                    .collect(),
+            );
+            run.placement_digest = if spread { "d-a" } else { "d-b" }.into();
+            Ok(fake_document(vec![run]))
+        };
+        let arms = run_sweep(&plan(configs, reps), &mut runner, &mut |_| {}).unwrap();
+        (arms, order)
+    }
+
+    #[test]
+    fn configs_run_round_robin_with_labels() {
+        let (arms, order) = sweep(&["x/a.yaml", "y/b.yaml"], 3);
+        assert_eq!(order, ["x/a.yaml", "y/b.yaml", "x/a.yaml", "y/b.yaml", "x/a.yaml", "y/b.yaml"]);
+        let labels: Vec<&str> = arms.iter().map(|a| a.label.as_str()).collect();
+        assert_eq!(labels, ["a", "b"]);
+        let reps: Vec<(u32, Option<&str>)> = arms[1].report.runs.iter().map(|r| (r.rep, r.arm.as_deref())).collect();
+        assert_eq!(reps, [(0, Some("b")), (1, Some("b")), (2, Some("b"))]);
+    }
+
+    #[test]
+    fn labels_are_stems_made_unique() {
+        let check = |configs: &[&str], expected: &[&str]| {
+            let paths: Vec<PathBuf> = configs.iter().map(PathBuf::from).collect();
+            assert_eq!(labels(&paths), expected, "{configs:?}");
+        };
+        check(&["a.yaml", "b.yaml"], &["a", "b"]);
+        check(&["x/default.yaml", "y/default.yaml", "z/default.yml"], &["default", "default-2", "default-3"]);
+    }
+
+    #[test]
+    fn summary_is_relative_to_the_first_config() {
+        let (arms, _) = sweep(&["a.yaml", "b.yaml"], 6);
+        let report = summarize(&arms, 7, 6);
+        assert_eq!(report.schema_version, SWEEP_SCHEMA);
+        assert_eq!(report.workloads.len(), 1);
+        let [a, b] = report.workloads[0].arms.as_slice() else {
+            panic!("two arms");
+        };
+        assert_eq!((a.runs, b.runs), (6, 6));
+        assert_eq!(a.throughput_pods_per_s.change, None);
+        let change = b.throughput_pods_per_s.change.unwrap();
+        assert!((0.15..0.25).contains(&change), "{change}");
+        assert!(b.throughput_pods_per_s.change_low.unwrap() > 0.0);
+        assert_eq!((a.nodes_used, b.nodes_used, b.nodes_total), (2.0, 1.0, 2));
+        assert_eq!(b.preemptions, 3.0);
+        assert_eq!((a.placements.reps_differing, a.placements.moved_pods), (0, Some(0)));
+        assert_eq!(
+            (
+                b.placements.reps_compared,
+                b.placements.reps_differing,
+                b.placements.moved_pods,
+                b.placements.compared_pods
+            ),
+            (6, 6, Some(1), Some(2))
+        );
+        let table = render_table(&report);
+        assert!(table.contains("T/w"), "{table}");
+        assert!(table.contains("1/2 pods moved (6/6 reps differ)"), "{table}");
+        let html = render_html(&report);
+        assert!(
+            html.contains("<svg") && !html.contains("http://") || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
+        );
+        assert!(!html.contains("<script src") && !html.contains("<link"));
+        assert!(render_markdown(&report).contains("| nodes used | 2.00 / 2 | 1.00 / 2 |"));
+    }
+
+    #[test]
+    fn outputs_are_written_and_raw_runs_stay_gateable() {
+        let (arms, _) = sweep(&["a.yaml", "b.yaml"], 6);
+        let report = summarize(&arms, 7, 6);
+        let dir = tempfile::tempdir().unwrap();
+        write_outputs(dir.path(), &report, &arms).unwrap();
+        for f in ["compare.json", "compare.md", "compare.html", "a/report.json", "b/report.json"] {
+            assert!(dir.path().join(f).is_file(), "{f}");
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("compare.json")).unwrap()).unwrap();
+        assert_eq!(json["schemaVersion"], SWEEP_SCHEMA);
+        // Config labels are not A/B arms: the raw reports gate as two independent sides.
+        let raw = crate::gate::load_report(&dir.path().join("b/report.json")).unwrap();
+        assert_eq!(raw.runs.len(), 6);
+        assert!(!raw.has_arms());
+    }
+
+    #[test]
+    fn fewer_than_two_configs_or_no_reps_is_an_input_error() {
+        let mut runner = |_: &RunRequest| -> Result<RunDocument, InputError> { unreachable!() };
+        let e = run_sweep(&plan(&["a.yaml"], 3), &mut runner, &mut |_| {}).unwrap_err();
+        assert_eq!(e.file, "--config");
+        let e = run_sweep(&plan(&["a.yaml", "b.yaml"], 0), &mut runner, &mut |_| {}).unwrap_err();
+        assert_eq!(e.file, "--reps");
+    }
 }
