@@ -314,8 +314,12 @@ fn rows(w: &WorkloadSweep) -> Vec<(String, Vec<String>)> {
     push("worst topology skew", &|a| num(a.worst_topology_skew));
     push("pending pods", &|a| num(a.pending_pods));
     push("preemptions", &|a| num(a.preemptions));
+    let first = w.arms.first().map(|a| a.label.clone()).unwrap_or_default();
     push("placements vs first", &|a| {
         let p = &a.placements;
+        if a.label == first {
+            return "(reference)".to_string();
+        }
         match (p.moved_pods, p.compared_pods) {
             (Some(m), Some(n)) => format!("{m}/{n} pods moved ({}/{} reps differ)", p.reps_differing, p.reps_compared),
             _ => format!("{}/{} reps differ", p.reps_differing, p.reps_compared),
@@ -412,6 +416,9 @@ fn bars(title: &str, labels: &[String], values: &[f64]) -> String {
     svg
 }
 
+/// Reads one figure of a config's summary, for a chart.
+type ArmValue = fn(&ArmSummary) -> f64;
+
 /// `compare.html`: self-contained (inline CSS and SVG, nothing fetched).
 pub fn render_html(report: &SweepReport) -> String {
     use crate::report::html::escape;
@@ -444,7 +451,7 @@ pub fn render_html(report: &SweepReport) -> String {
         }
         out += "</table>";
         let labels: Vec<String> = w.arms.iter().map(|a| a.label.clone()).collect();
-        let series: [(&str, fn(&ArmSummary) -> f64); 4] = [
+        let series: [(&str, ArmValue); 4] = [
             ("Throughput, median (pods/s)", |a| a.throughput_pods_per_s.median),
             ("Attempt latency p99, median (µs)", |a| a.attempt_p99_us.median),
             ("Nodes used, median", |a| a.nodes_used),
