@@ -83,11 +83,7 @@ impl UidGen {
 
 /// A snapshot of `cluster`: its nodes in input order, and its pods that name a node placed there.
 /// Returns the pods that are not bound (pending), compiled, in input order.
-pub fn build_snapshot(
-    cluster: &Cluster,
-    file: &str,
-    uids: &mut UidGen,
-) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
+pub fn build_snapshot(cluster: &Cluster, file: &str, uids: &mut UidGen) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
     let mut snap = Snapshot::new();
     for (i, node) in cluster.nodes.iter().enumerate() {
         let mut spec = compile_node(node, &mut snap.interner);
@@ -105,9 +101,8 @@ pub fn build_snapshot(
             pod.metadata.name.clone()
         };
         let wk = snap.wk.clone();
-        let info = compile_pod(pod, &name, uids.next_uid(), &priorities, &mut snap.interner, &wk).map_err(|e| {
-            InputError::new(file, format!("pods[{i}] ({}/{name}).spec.priorityClassName", pod.namespace()), e)
-        })?;
+        let info = compile_pod(pod, &name, uids.next_uid(), &priorities, &mut snap.interner, &wk)
+            .map_err(|e| InputError::new(file, format!("pods[{i}] ({}/{name}).spec.priorityClassName", pod.namespace()), e))?;
         match info.node_name {
             Some(node) => {
                 snap.place_pod(Arc::new(info), node).map_err(|e| {

@@ -90,17 +90,12 @@ pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
     let (mut snap, _pending) = build_snapshot(&cluster, &cluster_file, &mut uids)?;
     let pod_file = input.pod.display().to_string();
     let raw_pod = load_pod(&input.pod)?;
-    let scheduler_name =
-        if raw_pod.spec.scheduler_name.is_empty() { "default-scheduler" } else { &raw_pod.spec.scheduler_name };
+    let scheduler_name = if raw_pod.spec.scheduler_name.is_empty() { "default-scheduler" } else { &raw_pod.spec.scheduler_name };
     let profile = config.profile(scheduler_name).ok_or_else(|| {
         InputError::new(
             &pod_file,
             "spec.schedulerName",
-            format!(
-                "no profile named {scheduler_name:?} in {}; profiles: {:?}",
-                config.source,
-                config.profiles.iter().map(|p| &p.scheduler_name).collect::<Vec<_>>()
-            ),
+            format!("no profile named {scheduler_name:?} in {}; profiles: {:?}", config.source, config.profiles.iter().map(|p| &p.scheduler_name).collect::<Vec<_>>()),
         )
     })?;
     let name = if raw_pod.metadata.name.is_empty() {
@@ -112,8 +107,7 @@ pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
     let pod = compile_pod(&raw_pod, &name, uids.next_uid(), &cluster.priorities(), &mut snap.interner, &wk)
         .map_err(|e| InputError::new(&pod_file, "spec.priorityClassName", e))?;
     let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
-    let fw = Framework::new(profile, &compiled, &mut snap.interner)
-        .map_err(|e| InputError::new(&config.source, "profiles", e))?;
+    let fw = Framework::new(profile, &compiled, &mut snap.interner).map_err(|e| InputError::new(&config.source, "profiles", e))?;
     let mut engine = Engine::new(input.seed, 1, config.percentage_of_nodes_to_score);
     Ok(explain_pod(&fw, &mut engine, &snap, &pod, &format!("{}/{}", raw_pod.namespace(), name)))
 }
@@ -142,11 +136,7 @@ pub fn explain_pod(
     };
     match Engine::run_pre_filter(fw, cx, &mut state) {
         Err((pid, st)) => {
-            let v = FilterVerdict {
-                plugin: fw.plugin(pid).name().to_string(),
-                code: st.code.to_string(),
-                reasons: st.reasons.clone(),
-            };
+            let v = FilterVerdict { plugin: fw.plugin(pid).name().to_string(), code: st.code.to_string(), reasons: st.reasons.clone() };
             for node in &all {
                 out.nodes.push(NodeExplanation {
                     name: snap.node_name(*node).to_string(),
@@ -190,12 +180,8 @@ pub fn explain_pod(
     };
     if let Some(t) = &table {
         let scored: Vec<PluginId> = t.plugins.iter().map(|(p, _, _)| *p).collect();
-        out.skipped_score_plugins = fw
-            .score
-            .iter()
-            .filter(|(p, _)| !scored.contains(p))
-            .map(|(p, _)| fw.plugin(*p).name().to_string())
-            .collect();
+        out.skipped_score_plugins =
+            fw.score.iter().filter(|(p, _)| !scored.contains(p)).map(|(p, _)| fw.plugin(*p).name().to_string()).collect();
         out.selected = Some(snap.node_name(engine.select(&feasible, &t.totals)).to_string());
     }
     let mut failures = 0;
@@ -205,11 +191,7 @@ pub fn explain_pod(
             (Some((pid, rej)), _) => {
                 failures += 1;
                 let p = fw.plugin(pid);
-                Some(FilterVerdict {
-                    plugin: p.name().to_string(),
-                    code: rej.code.to_string(),
-                    reasons: p.reasons(cx, &state, rej),
-                })
+                Some(FilterVerdict { plugin: p.name().to_string(), code: rej.code.to_string(), reasons: p.reasons(cx, &state, rej) })
             }
             (None, Some(v)) => {
                 failures += 1;
@@ -261,13 +243,10 @@ pub fn render_table(e: &Explanation) -> String {
         let total = n.total_score.map_or("-".to_string(), |t| t.to_string());
         let detail = match (&n.filter, &n.scores) {
             (Some(f), _) => format!("{} {}: {}", f.plugin, f.code, f.reasons.join("; ")),
-            (None, Some(sc)) => {
-                sc.iter().map(|(p, v)| format!("{p}={}x{}", v.score, v.weight)).collect::<Vec<_>>().join(" ")
-            }
+            (None, Some(sc)) => sc.iter().map(|(p, v)| format!("{p}={}x{}", v.score, v.weight)).collect::<Vec<_>>().join(" "),
             (None, None) => String::new(),
         };
-        let _ =
-            writeln!(s, "{:<name_w$}  {:<8}  {:>6}  {}", n.name, if n.feasible { "yes" } else { "no" }, total, detail);
+        let _ = writeln!(s, "{:<name_w$}  {:<8}  {:>6}  {}", n.name, if n.feasible { "yes" } else { "no" }, total, detail);
     }
     if !e.skipped_score_plugins.is_empty() {
         let _ = writeln!(s, "skipped at PreScore: {}", e.skipped_score_plugins.join(", "));

@@ -15,11 +15,7 @@ use schedperf::explain::{explain, render_table, ExplainInput};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(
-    name = "schedperf",
-    version,
-    about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks"
-)]
+#[command(name = "schedperf", version, about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,9 +68,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         Command::Explain { cluster, pod, config, output, seed } => {
             let e = explain(&ExplainInput { cluster, pod, config, seed })?;
             match output {
-                ExplainOutput::Json => {
-                    println!("{}", serde_json::to_string_pretty(&e).expect("explanation serializes"))
-                }
+                ExplainOutput::Json => println!("{}", serde_json::to_string_pretty(&e).expect("explanation serializes")),
                 ExplainOutput::Table => print!("{}", render_table(&e)),
             }
             Ok(ExitCode::SUCCESS)

@@ -73,12 +73,7 @@ fn explain_json_has_the_documented_shape() {
     assert!(nodes[1]["filter"].is_null());
     // One intolerable PreferNoSchedule taint on the only feasible node: normalized (reverse) to 0.
     assert_eq!(nodes[1]["scores"]["TaintToleration"], serde_json::json!({"score": 0, "weight": 3}));
-    let total: i64 = nodes[1]["scores"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|s| s["score"].as_i64().unwrap() * s["weight"].as_i64().unwrap())
-        .sum();
+    let total: i64 = nodes[1]["scores"].as_object().unwrap().values().map(|s| s["score"].as_i64().unwrap() * s["weight"].as_i64().unwrap()).sum();
     assert_eq!(nodes[1]["totalScore"].as_i64().unwrap(), total);
     assert_eq!(v["selected"], "node-b");
 }
@@ -108,25 +103,14 @@ fn bad_inputs_exit_2_with_file_and_field() {
             vec!["bad.yaml", "items[1].status.allocatable.cpu", "\"4x\" is not a quantity"],
         ),
         (
-            vec![
-                "explain".into(),
-                "--cluster".into(),
-                cluster.clone(),
-                "--pod".into(),
-                pod.clone(),
-                "--config".into(),
-                bad_config.clone(),
-            ],
+            vec!["explain".into(), "--cluster".into(), cluster.clone(), "--pod".into(), pod.clone(), "--config".into(), bad_config.clone()],
             vec!["config.yaml", "NoSuchPlugin"],
         ),
         (
             vec!["explain".into(), "--cluster".into(), "/nonexistent/c.yaml".into(), "--pod".into(), pod.clone()],
             vec!["/nonexistent/c.yaml"],
         ),
-        (
-            vec!["run".into(), "workloads/misc".into(), "--test-case".into(), "NoSuchCase".into()],
-            vec!["no workload matches"],
-        ),
+        (vec!["run".into(), "workloads/misc".into(), "--test-case".into(), "NoSuchCase".into()], vec!["no workload matches"]),
         (vec!["run".into(), "workloads/misc".into(), "--label-filter".into(), "+".into()], vec!["label"]),
         (vec!["bogus-command".into()], vec!["bogus-command"]),
     ];
@@ -174,8 +158,7 @@ fn same_seed_same_placements_at_any_thread_count() {
     let two = run_json(&[&args[..], &["--threads", "2"]].concat());
     let d1 = one["runs"][0]["placementDigest"].as_str().unwrap().to_string();
     assert_eq!(d1, two["runs"][0]["placementDigest"].as_str().unwrap());
-    let other_seed =
-        run_json(&["workloads/misc", "--test-case", "SchedulingBasic", "--workload", "100Nodes", "--seed", "8"]);
+    let other_seed = run_json(&["workloads/misc", "--test-case", "SchedulingBasic", "--workload", "100Nodes", "--seed", "8"]);
     assert_ne!(d1, other_seed["runs"][0]["placementDigest"].as_str().unwrap(), "the seed breaks ties differently");
 }
 
@@ -183,21 +166,11 @@ fn same_seed_same_placements_at_any_thread_count() {
 fn run_writes_json_markdown_and_html() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");
-    let o = run(&[
-        "run",
-        "workloads/misc",
-        "--test-case",
-        "SchedulingBasic",
-        "--workload",
-        "5Nodes",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run(&["run", "workloads/misc", "--test-case", "SchedulingBasic", "--workload", "5Nodes", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("SchedulingBasic/5Nodes"), "{table}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["schemaVersion"], "schedperf.report/v1");
     assert!(report["commandLine"].as_array().unwrap().len() > 2);
     assert!(std::fs::read_to_string(out.join("report.md")).unwrap().contains("SchedulingBasic"));
@@ -208,14 +181,8 @@ fn run_writes_json_markdown_and_html() {
 fn virtual_time_runs_seconds_of_kubelet_latency_quickly() {
     let t0 = std::time::Instant::now();
     let r = run_json(&[
-        "workloads/misc",
-        "--test-case",
-        "SchedulingBasic",
-        "--workload",
-        "100Nodes",
-        "--virtual-time",
-        "--agent-config",
-        "workloads/agents/realistic.yaml",
+        "workloads/misc", "--test-case", "SchedulingBasic", "--workload", "100Nodes", "--virtual-time",
+        "--agent-config", "workloads/agents/realistic.yaml",
     ]);
     let run = &r["runs"][0];
     assert_eq!(run["virtualTime"], true);

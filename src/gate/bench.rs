@@ -13,11 +13,13 @@ pub fn bmf(report: &GateReport) -> String {
     let mut doc = Map::new();
     for c in &report.cells {
         let (lo, hi) = (c.median_cand_low, c.median_cand_high);
-        let entry = doc.entry(c.key()).or_insert_with(|| Value::Object(Map::new()));
-        entry
-            .as_object_mut()
-            .expect("object")
-            .insert(c.metric.name().to_string(), json!({"value": c.median_cand, "lower_value": lo, "upper_value": hi}));
+        let entry = doc
+            .entry(c.key())
+            .or_insert_with(|| Value::Object(Map::new()));
+        entry.as_object_mut().expect("object").insert(
+            c.metric.name().to_string(),
+            json!({"value": c.median_cand, "lower_value": lo, "upper_value": hi}),
+        );
     }
     let mut text = serde_json::to_string_pretty(&Value::Object(doc)).expect("serializes");
     text.push('\n');

@@ -60,7 +60,15 @@ impl Verdict {
 
 /// Decides a gated cell's verdict from its worse-oriented ratio interval `[low, high]`, its estimate,
 /// raw and Holm-corrected p-values, budget (fraction) and the family-wise `alpha`.
-pub fn decide(ratio: f64, low: f64, high: f64, p: f64, p_holm: f64, budget: f64, alpha: f64) -> Verdict {
+pub fn decide(
+    ratio: f64,
+    low: f64,
+    high: f64,
+    p: f64,
+    p_holm: f64,
+    budget: f64,
+    alpha: f64,
+) -> Verdict {
     let line = 1.0 + budget;
     if p_holm < alpha && low > line {
         Verdict::Regressed
@@ -131,9 +139,17 @@ impl Cell {
     /// a throughput drop is negative, a latency rise positive).
     pub fn change(&self) -> (f64, f64, f64) {
         if self.metric.bigger_is_better() {
-            (1.0 / self.ratio - 1.0, 1.0 / self.ratio_high - 1.0, 1.0 / self.ratio_low - 1.0)
+            (
+                1.0 / self.ratio - 1.0,
+                1.0 / self.ratio_high - 1.0,
+                1.0 / self.ratio_low - 1.0,
+            )
         } else {
-            (self.ratio - 1.0, self.ratio_low - 1.0, self.ratio_high - 1.0)
+            (
+                self.ratio - 1.0,
+                self.ratio_low - 1.0,
+                self.ratio_high - 1.0,
+            )
         }
     }
 }
@@ -226,7 +242,12 @@ impl GateReport {
     /// The workloads with a suspect cell: in `ab` mode, extend these once to 20 pairs and decide again;
     /// against a stored baseline, re-measure workloads with a regressed cell to confirm.
     pub fn workloads_with(&self, v: Verdict) -> Vec<String> {
-        let set: BTreeSet<String> = self.cells.iter().filter(|c| c.verdict == v).map(Cell::key).collect();
+        let set: BTreeSet<String> = self
+            .cells
+            .iter()
+            .filter(|c| c.verdict == v)
+            .map(Cell::key)
+            .collect();
         set.into_iter().collect()
     }
 
@@ -255,8 +276,12 @@ pub fn evaluate(
     policy: &Policy,
     paired: bool,
 ) -> Result<GateReport, InputError> {
-    let options =
-        Options { base_label: "baseline", cand_label: "current", min_samples: MIN_SAMPLES, compare_only: false };
+    let options = Options {
+        base_label: "baseline",
+        cand_label: "current",
+        min_samples: MIN_SAMPLES,
+        compare_only: false,
+    };
     evaluate_with(base, cand, policy, paired, &options)
 }
 
@@ -283,7 +308,11 @@ fn group<'a>(base: &'a [RunSample], cand: &'a [RunSample]) -> Vec<Group<'a>> {
             let key = run.key();
             let g = by_key.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
-                Group { key, base: Vec::new(), cand: Vec::new() }
+                Group {
+                    key,
+                    base: Vec::new(),
+                    cand: Vec::new(),
+                }
             });
             if is_base {
                 g.base.push(run);
@@ -292,7 +321,10 @@ fn group<'a>(base: &'a [RunSample], cand: &'a [RunSample]) -> Vec<Group<'a>> {
             }
         }
     }
-    order.into_iter().map(|k| by_key.remove(&k).expect("key recorded")).collect()
+    order
+        .into_iter()
+        .map(|k| by_key.remove(&k).expect("key recorded"))
+        .collect()
 }
 
 pub(crate) fn evaluate_with(
@@ -310,22 +342,41 @@ pub(crate) fn evaluate_with(
         placements: Vec::new(),
         unmatched: Vec::new(),
         warnings: Vec::new(),
-        baseline: Source { file: opt.base_label.to_string(), header: Default::default() },
-        current: Source { file: opt.cand_label.to_string(), header: Default::default() },
+        baseline: Source {
+            file: opt.base_label.to_string(),
+            header: Default::default(),
+        },
+        current: Source {
+            file: opt.cand_label.to_string(),
+            header: Default::default(),
+        },
     };
     let groups = group(base, cand);
     for g in &groups {
         if g.cand.is_empty() {
-            report.unmatched.push(Unmatched { key: g.key.clone(), present_in: "baseline" });
+            report.unmatched.push(Unmatched {
+                key: g.key.clone(),
+                present_in: "baseline",
+            });
         } else if g.base.is_empty() {
-            report.unmatched.push(Unmatched { key: g.key.clone(), present_in: "current" });
+            report.unmatched.push(Unmatched {
+                key: g.key.clone(),
+                present_in: "current",
+            });
         }
     }
-    let matched: Vec<&Group> = groups.iter().filter(|g| !g.base.is_empty() && !g.cand.is_empty()).collect();
+    let matched: Vec<&Group> = groups
+        .iter()
+        .filter(|g| !g.base.is_empty() && !g.cand.is_empty())
+        .collect();
     if matched.is_empty() {
         let names = |side: &str| {
-            let keys: Vec<&str> =
-                report.unmatched.iter().filter(|u| u.present_in == side).map(|u| u.key.as_str()).collect();
+            let keys: Vec<&str> = report
+                .unmatched
+                .iter()
+                .filter(|u| u.present_in == side)
+                .map(|u| u.key.as_str())
+                .collect();
             keys.join(", ")
         };
         return Err(InputError::new(
@@ -340,26 +391,56 @@ pub(crate) fn evaluate_with(
         ));
     }
     for u in &report.unmatched {
-        report.warnings.push(format!("{} is only in the {} report; not compared", u.key, u.present_in));
+        report.warnings.push(format!(
+            "{} is only in the {} report; not compared",
+            u.key, u.present_in
+        ));
     }
     for g in &matched {
         check_digests(g, opt, &mut report.warnings)?;
         let (base_values, cand_values) = samples(g, paired, opt, &mut report.warnings)?;
-        let min_pods = g.base.iter().chain(&g.cand).map(|r| r.measured_pods).min().unwrap_or(0);
+        let min_pods = g
+            .base
+            .iter()
+            .chain(&g.cand)
+            .map(|r| r.measured_pods)
+            .min()
+            .unwrap_or(0);
         for metric in Metric::ALL {
             let b: Vec<f64> = base_values.iter().map(|r| metric.value(r)).collect();
             let c: Vec<f64> = cand_values.iter().map(|r| metric.value(r)).collect();
-            report.cells.push(cell(g, metric, &b, &c, paired, policy, min_pods, opt.compare_only));
+            report.cells.push(cell(
+                g,
+                metric,
+                &b,
+                &c,
+                paired,
+                policy,
+                min_pods,
+                opt.compare_only,
+            ));
         }
-        report.placements.extend(placement_checks(g, &mut report.warnings));
+        report
+            .placements
+            .extend(placement_checks(g, &mut report.warnings));
     }
-    let gated: Vec<usize> = (0..report.cells.len()).filter(|&i| report.cells[i].gated).collect();
+    let gated: Vec<usize> = (0..report.cells.len())
+        .filter(|&i| report.cells[i].gated)
+        .collect();
     let adjusted = stats::holm(&gated.iter().map(|&i| report.cells[i].p).collect::<Vec<_>>());
     for (&i, p_holm) in gated.iter().zip(adjusted) {
         let c = &mut report.cells[i];
         c.p_holm = Some(p_holm);
         let budget = c.budget.expect("gated cells have budgets");
-        c.verdict = decide(c.ratio, c.ratio_low, c.ratio_high, c.p, p_holm, budget, policy.alpha);
+        c.verdict = decide(
+            c.ratio,
+            c.ratio_low,
+            c.ratio_high,
+            c.p,
+            p_holm,
+            budget,
+            policy.alpha,
+        );
     }
     if let Some(w) = blind_family_warning(&report) {
         report.warnings.push(w);
@@ -369,7 +450,9 @@ pub(crate) fn evaluate_with(
 
 fn check_digests(g: &Group, opt: &Options, warnings: &mut Vec<String>) -> Result<(), InputError> {
     fn digests(runs: &[&RunSample], f: fn(&RunSample) -> Option<&str>) -> BTreeSet<String> {
-        runs.iter().filter_map(|r| f(r).map(str::to_string)).collect()
+        runs.iter()
+            .filter_map(|r| f(r).map(str::to_string))
+            .collect()
     }
     fn workload(r: &RunSample) -> Option<&str> {
         r.workload_digest.as_deref()
@@ -383,7 +466,10 @@ fn check_digests(g: &Group, opt: &Options, warnings: &mut Vec<String>) -> Result
             return Err(InputError::new(
                 label,
                 "runs[].workloadDigest",
-                format!("{} mixes workload definitions {:?}; one report must hold one definition", g.key, set),
+                format!(
+                    "{} mixes workload definitions {:?}; one report must hold one definition",
+                    g.key, set
+                ),
             ));
         }
     }
@@ -398,7 +484,11 @@ fn check_digests(g: &Group, opt: &Options, warnings: &mut Vec<String>) -> Result
         if opt.compare_only {
             warnings.push(msg);
         } else {
-            return Err(InputError::new(opt.cand_label, "runs[].workloadDigest", msg));
+            return Err(InputError::new(
+                opt.cand_label,
+                "runs[].workloadDigest",
+                msg,
+            ));
         }
     }
     let (cb, cc) = (digests(&g.base, config), digests(&g.cand, config));
@@ -422,7 +512,10 @@ fn samples<'a>(
         InputError::new(
             label,
             "runs",
-            format!("{} has {n} {what}; at least {} per side are needed (10 recommended)", g.key, opt.min_samples),
+            format!(
+                "{} has {n} {what}; at least {} per side are needed (10 recommended)",
+                g.key, opt.min_samples
+            ),
         )
     };
     if !paired {
@@ -433,32 +526,49 @@ fn samples<'a>(
         }
         return Ok((g.base.clone(), g.cand.clone()));
     }
-    let index = |runs: &[&'a RunSample], label: &str| -> Result<BTreeMap<u32, &'a RunSample>, InputError> {
-        let mut map = BTreeMap::new();
-        for r in runs {
-            let pair = r.pair.ok_or_else(|| {
-                InputError::new(
-                    label,
-                    "runs[].pair",
-                    format!("{} (rep {}) has no pair index; cannot pair A/B runs", g.key, r.rep),
-                )
-            })?;
-            if map.insert(pair, *r).is_some() {
-                return Err(InputError::new(label, "runs[].pair", format!("{} has pair {pair} twice", g.key)));
+    let index =
+        |runs: &[&'a RunSample], label: &str| -> Result<BTreeMap<u32, &'a RunSample>, InputError> {
+            let mut map = BTreeMap::new();
+            for r in runs {
+                let pair = r.pair.ok_or_else(|| {
+                    InputError::new(
+                        label,
+                        "runs[].pair",
+                        format!(
+                            "{} (rep {}) has no pair index; cannot pair A/B runs",
+                            g.key, r.rep
+                        ),
+                    )
+                })?;
+                if map.insert(pair, *r).is_some() {
+                    return Err(InputError::new(
+                        label,
+                        "runs[].pair",
+                        format!("{} has pair {pair} twice", g.key),
+                    ));
+                }
             }
-        }
-        Ok(map)
-    };
-    let (mb, mc) = (index(&g.base, opt.base_label)?, index(&g.cand, opt.cand_label)?);
+            Ok(map)
+        };
+    let (mb, mc) = (
+        index(&g.base, opt.base_label)?,
+        index(&g.cand, opt.cand_label)?,
+    );
     let common: Vec<u32> = mb.keys().filter(|k| mc.contains_key(k)).copied().collect();
     let orphans = mb.len() + mc.len() - 2 * common.len();
     if orphans > 0 {
-        warnings.push(format!("{}: {orphans} run(s) without a partner in the other arm were left out", g.key));
+        warnings.push(format!(
+            "{}: {orphans} run(s) without a partner in the other arm were left out",
+            g.key
+        ));
     }
     if common.len() < opt.min_samples {
         return Err(too_few(opt.cand_label, common.len(), "complete A/B pairs"));
     }
-    Ok((common.iter().map(|k| mb[k]).collect(), common.iter().map(|k| mc[k]).collect()))
+    Ok((
+        common.iter().map(|k| mb[k]).collect(),
+        common.iter().map(|k| mc[k]).collect(),
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -479,7 +589,10 @@ fn cell(
         let d: Vec<f64> = lc.iter().zip(&lb).map(|(c, b)| c - b).collect();
         (stats::hodges_lehmann_paired(&d, confidence), "wilcoxon")
     } else {
-        (stats::hodges_lehmann_shift(&lc, &lb, confidence), "mann-whitney")
+        (
+            stats::hodges_lehmann_shift(&lc, &lb, confidence),
+            "mann-whitney",
+        )
     };
     let budget = policy.budget(&g.key, metric, paired);
     let mut note = None;
@@ -489,7 +602,9 @@ fn cell(
         note = Some("report only".to_string());
         false
     } else if metric.is_p99() && min_pods < P99_MIN_MEASURED_PODS {
-        note = Some(format!("report only: runs measured {min_pods} pods, p99 is gated from {P99_MIN_MEASURED_PODS}"));
+        note = Some(format!(
+            "report only: runs measured {min_pods} pods, p99 is gated from {P99_MIN_MEASURED_PODS}"
+        ));
         false
     } else {
         true
@@ -534,7 +649,8 @@ fn placement_checks(g: &Group, warnings: &mut Vec<String>) -> Vec<PlacementCheck
     let (sb, sc) = (by_seed(&g.base), by_seed(&g.cand));
     for (side, map) in [("baseline", &sb), ("current", &sc)] {
         for (seed, runs) in map {
-            let distinct: BTreeSet<&str> = runs.iter().map(|r| r.placement_digest.as_str()).collect();
+            let distinct: BTreeSet<&str> =
+                runs.iter().map(|r| r.placement_digest.as_str()).collect();
             if distinct.len() > 1 {
                 warnings.push(format!(
                     "{}: the {side} placed pods differently in {} runs with the same seed {seed}: the scheduler is not deterministic",
@@ -571,7 +687,10 @@ fn placement_checks(g: &Group, warnings: &mut Vec<String>) -> Vec<PlacementCheck
         });
     }
     if out.is_empty() {
-        warnings.push(format!("{}: no seed in common; placements not compared", g.key));
+        warnings.push(format!(
+            "{}: no seed in common; placements not compared",
+            g.key
+        ));
     }
     out
 }
@@ -596,7 +715,11 @@ fn blind_family_warning(report: &GateReport) -> Option<String> {
     let blind = report
         .cells
         .iter()
-        .filter(|c| c.gated && min_achievable_p(c.n_base, c.n_cand, report.paired) * family as f64 >= report.alpha)
+        .filter(|c| {
+            c.gated
+                && min_achievable_p(c.n_base, c.n_cand, report.paired) * family as f64
+                    >= report.alpha
+        })
         .count();
     (blind > 0).then(|| {
         format!(

@@ -102,7 +102,11 @@ impl Report {
 
     /// The runs of one arm.
     pub fn arm(&self, arm: Arm) -> Vec<RunSample> {
-        self.runs.iter().filter(|r| r.arm == Some(arm)).cloned().collect()
+        self.runs
+            .iter()
+            .filter(|r| r.arm == Some(arm))
+            .cloned()
+            .collect()
     }
 }
 
@@ -125,6 +129,7 @@ fn arm_label<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arm>, D::E
     })
 }
 
+
 /// Reads and parses a report file.
 pub fn load_report(path: &Path) -> Result<Report, InputError> {
     let file = path.display().to_string();
@@ -135,10 +140,14 @@ pub fn load_report(path: &Path) -> Result<Report, InputError> {
 
 /// Parses the text of a report; `file` names it in errors.
 pub fn parse_report(file: &str, text: &str) -> Result<Report, InputError> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| InputError::new(file, "", format!("not valid JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| InputError::new(file, "", format!("not valid JSON: {e}")))?;
     let serde_json::Value::Object(mut top) = value else {
-        return Err(InputError::new(file, "", "expected a JSON object with `schemaVersion` and `runs`"));
+        return Err(InputError::new(
+            file,
+            "",
+            "expected a JSON object with `schemaVersion` and `runs`",
+        ));
     };
     match top.get("schemaVersion") {
         Some(serde_json::Value::String(v)) if v.starts_with(REPORT_SCHEMA) => {}
@@ -157,7 +166,8 @@ pub fn parse_report(file: &str, text: &str) -> Result<Report, InputError> {
             ))
         }
     }
-    let raw: RawReport = serde_path_to_error::deserialize(serde_json::Value::Object(top.clone())).map_err(|e| {
+    let raw: RawReport = serde_path_to_error::deserialize(serde_json::Value::Object(top.clone()))
+        .map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
         InputError::new(file, path, e.into_inner().to_string())
@@ -170,36 +180,75 @@ pub fn parse_report(file: &str, text: &str) -> Result<Report, InputError> {
         }
     }
     for (i, run) in runs.iter().enumerate() {
-        validate_run(run).map_err(|(field, msg)| InputError::new(file, format!("runs[{i}].{field}"), msg))?;
+        validate_run(run)
+            .map_err(|(field, msg)| InputError::new(file, format!("runs[{i}].{field}"), msg))?;
     }
     if runs.is_empty() {
-        return Err(InputError::new(file, "runs", "no runs; expected at least 6 per workload"));
+        return Err(InputError::new(
+            file,
+            "runs",
+            "no runs; expected at least 6 per workload",
+        ));
     }
-    Ok(Report { file: file.to_string(), schema_version: raw.schema_version, header: top, runs })
+    Ok(Report {
+        file: file.to_string(),
+        schema_version: raw.schema_version,
+        header: top,
+        runs,
+    })
 }
 
 fn validate_run(run: &RunSample) -> Result<(), (String, String)> {
     let t = &run.throughput;
-    for (name, v) in [("average", t.average), ("p50", t.p50), ("p90", t.p90), ("p95", t.p95), ("p99", t.p99)] {
+    for (name, v) in [
+        ("average", t.average),
+        ("p50", t.p50),
+        ("p90", t.p90),
+        ("p95", t.p95),
+        ("p99", t.p99),
+    ] {
         if !v.is_finite() || v < 0.0 {
-            return Err((format!("throughput.{name}"), format!("{v} is not a finite, non-negative pods/s")));
+            return Err((
+                format!("throughput.{name}"),
+                format!("{v} is not a finite, non-negative pods/s"),
+            ));
         }
     }
     if t.average <= 0.0 {
-        return Err(("throughput.average".into(), "0 pods/s: the run scheduled nothing".into()));
+        return Err((
+            "throughput.average".into(),
+            "0 pods/s: the run scheduled nothing".into(),
+        ));
     }
-    for (group, l) in [("attemptLatencyMicros", &run.attempt_latency_us), ("e2eLatencyMicros", &run.e2e_latency_us)] {
-        for (name, v) in [("p50", l.p50), ("p90", l.p90), ("p99", l.p99), ("max", l.max)] {
+    for (group, l) in [
+        ("attemptLatencyMicros", &run.attempt_latency_us),
+        ("e2eLatencyMicros", &run.e2e_latency_us),
+    ] {
+        for (name, v) in [
+            ("p50", l.p50),
+            ("p90", l.p90),
+            ("p99", l.p99),
+            ("max", l.max),
+        ] {
             if !v.is_finite() || v < 0.0 {
-                return Err((format!("{group}.{name}"), format!("{v} is not a finite, non-negative latency")));
+                return Err((
+                    format!("{group}.{name}"),
+                    format!("{v} is not a finite, non-negative latency"),
+                ));
             }
         }
     }
     if run.test_case.is_empty() {
-        return Err(("testCase".into(), "empty; expected the test case name".into()));
+        return Err((
+            "testCase".into(),
+            "empty; expected the test case name".into(),
+        ));
     }
     if run.workload.is_empty() {
-        return Err(("workload".into(), "empty; expected the workload name".into()));
+        return Err((
+            "workload".into(),
+            "empty; expected the workload name".into(),
+        ));
     }
     Ok(())
 }
@@ -209,7 +258,12 @@ pub(crate) mod tests {
     use super::*;
 
     /// A minimal valid run as JSON, for tests across the gate.
-    pub(crate) fn run_json(test_case: &str, workload: &str, rep: u32, throughput: f64) -> serde_json::Value {
+    pub(crate) fn run_json(
+        test_case: &str,
+        workload: &str,
+        rep: u32,
+        throughput: f64,
+    ) -> serde_json::Value {
         serde_json::json!({
             "testCase": test_case, "workload": workload, "seed": 42, "configDigest": "c1",
             "workloadDigest": "w1", "rep": rep,
@@ -230,7 +284,11 @@ pub(crate) mod tests {
         with_arm["arm"] = "cand".into();
         with_arm["pair"] = 3.into();
         with_arm["placements"] = serde_json::json!({"pod-1": "node-2"});
-        let r = parse_report("r.json", &report_text(vec![run_json("T", "w", 0, 10.0), with_arm])).unwrap();
+        let r = parse_report(
+            "r.json",
+            &report_text(vec![run_json("T", "w", 0, 10.0), with_arm]),
+        )
+        .unwrap();
         assert_eq!(r.runs.len(), 2);
         assert_eq!(r.runs[0].key(), "T/w");
         assert_eq!(r.runs[0].attempt_latency_us.p99, 400.0);
@@ -246,7 +304,10 @@ pub(crate) mod tests {
         let text = serde_json::json!({"schemaVersion": "schedperf.report/v1", "arm": "base",
             "runs": [run_json("T", "w", 0, 10.0)]})
         .to_string();
-        assert_eq!(parse_report("a.json", &text).unwrap().runs[0].arm, Some(Arm::Base));
+        assert_eq!(
+            parse_report("a.json", &text).unwrap().runs[0].arm,
+            Some(Arm::Base)
+        );
     }
 
     #[test]
@@ -260,17 +321,33 @@ pub(crate) mod tests {
         check("[1]".into(), "", "JSON object");
         check("{".into(), "", "not valid JSON");
         check(r#"{"runs": []}"#.into(), "schemaVersion", "missing");
-        check(r#"{"schemaVersion": "other/v2", "runs": []}"#.into(), "schemaVersion", "unsupported");
+        check(
+            r#"{"schemaVersion": "other/v2", "runs": []}"#.into(),
+            "schemaVersion",
+            "unsupported",
+        );
         check(report_text(vec![]), "runs", "no runs");
         let mut bad = run_json("T", "w", 0, 10.0);
         bad["throughput"]["p90"] = "fast".into();
-        check(report_text(vec![run_json("T", "w", 0, 1.0), bad]), "runs[1].throughput.p90", "invalid type");
+        check(
+            report_text(vec![run_json("T", "w", 0, 1.0), bad]),
+            "runs[1].throughput.p90",
+            "invalid type",
+        );
         let mut missing = run_json("T", "w", 0, 10.0);
         missing.as_object_mut().unwrap().remove("placementDigest");
         check(report_text(vec![missing]), "runs[0]", "placementDigest");
-        check(report_text(vec![run_json("T", "w", 0, 0.0)]), "runs[0].throughput.average", "scheduled nothing");
+        check(
+            report_text(vec![run_json("T", "w", 0, 0.0)]),
+            "runs[0].throughput.average",
+            "scheduled nothing",
+        );
         let mut negative = run_json("T", "w", 0, 10.0);
         negative["e2eLatencyMicros"]["max"] = (-1.0).into();
-        check(report_text(vec![negative]), "runs[0].e2eLatencyMicros.max", "non-negative");
+        check(
+            report_text(vec![negative]),
+            "runs[0].e2eLatencyMicros.max",
+            "non-negative",
+        );
     }
 }

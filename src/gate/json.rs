@@ -9,11 +9,17 @@ pub const COMPARE_SCHEMA: &str = "schedperf.compare/v1";
 
 /// Renders the report as `compare/v1` JSON (pretty-printed, newline-terminated).
 pub fn render(report: &GateReport, flags: GateFlags) -> String {
-    let counts: serde_json::Map<String, Value> =
-        [Verdict::Regressed, Verdict::Suspect, Verdict::Noisy, Verdict::Improved, Verdict::Ok, Verdict::ReportOnly]
-            .iter()
-            .map(|v| (v.as_str().to_string(), json!(report.count(*v))))
-            .collect();
+    let counts: serde_json::Map<String, Value> = [
+        Verdict::Regressed,
+        Verdict::Suspect,
+        Verdict::Noisy,
+        Verdict::Improved,
+        Verdict::Ok,
+        Verdict::ReportOnly,
+    ]
+    .iter()
+    .map(|v| (v.as_str().to_string(), json!(report.count(*v))))
+    .collect();
     let doc = json!({
         "schemaVersion": COMPARE_SCHEMA,
         "kind": if report.compare_only { "compare" } else { "gate" },

@@ -92,7 +92,11 @@ fn cell_case(c: &Cell, flags: GateFlags) -> (String, bool, bool) {
         c.test
     );
     let fails = c.verdict == Verdict::Regressed || (flags.strict && c.verdict == Verdict::Suspect);
-    let open = format!("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", xml(&c.key()), xml(c.metric.name()));
+    let open = format!(
+        "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n",
+        xml(&c.key()),
+        xml(c.metric.name())
+    );
     let inner = if fails {
         format!(
             "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
@@ -101,10 +105,21 @@ fn cell_case(c: &Cell, flags: GateFlags) -> (String, bool, bool) {
             xml(&body)
         )
     } else if matches!(c.verdict, Verdict::ReportOnly | Verdict::Noisy) {
-        let why = c.note.clone().unwrap_or_else(|| c.verdict.as_str().to_string());
-        format!("      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n", xml(&why), xml(&body))
+        let why = c
+            .note
+            .clone()
+            .unwrap_or_else(|| c.verdict.as_str().to_string());
+        format!(
+            "      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n",
+            xml(&why),
+            xml(&body)
+        )
     } else {
-        format!("      <system-out>{} ({})</system-out>\n", xml(&body), c.verdict.as_str())
+        format!(
+            "      <system-out>{} ({})</system-out>\n",
+            xml(&body),
+            c.verdict.as_str()
+        )
     };
     let skipped = !fails && matches!(c.verdict, Verdict::ReportOnly | Verdict::Noisy);
     (format!("{open}{inner}    </testcase>\n"), fails, skipped)
@@ -112,5 +127,9 @@ fn cell_case(c: &Cell, flags: GateFlags) -> (String, bool, bool) {
 
 /// Escapes text for XML content and attributes.
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
 }

@@ -27,7 +27,12 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
     let attention: Vec<&Cell> = report
         .cells
         .iter()
-        .filter(|c| matches!(c.verdict, Verdict::Regressed | Verdict::Suspect | Verdict::Noisy | Verdict::Improved))
+        .filter(|c| {
+            matches!(
+                c.verdict,
+                Verdict::Regressed | Verdict::Suspect | Verdict::Noisy | Verdict::Improved
+            )
+        })
         .collect();
     if !report.compare_only {
         if attention.is_empty() {
@@ -40,7 +45,13 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
     if report.placements.iter().any(|p| p.changed) {
         out += "**Placements changed** for the same seed:\n\n";
         for p in report.placements.iter().filter(|p| p.changed) {
-            out += &format!("- `{}/{}` seed {}: {}\n", p.test_case, p.workload, p.seed, table::placement_text(p));
+            out += &format!(
+                "- `{}/{}` seed {}: {}\n",
+                p.test_case,
+                p.workload,
+                p.seed,
+                table::placement_text(p)
+            );
         }
         out.push('\n');
     }
@@ -101,7 +112,11 @@ fn cells_table(cells: &[&Cell], gate: bool) -> String {
             out += &format!(
                 " {} | {} | {} |",
                 c.p_holm.map(format::p).unwrap_or_else(|| "-".into()),
-                if c.gated { format::budget(c.budget) } else { "-".into() },
+                if c.gated {
+                    format::budget(c.budget)
+                } else {
+                    "-".into()
+                },
                 verdict
             );
         }
@@ -147,12 +162,26 @@ pub fn annotations(report: &GateReport, flags: GateFlags) -> Vec<String> {
         items.push((
             level,
             -c.ratio,
-            command_line(command, &format!("{} {}", c.verdict.as_str(), c.metric.name()), &detail),
+            command_line(
+                command,
+                &format!("{} {}", c.verdict.as_str(), c.metric.name()),
+                &detail,
+            ),
         ));
     }
     for p in report.placements.iter().filter(|p| p.changed) {
-        let command = if flags.fail_on_placement_change { "error" } else { "warning" };
-        let detail = format!("{}/{} seed {}: {}", p.test_case, p.workload, p.seed, table::placement_text(p));
+        let command = if flags.fail_on_placement_change {
+            "error"
+        } else {
+            "warning"
+        };
+        let detail = format!(
+            "{}/{} seed {}: {}",
+            p.test_case,
+            p.workload,
+            p.seed,
+            table::placement_text(p)
+        );
         items.push((
             if flags.fail_on_placement_change { 0 } else { 1 },
             0.0,
@@ -160,12 +189,24 @@ pub fn annotations(report: &GateReport, flags: GateFlags) -> Vec<String> {
         ));
     }
     items.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    items.into_iter().take(MAX_ANNOTATIONS).map(|(_, _, line)| line).collect()
+    items
+        .into_iter()
+        .take(MAX_ANNOTATIONS)
+        .map(|(_, _, line)| line)
+        .collect()
 }
 
 /// One workflow command, with GitHub's escaping of data (`%`, CR, LF) and properties (also `:` `,`).
 fn command_line(command: &str, title: &str, message: &str) -> String {
-    let data = |s: &str| s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    let data = |s: &str| {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    };
     let property = |s: &str| data(s).replace(':', "%3A").replace(',', "%2C");
-    format!("::{command} title=schedperf gate {}::{}", property(title), data(message))
+    format!(
+        "::{command} title=schedperf gate {}::{}",
+        property(title),
+        data(message)
+    )
 }

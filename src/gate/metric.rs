@@ -47,8 +47,12 @@ impl Metric {
     /// The metrics gated when the policy does not say otherwise: throughput and the scheduling
     /// attempt latency percentiles. End-to-end latency mostly restates throughput (pods wait in the
     /// queue), so it is reported but not gated by default, which keeps the Holm family small.
-    pub const DEFAULT_GATED: [Metric; 4] =
-        [Metric::Throughput, Metric::AttemptP50, Metric::AttemptP90, Metric::AttemptP99];
+    pub const DEFAULT_GATED: [Metric; 4] = [
+        Metric::Throughput,
+        Metric::AttemptP50,
+        Metric::AttemptP90,
+        Metric::AttemptP99,
+    ];
 
     /// The name used in reports, policies and Bencher measures.
     pub fn name(self) -> &'static str {
@@ -147,7 +151,12 @@ mod tests {
     #[test]
     fn default_budgets_follow_the_reference_table() {
         let check = |m: Metric, ab: Option<f64>, stored: Option<f64>| {
-            assert_eq!((m.default_budget(true), m.default_budget(false)), (ab, stored), "{}", m.name());
+            assert_eq!(
+                (m.default_budget(true), m.default_budget(false)),
+                (ab, stored),
+                "{}",
+                m.name()
+            );
         };
         check(Metric::Throughput, Some(0.05), Some(0.20));
         check(Metric::AttemptP50, Some(0.05), Some(0.20));

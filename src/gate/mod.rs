@@ -30,8 +30,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use evaluate::{
-    decide, evaluate, Cell, GateFlags, GateReport, PlacementCheck, Verdict, EXIT_INPUT, EXIT_NOISY, EXIT_PASS,
-    EXIT_REGRESSION, MIN_SAMPLES,
+    decide, evaluate, Cell, GateFlags, GateReport, PlacementCheck, Verdict, EXIT_INPUT, EXIT_NOISY,
+    EXIT_PASS, EXIT_REGRESSION, MIN_SAMPLES,
 };
 pub use input::{load_report, Arm, Report, RunSample};
 pub use metric::Metric;
@@ -257,7 +257,11 @@ impl Format {
     /// Parses the `--format` values, each one name or a comma-separated list (duplicates are ignored).
     pub fn parse_list(values: &[String]) -> Result<Vec<Format>, InputError> {
         let mut out = Vec::new();
-        for v in values.iter().flat_map(|v| v.split(',')).filter(|v| !v.trim().is_empty()) {
+        for v in values
+            .iter()
+            .flat_map(|v| v.split(','))
+            .filter(|v| !v.trim().is_empty())
+        {
             let f = match v.trim() {
                 "table" => Format::Table,
                 "json" => Format::Json,
@@ -306,7 +310,11 @@ pub struct OutputEnv {
 impl OutputEnv {
     /// Reads `GITHUB_STEP_SUMMARY` from the environment.
     pub fn from_env() -> Self {
-        OutputEnv { step_summary: std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(PathBuf::from) }
+        OutputEnv {
+            step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+        }
     }
 }
 
@@ -317,7 +325,11 @@ pub fn run_gate(args: &GateArgs) -> Result<i32, InputError> {
 }
 
 /// [`run_gate`] with an explicit environment and stdout, for tests and embedding.
-pub fn run_gate_with(args: &GateArgs, env: &OutputEnv, stdout: &mut dyn Write) -> Result<i32, InputError> {
+pub fn run_gate_with(
+    args: &GateArgs,
+    env: &OutputEnv,
+    stdout: &mut dyn Write,
+) -> Result<i32, InputError> {
     let formats = Format::parse_list(&args.format)?;
     let policy = match &args.policy {
         Some(p) => Policy::load(p)?,
@@ -358,7 +370,8 @@ fn gate_reports(
         Some(path) => {
             let b = load_report(path)?;
             for r in [&a, &b] {
-                let arms: std::collections::BTreeSet<_> = r.runs.iter().filter_map(|x| x.arm).collect();
+                let arms: std::collections::BTreeSet<_> =
+                    r.runs.iter().filter_map(|x| x.arm).collect();
                 if arms.len() > 1 {
                     return Err(InputError::new(
                         &r.file,
@@ -370,14 +383,35 @@ fn gate_reports(
             (a.runs.clone(), b.runs.clone(), false, Some(b))
         }
     };
-    let cand_file = b.as_ref().map(|b| b.file.clone()).unwrap_or_else(|| format!("{} (cand arm)", a.file));
-    let base_file = if b.is_some() { a.file.clone() } else { format!("{} (base arm)", a.file) };
-    let options = Options { base_label: &base_file, cand_label: &cand_file, min_samples, compare_only };
+    let cand_file = b
+        .as_ref()
+        .map(|b| b.file.clone())
+        .unwrap_or_else(|| format!("{} (cand arm)", a.file));
+    let base_file = if b.is_some() {
+        a.file.clone()
+    } else {
+        format!("{} (base arm)", a.file)
+    };
+    let options = Options {
+        base_label: &base_file,
+        cand_label: &cand_file,
+        min_samples,
+        compare_only,
+    };
     let mut report = evaluate_with(&base_runs, &cand_runs, policy, paired, &options)?;
-    report.baseline = Source { file: base_file.clone(), header: a.header.clone() };
+    report.baseline = Source {
+        file: base_file.clone(),
+        header: a.header.clone(),
+    };
     report.current = match &b {
-        Some(b) => Source { file: b.file.clone(), header: b.header.clone() },
-        None => Source { file: cand_file.clone(), header: a.header.clone() },
+        Some(b) => Source {
+            file: b.file.clone(),
+            header: b.header.clone(),
+        },
+        None => Source {
+            file: cand_file.clone(),
+            header: a.header.clone(),
+        },
     };
     Ok(report)
 }
@@ -396,7 +430,9 @@ fn emit(
     stdout: &mut dyn Write,
 ) -> Result<(), InputError> {
     let to_stdout = |stdout: &mut dyn Write, text: &str| {
-        stdout.write_all(text.as_bytes()).map_err(|e| write_err(Path::new("<stdout>"), e))
+        stdout
+            .write_all(text.as_bytes())
+            .map_err(|e| write_err(Path::new("<stdout>"), e))
     };
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
@@ -416,9 +452,13 @@ fn emit(
         }
     }
     if let Some(summary) = &env.step_summary {
-        let mut file =
-            std::fs::OpenOptions::new().create(true).append(true).open(summary).map_err(|e| write_err(summary, e))?;
-        file.write_all(markdown::render(report, flags).as_bytes()).map_err(|e| write_err(summary, e))?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(summary)
+            .map_err(|e| write_err(summary, e))?;
+        file.write_all(markdown::render(report, flags).as_bytes())
+            .map_err(|e| write_err(summary, e))?;
         for line in markdown::annotations(report, flags) {
             to_stdout(stdout, &format!("{line}\n"))?;
         }
@@ -563,14 +603,22 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<i32, InputError> {
 /// `max(default, 3 x CI half-width)` where the half-width is `(ratio_high - ratio_low) / 2`, rounded
 /// up to 0.5%. The policy keeps the calibration's alpha.
 pub fn suggest_budgets(aa: &GateReport) -> Policy {
-    let mut policy = Policy { alpha: aa.alpha, ..Policy::default() };
+    let mut policy = Policy {
+        alpha: aa.alpha,
+        ..Policy::default()
+    };
     for c in &aa.cells {
         let Some(default) = c.metric.default_budget(aa.paired) else {
             continue;
         };
         let half_width = (c.ratio_high - c.ratio_low) / 2.0;
         let budget = (default.max(3.0 * half_width) * 200.0 - 1e-9).ceil() / 200.0;
-        policy.workloads.entry(c.key()).or_default().budgets.insert(c.metric, budget);
+        policy
+            .workloads
+            .entry(c.key())
+            .or_default()
+            .budgets
+            .insert(c.metric, budget);
     }
     policy
 }

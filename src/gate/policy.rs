@@ -49,7 +49,12 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { alpha: DEFAULT_ALPHA, gated_metrics: None, defaults: BTreeMap::new(), workloads: BTreeMap::new() }
+        Policy {
+            alpha: DEFAULT_ALPHA,
+            gated_metrics: None,
+            defaults: BTreeMap::new(),
+            workloads: BTreeMap::new(),
+        }
     }
 }
 
@@ -86,9 +91,9 @@ impl Policy {
     /// Parses the text of a `gate.toml`; `file` names it in errors. Unknown keys are errors, so a
     /// misspelt metric never silently falls back to a default.
     pub fn from_toml(file: &str, text: &str) -> Result<Policy, InputError> {
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| InputError::new(file, "", format!("not valid TOML: {}", e.message())))?;
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            InputError::new(file, "", format!("not valid TOML: {}", e.message()))
+        })?;
         let mut policy = Policy::default();
         for (key, value) in &table {
             match key.as_str() {
@@ -146,12 +151,18 @@ impl Policy {
         for key in keys {
             for metric in Metric::ALL {
                 if self.is_gated(key, metric) && self.budget(key, metric, false).is_none() {
-                    let path =
-                        if key.is_empty() { "gated_metrics".to_string() } else { format!("workloads.\"{key}\"") };
+                    let path = if key.is_empty() {
+                        "gated_metrics".to_string()
+                    } else {
+                        format!("workloads.\"{key}\"")
+                    };
                     return Err(InputError::new(
                         file,
                         path,
-                        format!("{} is report-only by default; give it a budget to gate it", metric.name()),
+                        format!(
+                            "{} is report-only by default; give it a budget to gate it",
+                            metric.name()
+                        ),
                     ));
                 }
             }
@@ -185,7 +196,10 @@ impl Policy {
 }
 
 fn quoted(list: &[Metric]) -> String {
-    list.iter().map(|m| format!("\"{}\"", m.name())).collect::<Vec<_>>().join(", ")
+    list.iter()
+        .map(|m| format!("\"{}\"", m.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn number(value: &toml::Value) -> Option<f64> {
@@ -199,40 +213,59 @@ fn number(value: &toml::Value) -> Option<f64> {
 /// A budget: a fraction (`0.05`) or a percentage string (`"5%"`), in (0, 10].
 fn budget(file: &str, path: &str, value: &toml::Value) -> Result<f64, InputError> {
     let parsed = match value {
-        toml::Value::String(s) => {
-            s.trim().strip_suffix('%').and_then(|p| p.trim().parse::<f64>().ok()).map(|p| p / 100.0)
-        }
+        toml::Value::String(s) => s
+            .trim()
+            .strip_suffix('%')
+            .and_then(|p| p.trim().parse::<f64>().ok())
+            .map(|p| p / 100.0),
         other => number(other),
     };
-    parsed.filter(|b| *b > 0.0 && *b <= 10.0 && b.is_finite()).ok_or_else(|| {
+    parsed
+        .filter(|b| *b > 0.0 && *b <= 10.0 && b.is_finite())
+        .ok_or_else(|| {
+            InputError::new(
+                file,
+                path,
+                format!(
+                    "{value} is not a budget; expected a fraction as 0.05 or a string as \"5%\""
+                ),
+            )
+        })
+}
+
+fn metric_name(file: &str, path: &str, name: &str) -> Result<Metric, InputError> {
+    Metric::from_name(name).ok_or_else(|| {
         InputError::new(
             file,
             path,
-            format!("{value} is not a budget; expected a fraction as 0.05 or a string as \"5%\""),
+            format!("unknown metric; expected one of {}", all_names()),
         )
     })
 }
 
-fn metric_name(file: &str, path: &str, name: &str) -> Result<Metric, InputError> {
-    Metric::from_name(name)
-        .ok_or_else(|| InputError::new(file, path, format!("unknown metric; expected one of {}", all_names())))
-}
-
 fn metric_list(file: &str, path: &str, value: &toml::Value) -> Result<Vec<Metric>, InputError> {
-    let array = value.as_array().ok_or_else(|| InputError::new(file, path, "expected an array of metric names"))?;
+    let array = value
+        .as_array()
+        .ok_or_else(|| InputError::new(file, path, "expected an array of metric names"))?;
     array
         .iter()
         .enumerate()
         .map(|(i, v)| {
             let p = format!("{path}[{i}]");
-            let name = v.as_str().ok_or_else(|| InputError::new(file, &p, "expected a metric name string"))?;
+            let name = v
+                .as_str()
+                .ok_or_else(|| InputError::new(file, &p, "expected a metric name string"))?;
             metric_name(file, &p, name)
         })
         .collect()
 }
 
 fn all_names() -> String {
-    Metric::ALL.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+    Metric::ALL
+        .iter()
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -261,9 +294,27 @@ e2e-max = 0.5
             assert_eq!(p.is_gated(key, m), gated, "{key} {}", m.name());
             assert_eq!(p.budget(key, m, paired), budget, "{key} {}", m.name());
         };
-        check("SchedulingBasic/5000Nodes", Metric::Throughput, true, true, Some(0.25));
-        check("SchedulingBasic/5000Nodes", Metric::E2eMax, true, true, Some(0.5));
-        check("SchedulingBasic/5000Nodes", Metric::AttemptP99, true, false, Some(0.30));
+        check(
+            "SchedulingBasic/5000Nodes",
+            Metric::Throughput,
+            true,
+            true,
+            Some(0.25),
+        );
+        check(
+            "SchedulingBasic/5000Nodes",
+            Metric::E2eMax,
+            true,
+            true,
+            Some(0.5),
+        );
+        check(
+            "SchedulingBasic/5000Nodes",
+            Metric::AttemptP99,
+            true,
+            false,
+            Some(0.30),
+        );
         check("Other/w", Metric::Throughput, false, true, Some(0.10));
         check("Other/w", Metric::AttemptP50, false, false, Some(0.20));
         check("Other/w", Metric::AttemptP90, true, false, Some(0.10));
@@ -273,7 +324,10 @@ e2e-max = 0.5
     #[test]
     fn default_policy_gates_the_default_metrics() {
         let p = Policy::default();
-        let gated: Vec<Metric> = Metric::ALL.into_iter().filter(|m| p.is_gated("A/b", *m)).collect();
+        let gated: Vec<Metric> = Metric::ALL
+            .into_iter()
+            .filter(|m| p.is_gated("A/b", *m))
+            .collect();
         assert_eq!(gated, Metric::DEFAULT_GATED);
     }
 
@@ -287,16 +341,40 @@ e2e-max = 0.5
     fn errors_name_the_field() {
         let check = |text: &str, path: &str, contains: &str| {
             let e = Policy::from_toml("gate.toml", text).unwrap_err();
-            assert_eq!((e.file.as_str(), e.path.as_str()), ("gate.toml", path), "{e}");
+            assert_eq!(
+                (e.file.as_str(), e.path.as_str()),
+                ("gate.toml", path),
+                "{e}"
+            );
             assert!(e.message.contains(contains), "{e}");
         };
         check("alpha = 2", "alpha", "between 0 and 0.5");
-        check("[defaults]\nthroughput = -1", "defaults.throughput", "not a budget");
-        check("[defaults]\nthroughput = \"five\"", "defaults.throughput", "not a budget");
+        check(
+            "[defaults]\nthroughput = -1",
+            "defaults.throughput",
+            "not a budget",
+        );
+        check(
+            "[defaults]\nthroughput = \"five\"",
+            "defaults.throughput",
+            "not a budget",
+        );
         check("[defaults]\np99 = 0.1", "defaults.p99", "unknown metric");
-        check("gated_metrics = [\"throughput\", 3]", "gated_metrics[1]", "metric name");
-        check("gated_metrics = [\"attempt-max\"]", "gated_metrics", "report-only");
-        check("[workloads.basic]\nthroughput = 0.1", "workloads.\"basic\"", "testCase/workload");
+        check(
+            "gated_metrics = [\"throughput\", 3]",
+            "gated_metrics[1]",
+            "metric name",
+        );
+        check(
+            "gated_metrics = [\"attempt-max\"]",
+            "gated_metrics",
+            "report-only",
+        );
+        check(
+            "[workloads.basic]\nthroughput = 0.1",
+            "workloads.\"basic\"",
+            "testCase/workload",
+        );
         check("budget = 1", "budget", "unknown key");
         check("alpha = ", "", "not valid TOML");
     }

@@ -7,10 +7,16 @@ use super::format;
 pub fn render(report: &GateReport, flags: GateFlags) -> String {
     let mut out = format!("{}\n", headline(report));
     let gate = !report.compare_only;
-    let mut header: Vec<String> =
-        ["WORKLOAD", "METRIC", "BASE -> CURRENT", "CHANGE", "CI", "P"].iter().map(|s| s.to_string()).collect();
+    let mut header: Vec<String> = ["WORKLOAD", "METRIC", "BASE -> CURRENT", "CHANGE", "CI", "P"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     if gate {
-        header.extend(["P_HOLM", "BUDGET", "VERDICT"].iter().map(|s| s.to_string()));
+        header.extend(
+            ["P_HOLM", "BUDGET", "VERDICT"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
     }
     let mut rows = vec![header];
     for c in &report.cells {
@@ -18,22 +24,34 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
         let mut row = vec![
             c.key(),
             format!("{} ({})", c.metric.name(), c.unit),
-            format!("{} -> {}", format::value(c.median_base), format::value(c.median_cand)),
+            format!(
+                "{} -> {}",
+                format::value(c.median_base),
+                format::value(c.median_cand)
+            ),
             format::pct(change),
             format!("[{}, {}]", format::pct(low), format::pct(high)),
             format::p(c.p),
         ];
         if gate {
             row.push(c.p_holm.map(format::p).unwrap_or_else(|| "-".into()));
-            row.push(if c.gated { format::budget(c.budget) } else { "-".into() });
+            row.push(if c.gated {
+                format::budget(c.budget)
+            } else {
+                "-".into()
+            });
             row.push(c.verdict.label().to_string());
         }
         rows.push(row);
     }
     out += &format::columns(&rows);
     for p in &report.placements {
-        out +=
-            &format!("placements {} seed {}: {}\n", format_key(&p.test_case, &p.workload), p.seed, placement_text(p));
+        out += &format!(
+            "placements {} seed {}: {}\n",
+            format_key(&p.test_case, &p.workload),
+            p.seed,
+            placement_text(p)
+        );
     }
     for w in &report.warnings {
         out += &format!("warning: {w}\n");
@@ -54,18 +72,34 @@ pub fn placement_text(p: &super::evaluate::PlacementCheck) -> String {
         return "unchanged".to_string();
     }
     match (p.moved_pods, p.compared_pods) {
-        (Some(m), Some(n)) => format!("changed: {m} of {n} pods moved (digest {} -> {})", p.base_digest, p.cand_digest),
-        _ => format!("changed (digest {} -> {}; no per-pod placements recorded)", p.base_digest, p.cand_digest),
+        (Some(m), Some(n)) => format!(
+            "changed: {m} of {n} pods moved (digest {} -> {})",
+            p.base_digest, p.cand_digest
+        ),
+        _ => format!(
+            "changed (digest {} -> {}; no per-pod placements recorded)",
+            p.base_digest, p.cand_digest
+        ),
     }
 }
 
 /// The first line: what was compared with what, and how.
 pub fn headline(report: &GateReport) -> String {
-    let mode =
-        if report.paired { "interleaved A/B pairs, Wilcoxon signed-rank" } else { "independent runs, Mann-Whitney U" };
-    let what = if report.compare_only { "schedperf compare" } else { "schedperf gate" };
-    let family =
-        if report.compare_only { String::new() } else { format!(", Holm over {} gated cells", report.gated()) };
+    let mode = if report.paired {
+        "interleaved A/B pairs, Wilcoxon signed-rank"
+    } else {
+        "independent runs, Mann-Whitney U"
+    };
+    let what = if report.compare_only {
+        "schedperf compare"
+    } else {
+        "schedperf gate"
+    };
+    let family = if report.compare_only {
+        String::new()
+    } else {
+        format!(", Holm over {} gated cells", report.gated())
+    };
     format!(
         "{what}: {} vs {} ({mode}; Hodges-Lehmann change with {:.0}% CI; alpha {}{family})",
         report.baseline.file,
@@ -83,11 +117,24 @@ pub fn result_line(report: &GateReport, flags: GateFlags) -> String {
         3 => "NOISY",
         _ => "FAIL",
     };
-    let counts: Vec<String> =
-        [Verdict::Regressed, Verdict::Suspect, Verdict::Noisy, Verdict::Improved, Verdict::Ok, Verdict::ReportOnly]
-            .iter()
-            .map(|v| format!("{} {}", report.count(*v), v.as_str()))
-            .collect();
-    let placement = if report.placement_changed() { "; placements changed" } else { "" };
-    format!("result: {status} (exit {code}): {}{placement}", counts.join(", "))
+    let counts: Vec<String> = [
+        Verdict::Regressed,
+        Verdict::Suspect,
+        Verdict::Noisy,
+        Verdict::Improved,
+        Verdict::Ok,
+        Verdict::ReportOnly,
+    ]
+    .iter()
+    .map(|v| format!("{} {}", report.count(*v), v.as_str()))
+    .collect();
+    let placement = if report.placement_changed() {
+        "; placements changed"
+    } else {
+        ""
+    };
+    format!(
+        "result: {status} (exit {code}): {}{placement}",
+        counts.join(", ")
+    )
 }

@@ -93,11 +93,7 @@ pub fn build_plugin(
 
 /// Compiles the Kubernetes objects inside a profile's plugin args (NodeAffinityArgs.addedAffinity).
 /// `file` names the config for error messages.
-pub fn compile_args(
-    args: &PluginArgs,
-    interner: &mut Interner,
-    file: &str,
-) -> Result<CompiledArgs, crate::error::InputError> {
+pub fn compile_args(args: &PluginArgs, interner: &mut Interner, file: &str) -> Result<CompiledArgs, crate::error::InputError> {
     use crate::snapshot::compile::{compile_node_selector, compile_preferred};
     let mut out = CompiledArgs::default();
     if let Some(raw) = &args.node_affinity.added_affinity {

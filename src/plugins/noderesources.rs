@@ -390,10 +390,8 @@ impl Plugin for BalancedAllocation {
             for (n, o) in nodes.iter().zip(out.iter_mut()) {
                 let i = n.ix();
                 let (aa, ba) = (a.alloc[i], b.alloc[i]);
-                let fa =
-                    if aa == 0 { None } else { Some(((a.requested[i] + a.pod_request) as f64 / aa as f64).min(1.0)) };
-                let fb =
-                    if ba == 0 { None } else { Some(((b.requested[i] + b.pod_request) as f64 / ba as f64).min(1.0)) };
+                let fa = if aa == 0 { None } else { Some(((a.requested[i] + a.pod_request) as f64 / aa as f64).min(1.0)) };
+                let fb = if ba == 0 { None } else { Some(((b.requested[i] + b.pod_request) as f64 / ba as f64).min(1.0)) };
                 *o = match (fa, fb) {
                     (Some(x), Some(y)) => ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64,
                     _ => MAX_NODE_SCORE,

@@ -103,10 +103,7 @@ pub fn select(args: &RunArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
                 }
                 let r = resolve(tc, w)?;
                 // A named workload runs whatever its labels; otherwise the filter decides.
-                if args.workload.is_some()
-                    || args.test_case.is_some() && args.label_filter == "performance"
-                    || filter.matches(&r.labels)
-                {
+                if args.workload.is_some() || args.test_case.is_some() && args.label_filter == "performance" || filter.matches(&r.labels) {
                     out.push(r);
                 }
             }
@@ -150,11 +147,7 @@ fn agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
 /// The CRI agent, when built in; see `crate::agent::cri`.
 fn cri_agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
     let _unused: Option<AgentFactory> = None;
-    Err(InputError::new(
-        "--agent",
-        "",
-        format!("the CRI agent is not wired into `run` yet (endpoints {:?})", args.cri_endpoint),
-    ))
+    Err(InputError::new("--agent", "", format!("the CRI agent is not wired into `run` yet (endpoints {:?})", args.cri_endpoint)))
 }
 
 fn options(args: &RunArgs, rep: u32) -> Result<RunOptions, InputError> {
@@ -254,11 +247,7 @@ pub fn machine() -> Machine {
 pub fn report(runs: Vec<RunReport>) -> Report {
     Report {
         schema_version: SCHEMA_VERSION.to_string(),
-        tool: ToolInfo {
-            name: "schedperf".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            git_commit: git_commit(),
-        },
+        tool: ToolInfo { name: "schedperf".into(), version: env!("CARGO_PKG_VERSION").into(), git_commit: git_commit() },
         command_line: std::env::args().collect(),
         machine: machine(),
         created_unix_seconds: std::time::SystemTime::now()

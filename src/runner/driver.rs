@@ -122,13 +122,7 @@ struct Driver {
     config_digest: String,
 }
 
-fn event_json(
-    out: &mut Option<std::io::BufWriter<std::fs::File>>,
-    at_nanos: u64,
-    pod: &str,
-    kind: &str,
-    extra: serde_json::Value,
-) {
+fn event_json(out: &mut Option<std::io::BufWriter<std::fs::File>>, at_nanos: u64, pod: &str, kind: &str, extra: serde_json::Value) {
     if let Some(w) = out {
         let line = serde_json::json!({"tNanos": at_nanos, "pod": pod, "event": kind, "detail": extra});
         let _ = writeln!(w, "{line}");
@@ -175,11 +169,8 @@ impl Driver {
     }
 
     fn create_pod(&mut self, template: Arc<api::Pod>, namespace: &str, file: &str) -> Result<PodUid, InputError> {
-        let name = if template.metadata.name.is_empty()
-            || self.pods_created > 0 && !template.metadata.generate_name.is_empty()
-        {
-            let prefix =
-                if template.metadata.generate_name.is_empty() { "pod-" } else { &template.metadata.generate_name };
+        let name = if template.metadata.name.is_empty() || self.pods_created > 0 && !template.metadata.generate_name.is_empty() {
+            let prefix = if template.metadata.generate_name.is_empty() { "pod-" } else { &template.metadata.generate_name };
             format!("{prefix}{:06}", self.pods_created)
         } else {
             template.metadata.name.clone()
@@ -192,15 +183,10 @@ impl Driver {
         let info = compile_pod(&pod, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
             .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
         let profile = self.profile_of(&info).ok_or_else(|| {
-            InputError::new(
-                file,
-                "spec.schedulerName",
-                format!("no scheduler profile named {:?}", self.snap.interner.resolve(info.scheduler_name)),
-            )
+            InputError::new(file, "spec.schedulerName", format!("no scheduler profile named {:?}", self.snap.interner.resolve(info.scheduler_name)))
         })?;
         let now = self.now();
-        let measured = self.window.open
-            && (self.window.namespaces.is_empty() || self.window.namespaces.iter().any(|n| n == namespace));
+        let measured = self.window.open && (self.window.namespaces.is_empty() || self.window.namespaces.iter().any(|n| n == namespace));
         if measured && self.window.start_nanos.is_none() {
             self.window.start_nanos = Some(now);
         }
@@ -338,13 +324,7 @@ impl Driver {
                 rec.scheduled_nanos = Some(now);
                 self.binds_in_flight += 1;
                 let node_name = self.snap.interner.resolve(node_sym).to_string();
-                event_json(
-                    &mut self.events_out,
-                    now,
-                    &key,
-                    "assumed",
-                    serde_json::json!({"node": node_name, "attempt": qp.attempts}),
-                );
+                event_json(&mut self.events_out, now, &key, "assumed", serde_json::json!({"node": node_name, "attempt": qp.attempts}));
                 let agent_pod = self.agent_pod(uid, &node_name);
                 match &self.binder {
                     Some(b) => b.submit(BindJob::new(agent_pod)),
@@ -361,26 +341,14 @@ impl Driver {
                 if self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable {
                     *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
                 }
-                event_json(
-                    &mut self.events_out,
-                    now,
-                    &key,
-                    "attempt",
-                    serde_json::json!({"result": "unschedulable", "message": msg}),
-                );
+                event_json(&mut self.events_out, now, &key, "attempt", serde_json::json!({"result": "unschedulable", "message": msg}));
                 self.rec_mut(uid).unschedulable = true;
                 self.queue.add_unschedulable(qp, PluginSet::of(&rejectors), now);
             }
             CycleResult::Error(st) => {
                 self.hist.record("attempt.error", cycle_nanos);
                 self.counters.errors += 1;
-                event_json(
-                    &mut self.events_out,
-                    now,
-                    &key,
-                    "attempt",
-                    serde_json::json!({"result": "error", "reasons": st.reasons}),
-                );
+                event_json(&mut self.events_out, now, &key, "attempt", serde_json::json!({"result": "error", "reasons": st.reasons}));
                 self.queue.add_backoff(qp, now);
             }
         }
@@ -435,13 +403,7 @@ impl Driver {
         let now = self.now();
         self.queue.on_event(ClusterEvent::AssignedPodAdd { pod: uid, node: idx }, now);
         let key = format!("{}/{}", self.rec(uid).namespace, self.rec(uid).info.name);
-        event_json(
-            &mut self.events_out,
-            at_nanos,
-            &key,
-            "bound",
-            serde_json::json!({"node": self.snap.interner.resolve(node)}),
-        );
+        event_json(&mut self.events_out, at_nanos, &key, "bound", serde_json::json!({"node": self.snap.interner.resolve(node)}));
     }
 
     fn on_bind_failed(&mut self, uid: PodUid, reason: &str) {
@@ -499,22 +461,13 @@ impl Driver {
                     let template = self.rec(uid).template.clone();
                     let ns = self.rec(uid).namespace.clone();
                     let key = format!("{ns}/{}", self.rec(uid).info.name);
-                    event_json(
-                        &mut self.events_out,
-                        ev.at_nanos,
-                        &key,
-                        "evicted",
-                        serde_json::json!({"reason": reason}),
-                    );
+                    event_json(&mut self.events_out, ev.at_nanos, &key, "evicted", serde_json::json!({"reason": reason}));
                     self.delete_pod(uid);
                     // A controller recreates evicted pods.
                     let _ = self.create_pod(template, &ns, "<eviction>");
                 }
             }
-            AgentEventKind::Failed(_)
-            | AgentEventKind::SandboxReady
-            | AgentEventKind::ContainersStarted
-            | AgentEventKind::Deleted => {}
+            AgentEventKind::Failed(_) | AgentEventKind::SandboxReady | AgentEventKind::ContainersStarted | AgentEventKind::Deleted => {}
         }
     }
 
@@ -545,8 +498,7 @@ impl Driver {
                     continue;
                 }
                 c.created += 1;
-                let (templates, ns, recreate, number) =
-                    (c.templates.clone(), c.namespace.clone(), c.recreate, c.number);
+                let (templates, ns, recreate, number) = (c.templates.clone(), c.namespace.clone(), c.recreate, c.number);
                 for (ti, path) in templates.iter().enumerate() {
                     if recreate && self.churners[ci].alive[ti].len() as u64 >= number.max(1) {
                         match self.churners[ci].alive[ti].pop_front() {
@@ -589,8 +541,10 @@ impl Driver {
             if stalled && !self.drain() {
                 return Ok(());
             }
-            let mut wake =
-                [self.queue.next_wakeup_nanos(), self.next_churn_nanos(), deadline].into_iter().flatten().min();
+            let mut wake = [self.queue.next_wakeup_nanos(), self.next_churn_nanos(), deadline]
+                .into_iter()
+                .flatten()
+                .min();
             match &self.vclock {
                 Some(v) => {
                     if let Some(a) = self.agent.next_due_nanos() {
@@ -606,8 +560,7 @@ impl Driver {
                 }
                 None => {
                     let now = self.now();
-                    let timeout =
-                        wake.map_or(Duration::from_millis(20), |w| Duration::from_nanos(w.saturating_sub(now)));
+                    let timeout = wake.map_or(Duration::from_millis(20), |w| Duration::from_nanos(w.saturating_sub(now)));
                     let timeout = timeout.min(Duration::from_millis(20));
                     crossbeam_channel::select! {
                         recv(self.bind_results) -> r => if let Ok(r) = r {
@@ -645,8 +598,7 @@ impl Driver {
                 unique_node_label_strategy,
                 template_params,
             } => {
-                let file =
-                    node_template_path.as_ref().map_or("<default node>".to_string(), |p| p.display().to_string());
+                let file = node_template_path.as_ref().map_or("<default node>".to_string(), |p| p.display().to_string());
                 for i in 0..*count {
                     let mut node = match node_template_path {
                         Some(p) => self.templates.node(p, i, *count, template_params)?,
@@ -678,9 +630,7 @@ impl Driver {
                 for i in 0..*count {
                     let mut ns = api::Namespace::default();
                     if let Some(p) = namespace_template_path {
-                        if let Some(Object::Namespace(n)) =
-                            self.templates.instantiate(p, i, *count, &BTreeMap::new())?.first()
-                        {
+                        if let Some(Object::Namespace(n)) = self.templates.instantiate(p, i, *count, &BTreeMap::new())?.first() {
                             ns = n.clone();
                         }
                     }
@@ -796,11 +746,8 @@ impl Driver {
                 self.window = Window { open: true, namespaces: namespaces.clone(), start_nanos: None };
             }
             ResolvedOp::StopCollectingMetrics => {
-                let measured: ahash::AHashSet<PodUid> =
-                    self.pods.iter().filter(|r| r.measured).map(|r| r.info.uid).collect();
-                self.run_until(None, &|d: &Driver| {
-                    d.pods_settled(&|r: &PodRec| measured.contains(&r.info.uid), false)
-                })?;
+                let measured: ahash::AHashSet<PodUid> = self.pods.iter().filter(|r| r.measured).map(|r| r.info.uid).collect();
+                self.run_until(None, &|d: &Driver| d.pods_settled(&|r: &PodRec| measured.contains(&r.info.uid), false))?;
                 self.window.open = false;
             }
             ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
@@ -845,8 +792,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     let mut frameworks = Vec::new();
     for profile in &config.profiles {
         let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
-        let fw = Framework::new(profile, &compiled, &mut snap.interner)
-            .map_err(|e| InputError::new(&config.source, "profiles", e))?;
+        let fw = Framework::new(profile, &compiled, &mut snap.interner).map_err(|e| InputError::new(&config.source, "profiles", e))?;
         frameworks.push(fw);
     }
     let mut queue = SchedulingQueue::new(
@@ -1019,9 +965,7 @@ impl Driver {
                     match agent_pods.get(&uid) {
                         Some(n) if n == want => {}
                         Some(n) => diffs.push(format!("{}: cache says node {want}, agent says {n}", r.info.name)),
-                        None => {
-                            diffs.push(format!("{}: bound on {want} in the cache, unknown to the agent", r.info.name))
-                        }
+                        None => diffs.push(format!("{}: bound on {want} in the cache, unknown to the agent", r.info.name)),
                     }
                     if !self.snap.pods.contains_key(&uid) {
                         diffs.push(format!("{}: bound but not in the snapshot", r.info.name));
@@ -1047,14 +991,7 @@ impl Driver {
         }
         for i in 0..t.len() {
             if cpu[i] != t.req_cpu_milli[i] || pods_on[i] != t.pod_count[i] {
-                diffs.push(format!(
-                    "node {}: requested cpu {} / {} pods in the table, {} / {} from its pods",
-                    self.snap.node_name(crate::snapshot::NodeIdx(i as u32)),
-                    t.req_cpu_milli[i],
-                    t.pod_count[i],
-                    cpu[i],
-                    pods_on[i]
-                ));
+                diffs.push(format!("node {}: requested cpu {} / {} pods in the table, {} / {} from its pods", self.snap.node_name(crate::snapshot::NodeIdx(i as u32)), t.req_cpu_milli[i], t.pod_count[i], cpu[i], pods_on[i]));
             }
         }
         let shutdown = self.agent.shutdown();
@@ -1069,10 +1006,7 @@ impl Driver {
             match r.state {
                 PodState::Bound(node) => {
                     acc.bound += 1;
-                    placements.insert(
-                        format!("{}/{}", r.namespace, r.info.name),
-                        self.snap.interner.resolve(node).to_string(),
-                    );
+                    placements.insert(format!("{}/{}", r.namespace, r.info.name), self.snap.interner.resolve(node).to_string());
                 }
                 PodState::Deleted => acc.deleted += 1,
                 PodState::Queued if r.unschedulable => acc.unschedulable += 1,
@@ -1098,11 +1032,7 @@ impl Driver {
             }
         }
         let mut stages = BTreeMap::new();
-        for (k, name) in [
-            ("createdToScheduled", "stage.created_to_scheduled"),
-            ("scheduledToBound", "stage.scheduled_to_bound"),
-            ("boundToRunning", "stage.bound_to_running"),
-        ] {
+        for (k, name) in [("createdToScheduled", "stage.created_to_scheduled"), ("scheduledToBound", "stage.scheduled_to_bound"), ("boundToRunning", "stage.bound_to_running")] {
             stages.insert(k.to_string(), h.percentiles(name, 1e6));
         }
         let pending_total = self.pods.iter().filter(|r| r.state == PodState::Queued).count() as u64;
@@ -1176,10 +1106,7 @@ impl Driver {
             placements: small.then_some(placements),
             peak_rss_bytes: peak_rss_bytes(),
             threshold,
-            threshold_metric: format!(
-                "SchedulingThroughput/{}",
-                if metric.data_bucket.is_empty() { "Average" } else { &metric.data_bucket }
-            ),
+            threshold_metric: format!("SchedulingThroughput/{}", if metric.data_bucket.is_empty() { "Average" } else { &metric.data_bucket }),
             threshold_passed,
             histograms,
             cri: None,

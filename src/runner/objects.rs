@@ -54,38 +54,20 @@ impl Templates {
     }
 
     /// The single Node of a node template.
-    pub fn node(
-        &mut self,
-        path: &Path,
-        index: u64,
-        count: u64,
-        params: &BTreeMap<String, ParamValue>,
-    ) -> Result<api::Node, InputError> {
+    pub fn node(&mut self, path: &Path, index: u64, count: u64, params: &BTreeMap<String, ParamValue>) -> Result<api::Node, InputError> {
         let objs = self.instantiate(path, index, count, params)?;
         match objs.as_slice() {
             [Object::Node(n)] => Ok(n.clone()),
-            _ => Err(InputError::new(
-                path.display().to_string(),
-                "kind",
-                "expected exactly one Node in the node template",
-            )),
+            _ => Err(InputError::new(path.display().to_string(), "kind", "expected exactly one Node in the node template")),
         }
     }
 
     /// The single Pod of a pod template.
-    pub fn pod(
-        &mut self,
-        path: &Path,
-        index: u64,
-        count: u64,
-        params: &BTreeMap<String, ParamValue>,
-    ) -> Result<Arc<api::Pod>, InputError> {
+    pub fn pod(&mut self, path: &Path, index: u64, count: u64, params: &BTreeMap<String, ParamValue>) -> Result<Arc<api::Pod>, InputError> {
         let objs = self.instantiate(path, index, count, params)?;
         match objs.as_slice() {
             [Object::Pod(p)] => Ok(Arc::new(p.clone())),
-            _ => {
-                Err(InputError::new(path.display().to_string(), "kind", "expected exactly one Pod in the pod template"))
-            }
+            _ => Err(InputError::new(path.display().to_string(), "kind", "expected exactly one Pod in the pod template")),
         }
     }
 }

@@ -43,8 +43,7 @@ impl LatencyHist {
     /// The histogram rescaled to `unit_nanos` units (1_000 for µs), encoded as `report.json` stores
     /// histograms (compressed HdrHistogram V2, base64).
     pub fn encode_in(&self, unit_nanos: u64) -> String {
-        let mut h =
-            Histogram::<u64>::new_with_bounds(1, (HIST_MAX_NANOS / unit_nanos).max(2), 3).expect("valid bounds");
+        let mut h = Histogram::<u64>::new_with_bounds(1, (HIST_MAX_NANOS / unit_nanos).max(2), 3).expect("valid bounds");
         for v in self.0.iter_recorded() {
             h.saturating_record_n((v.value_iterated_to() / unit_nanos).max(1), v.count_at_value());
         }

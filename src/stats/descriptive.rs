@@ -47,9 +47,16 @@ pub fn median_ci(xs: &[f64], confidence: f64) -> (f64, f64, f64) {
         coef = coef * (n - j) as f64 / (j + 1) as f64;
     }
     // The median is below x_(k) when at most k - 1 values are below it: probability cdf[k - 1].
-    let k = (1..=n.div_ceil(2)).filter(|&k| cdf[k - 1] <= tail).max().unwrap_or(1);
+    let k = (1..=n.div_ceil(2))
+        .filter(|&k| cdf[k - 1] <= tail)
+        .max()
+        .unwrap_or(1);
     let miss = cdf[k - 1];
-    (order_stat(&v, k), order_stat(&v, n + 1 - k), 1.0 - 2.0 * miss)
+    (
+        order_stat(&v, k),
+        order_stat(&v, n + 1 - k),
+        1.0 - 2.0 * miss,
+    )
 }
 
 #[cfg(test)]
@@ -79,7 +86,10 @@ mod tests {
             let xs: Vec<f64> = (1..=n).rev().map(|i| i as f64).collect();
             let (l, h, c) = median_ci(&xs, 0.95);
             assert_eq!((l, h), (lo, hi), "n={n}");
-            assert!((c - coverage).abs() < 1e-12, "n={n}: coverage {c} want {coverage}");
+            assert!(
+                (c - coverage).abs() < 1e-12,
+                "n={n}: coverage {c} want {coverage}"
+            );
         };
         check(6, 1.0, 6.0, 0.96875);
         check(10, 2.0, 9.0, 0.978515625);

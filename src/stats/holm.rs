@@ -31,7 +31,10 @@ mod tests {
             let got = holm(p);
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(want) {
-                assert!((g - w).abs() < 1e-15, "holm({p:?}) = {got:?}, want {want:?}");
+                assert!(
+                    (g - w).abs() < 1e-15,
+                    "holm({p:?}) = {got:?}, want {want:?}"
+                );
             }
         };
         check(&[], &[]);

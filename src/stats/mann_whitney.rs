@@ -68,9 +68,17 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> TestResult {
         // U is an integer without ties. P(U >= u) = 1 - P(U <= u - 1).
         let u_int = u.round() as usize;
         let lower = cdf[u_int];
-        let upper = if u_int == 0 { 1.0 } else { 1.0 - cdf[u_int - 1] };
+        let upper = if u_int == 0 {
+            1.0
+        } else {
+            1.0 - cdf[u_int - 1]
+        };
         let p = (2.0 * lower.min(upper)).min(1.0);
-        return TestResult { statistic: u, p, method: Method::Exact };
+        return TestResult {
+            statistic: u,
+            p,
+            method: Method::Exact,
+        };
     }
     let total = (n + m) as f64;
     let variance = (n * m) as f64 / 12.0 * ((total + 1.0) - tie_term / (total * (total - 1.0)));
@@ -80,7 +88,11 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> TestResult {
         let distance = ((u - mean).abs() - 0.5).max(0.0);
         (2.0 * normal_sf(distance / variance.sqrt())).min(1.0)
     };
-    TestResult { statistic: u, p, method: Method::Normal }
+    TestResult {
+        statistic: u,
+        p,
+        method: Method::Normal,
+    }
 }
 
 /// The Hodges-Lehmann estimate of the shift `x - y` (the median of all `n m` differences `x_i - y_j`)
@@ -111,7 +123,8 @@ pub fn hodges_lehmann_shift(x: &[f64], y: &[f64], confidence: f64) -> ShiftEstim
         let all: Vec<f64> = x.iter().chain(y).copied().collect();
         let (_, tie_term) = mid_ranks(&all);
         let total = (n + m) as f64;
-        let sigma = ((nm as f64) / 12.0 * ((total + 1.0) - tie_term / (total * (total - 1.0)))).sqrt();
+        let sigma =
+            ((nm as f64) / 12.0 * ((total + 1.0) - tie_term / (total * (total - 1.0)))).sqrt();
         let z = normal_quantile(1.0 - tail);
         let k = ((nm as f64) / 2.0 + 0.5 - z * sigma).floor().max(1.0) as usize;
         let below = (k as f64 - 0.5 - (nm as f64) / 2.0) / sigma;
@@ -147,9 +160,16 @@ mod tests {
     #[test]
     fn u_frequencies_match_enumeration() {
         // Brute force over itertools.combinations(range(n + m), n), U = sum(pos_i - i).
-        let check = |n: usize, m: usize, want: &[f64]| assert_eq!(u_frequencies(n, m), want, "n={n} m={m}");
+        let check =
+            |n: usize, m: usize, want: &[f64]| assert_eq!(u_frequencies(n, m), want, "n={n} m={m}");
         check(3, 2, &[1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0]);
-        check(4, 4, &[1.0, 1.0, 2.0, 3.0, 5.0, 5.0, 7.0, 7.0, 8.0, 7.0, 7.0, 5.0, 5.0, 3.0, 2.0, 1.0, 1.0]);
+        check(
+            4,
+            4,
+            &[
+                1.0, 1.0, 2.0, 3.0, 5.0, 5.0, 7.0, 7.0, 8.0, 7.0, 7.0, 5.0, 5.0, 3.0, 2.0, 1.0, 1.0,
+            ],
+        );
         check(1, 0, &[1.0]);
         // The frequencies sum to C(n + m, n); C(100, 50) = 1.0089134454556419e29.
         let total: f64 = u_frequencies(50, 50).iter().sum();
@@ -165,9 +185,27 @@ mod tests {
             assert!(close(got.p, p, 1e-9), "p = {}, want {p}", got.p);
         };
         // mannwhitneyu(SHIFT_X, SHIFT_Y, alternative="two-sided", method="exact")
-        check(&SHIFT_X, &SHIFT_Y, 92.0, 0.000_725_280_911_039_424_9, Method::Exact);
-        check(&SHIFT_Y, &SHIFT_X, 8.0, 0.000_725_280_911_039_424_9, Method::Exact);
-        check(&[1.0, 2.0, 3.5, 4.25, 5.5, 6.0], &[1.5, 2.5, 3.0, 4.0, 5.0, 6.5], 18.0, 1.0, Method::Exact);
+        check(
+            &SHIFT_X,
+            &SHIFT_Y,
+            92.0,
+            0.000_725_280_911_039_424_9,
+            Method::Exact,
+        );
+        check(
+            &SHIFT_Y,
+            &SHIFT_X,
+            8.0,
+            0.000_725_280_911_039_424_9,
+            Method::Exact,
+        );
+        check(
+            &[1.0, 2.0, 3.5, 4.25, 5.5, 6.0],
+            &[1.5, 2.5, 3.0, 4.0, 5.0, 6.5],
+            18.0,
+            1.0,
+            Method::Exact,
+        );
         check(
             &[3.1, 4.7, 2.2, 5.9, 6.3, 4.4, 3.8],
             &[2.9, 1.8, 3.3, 2.5, 4.1, 1.2, 2.0, 3.6],
@@ -193,8 +231,12 @@ mod tests {
     fn large_samples() -> (Vec<f64>, Vec<f64>) {
         // Python: x=[((i*7919) % 6007)/10.0 + 1000.0 for i in range(60)]
         //         y=[((j*6113) % 5003)/10.0 + 990.05 for j in range(55)]
-        let x = (0..60).map(|i: u64| ((i * 7919) % 6007) as f64 / 10.0 + 1000.0).collect();
-        let y = (0..55).map(|j: u64| ((j * 6113) % 5003) as f64 / 10.0 + 990.05).collect();
+        let x = (0..60)
+            .map(|i: u64| ((i * 7919) % 6007) as f64 / 10.0 + 1000.0)
+            .collect();
+        let y = (0..55)
+            .map(|j: u64| ((j * 6113) % 5003) as f64 / 10.0 + 990.05)
+            .collect();
         (x, y)
     }
 
@@ -202,18 +244,42 @@ mod tests {
     fn hodges_lehmann_matches_reference() {
         let check = |x: &[f64], y: &[f64], est: f64, lo: f64, hi: f64, conf: f64, m: Method| {
             let got = hodges_lehmann_shift(x, y, 0.95);
-            assert!(close(got.estimate, est, 1e-12), "estimate {} want {est}", got.estimate);
+            assert!(
+                close(got.estimate, est, 1e-12),
+                "estimate {} want {est}",
+                got.estimate
+            );
             assert!(close(got.low, lo, 1e-12), "low {} want {lo}", got.low);
             assert!(close(got.high, hi, 1e-12), "high {} want {hi}", got.high);
             assert_eq!(got.ci_method, m);
             if m == Method::Exact {
-                assert!(close(got.achieved_confidence, conf, 1e-12), "{}", got.achieved_confidence);
+                assert!(
+                    close(got.achieved_confidence, conf, 1e-12),
+                    "{}",
+                    got.achieved_confidence
+                );
             }
         };
         // k = 24 of 100 differences: [D_(24), D_(77)], coverage 1 - 2 P(U <= 23).
-        check(&SHIFT_X, &SHIFT_Y, 1.5, 0.7, 2.2, 0.956_742_947_455_021_8, Method::Exact);
+        check(
+            &SHIFT_X,
+            &SHIFT_Y,
+            1.5,
+            0.7,
+            2.2,
+            0.956_742_947_455_021_8,
+            Method::Exact,
+        );
         // Swapping the samples negates the shift and its interval.
-        check(&SHIFT_Y, &SHIFT_X, -1.5, -2.2, -0.7, 0.956_742_947_455_021_8, Method::Exact);
+        check(
+            &SHIFT_Y,
+            &SHIFT_X,
+            -1.5,
+            -2.2,
+            -0.7,
+            0.956_742_947_455_021_8,
+            Method::Exact,
+        );
         check(
             &[1.0, 2.0, 3.5, 4.25, 5.5, 6.0],
             &[1.5, 2.5, 3.0, 4.0, 5.0, 6.5],
@@ -254,6 +320,9 @@ mod tests {
         let exact_k = cdf.iter().position(|&c| c >= 0.025).unwrap();
         let sigma = (2500.0_f64 / 12.0 * 101.0).sqrt();
         let normal_k = (1250.0 + 0.5 - normal_quantile(0.975) * sigma).floor() as usize;
-        assert!(exact_k.abs_diff(normal_k) <= 1, "exact {exact_k} normal {normal_k}");
+        assert!(
+            exact_k.abs_diff(normal_k) <= 1,
+            "exact {exact_k} normal {normal_k}"
+        );
     }
 }

@@ -76,8 +76,12 @@ pub fn normal_quantile(p: f64) -> f64 {
         4.374_664_141_464_968,
         2.938_163_982_698_783,
     ];
-    const D: [f64; 4] =
-        [7.784_695_709_041_462e-3, 3.224_671_290_700_398e-1, 2.445_134_137_142_996, 3.754_408_661_907_416];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
     const P_LOW: f64 = 0.02425;
     let x = if p < P_LOW {
         let q = (-2.0 * p.ln()).sqrt();
@@ -108,7 +112,10 @@ mod tests {
         // Expected values: scipy.stats.norm.cdf(x) (scipy 1.17.1).
         let check = |x: f64, want: f64| {
             let got = normal_cdf(x);
-            assert!((got - want).abs() <= 1e-14 + 1e-12 * want, "cdf({x}) = {got}, want {want}");
+            assert!(
+                (got - want).abs() <= 1e-14 + 1e-12 * want,
+                "cdf({x}) = {got}, want {want}"
+            );
         };
         check(0.0, 0.5);
         check(1.0, 0.8413447460685429);

@@ -46,11 +46,20 @@ pub fn wilcoxon_signed_rank(d: &[f64]) -> TestResult {
     let nonzero: Vec<f64> = d.iter().copied().filter(|&v| v != 0.0).collect();
     let n = nonzero.len();
     if n == 0 {
-        return TestResult { statistic: 0.0, p: 1.0, method: Method::Normal };
+        return TestResult {
+            statistic: 0.0,
+            p: 1.0,
+            method: Method::Normal,
+        };
     }
     let magnitudes: Vec<f64> = nonzero.iter().map(|v| v.abs()).collect();
     let (ranks, tie_term) = mid_ranks(&magnitudes);
-    let t_plus: f64 = nonzero.iter().zip(&ranks).filter(|(v, _)| **v > 0.0).map(|(_, r)| r).sum();
+    let t_plus: f64 = nonzero
+        .iter()
+        .zip(&ranks)
+        .filter(|(v, _)| **v > 0.0)
+        .map(|(_, r)| r)
+        .sum();
     let mean = (n * (n + 1)) as f64 / 4.0;
     if tie_term == 0.0 && n == d.len() && n <= EXACT_MAX_N {
         let cdf = signed_rank_cdf(n);
@@ -58,7 +67,11 @@ pub fn wilcoxon_signed_rank(d: &[f64]) -> TestResult {
         let lower = cdf[t];
         let upper = if t == 0 { 1.0 } else { 1.0 - cdf[t - 1] };
         let p = (2.0 * lower.min(upper)).min(1.0);
-        return TestResult { statistic: t_plus, p, method: Method::Exact };
+        return TestResult {
+            statistic: t_plus,
+            p,
+            method: Method::Exact,
+        };
     }
     let variance = (n * (n + 1) * (2 * n + 1)) as f64 / 24.0 - tie_term / 48.0;
     let p = if variance <= 0.0 {
@@ -67,7 +80,11 @@ pub fn wilcoxon_signed_rank(d: &[f64]) -> TestResult {
         let distance = ((t_plus - mean).abs() - 0.5).max(0.0);
         (2.0 * normal_sf(distance / variance.sqrt())).min(1.0)
     };
-    TestResult { statistic: t_plus, p, method: Method::Normal }
+    TestResult {
+        statistic: t_plus,
+        p,
+        method: Method::Normal,
+    }
 }
 
 /// The Hodges-Lehmann estimate of the centre of the paired differences `d` (the median of the
@@ -97,7 +114,9 @@ pub fn hodges_lehmann_paired(d: &[f64], confidence: f64) -> ShiftEstimate {
     } else {
         let mean = (n * (n + 1)) as f64 / 4.0;
         let sigma = ((n * (n + 1) * (2 * n + 1)) as f64 / 24.0).sqrt();
-        let k = (mean + 0.5 - normal_quantile(1.0 - tail) * sigma).floor().max(1.0) as usize;
+        let k = (mean + 0.5 - normal_quantile(1.0 - tail) * sigma)
+            .floor()
+            .max(1.0) as usize;
         let below = (k as f64 - 0.5 - mean) / sigma;
         (k, 1.0 - 2.0 * normal_sf(-below), Method::Normal)
     };
@@ -122,15 +141,21 @@ mod tests {
     // intervals: numpy.median of the Walsh averages and the order statistic k from a brute-force
     // enumeration of all 2^n sign patterns.
 
-    const POS10: [f64; 10] = [0.052, 0.031, 0.078, -0.012, 0.064, 0.045, 0.089, 0.023, 0.057, 0.038];
+    const POS10: [f64; 10] = [
+        0.052, 0.031, 0.078, -0.012, 0.064, 0.045, 0.089, 0.023, 0.057, 0.038,
+    ];
     const MIXED8: [f64; 8] = [0.01, -0.02, 0.035, -0.041, 0.005, 0.027, -0.013, 0.018];
     const SIX: [f64; 6] = [0.11, 0.07, 0.13, 0.09, 0.15, 0.05];
     const TIES: [f64; 10] = [0.02, 0.02, -0.01, 0.03, 0.03, 0.03, -0.02, 0.04, 0.01, 0.05];
-    const ZEROS: [f64; 10] = [0.0, 0.02, 0.031, -0.012, 0.044, 0.0, 0.057, 0.063, -0.005, 0.071];
+    const ZEROS: [f64; 10] = [
+        0.0, 0.02, 0.031, -0.012, 0.044, 0.0, 0.057, 0.063, -0.005, 0.071,
+    ];
 
     fn big() -> Vec<f64> {
         // Python: [((i*7919) % 6007)/10000.0 - 0.25 for i in range(40)]
-        (0..40u64).map(|i| ((i * 7919) % 6007) as f64 / 10000.0 - 0.25).collect()
+        (0..40u64)
+            .map(|i| ((i * 7919) % 6007) as f64 / 10000.0 - 0.25)
+            .collect()
     }
 
     fn close(got: f64, want: f64, tol: f64) -> bool {
@@ -139,7 +164,10 @@ mod tests {
 
     #[test]
     fn frequencies_match_enumeration() {
-        assert_eq!(signed_rank_frequencies(4), [1., 1., 1., 2., 2., 2., 2., 2., 1., 1., 1.]);
+        assert_eq!(
+            signed_rank_frequencies(4),
+            [1., 1., 1., 2., 2., 2., 2., 2., 1., 1., 1.]
+        );
         assert_eq!(signed_rank_frequencies(0), [1.0]);
         let total: f64 = signed_rank_frequencies(30).iter().sum();
         assert_eq!(total, 2f64.powi(30));
@@ -166,11 +194,19 @@ mod tests {
     fn walsh_interval_matches_reference() {
         let check = |d: &[f64], est: f64, lo: f64, hi: f64, conf: Option<f64>| {
             let got = hodges_lehmann_paired(d, 0.95);
-            assert!(close(got.estimate, est, 1e-12), "estimate {} want {est}", got.estimate);
+            assert!(
+                close(got.estimate, est, 1e-12),
+                "estimate {} want {est}",
+                got.estimate
+            );
             assert!(close(got.low, lo, 1e-12), "low {} want {lo}", got.low);
             assert!(close(got.high, hi, 1e-12), "high {} want {hi}", got.high);
             if let Some(conf) = conf {
-                assert!(close(got.achieved_confidence, conf, 1e-12), "{}", got.achieved_confidence);
+                assert!(
+                    close(got.achieved_confidence, conf, 1e-12),
+                    "{}",
+                    got.achieved_confidence
+                );
             }
         };
         // n = 10: k = 9 of 55 Walsh averages, coverage 1 - 2 * 10/1024.

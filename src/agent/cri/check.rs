@@ -54,7 +54,10 @@ impl CheckReport {
     /// Whether the runtime is ready, every mapped image is present, the smoke pod ran and nothing
     /// was left behind.
     pub fn ok(&self) -> bool {
-        self.conditions.iter().filter(|c| c.kind == "RuntimeReady").all(|c| c.ready)
+        self.conditions
+            .iter()
+            .filter(|c| c.kind == "RuntimeReady")
+            .all(|c| c.ready)
             && self.mapped.values().all(|(_, present)| *present)
             && self.smoke.is_ok()
             && self.leftovers.is_empty()
@@ -79,10 +82,18 @@ impl fmt::Display for CheckReport {
         writeln!(
             f,
             "  images present: {}",
-            if self.images.is_empty() { "none".to_string() } else { self.images.join(", ") }
+            if self.images.is_empty() {
+                "none".to_string()
+            } else {
+                self.images.join(", ")
+            }
         )?;
         for (from, (to, present)) in &self.mapped {
-            writeln!(f, "  image map: {from} -> {to}: {}", if *present { "present" } else { "MISSING" })?;
+            writeln!(
+                f,
+                "  image map: {from} -> {to}: {}",
+                if *present { "present" } else { "MISSING" }
+            )?;
         }
         match &self.smoke {
             Ok(s) => writeln!(
@@ -121,22 +132,40 @@ pub fn cri_check(endpoint: &str, image_map: &ImageMap) -> Result<CheckReport, Ag
     cfg.run_id = format!("check-{}", default_run_id().trim_start_matches("sp-"));
     let agent = CriAgent::connect(cfg, events_tx, Arc::new(WallClock::new()))?;
     let client = agent.inner.clients[0].clone();
-    let (status, images) = agent.rt().block_on(async { (client.status().await, client.list_images().await) });
+    let (status, images) = agent
+        .rt()
+        .block_on(async { (client.status().await, client.list_images().await) });
     let status = status.map_err(AgentError::from)?;
     let conditions: Vec<RuntimeConditionReport> = status
         .status
         .map(|s| s.conditions)
         .unwrap_or_default()
         .into_iter()
-        .map(|c| RuntimeConditionReport { kind: c.r#type, ready: c.status, reason: c.reason, message: c.message })
+        .map(|c| RuntimeConditionReport {
+            kind: c.r#type,
+            ready: c.status,
+            reason: c.reason,
+            message: c.message,
+        })
         .collect();
-    let mut images: Vec<String> = images.map_err(AgentError::from)?.into_iter().flat_map(|i| i.repo_tags).collect();
+    let mut images: Vec<String> = images
+        .map_err(AgentError::from)?
+        .into_iter()
+        .flat_map(|i| i.repo_tags)
+        .collect();
     images.sort();
     let mapped: BTreeMap<String, (String, bool)> = image_map
         .entries()
-        .map(|(from, to)| (from.to_string(), (to.to_string(), images.iter().any(|i| i == to))))
+        .map(|(from, to)| {
+            (
+                from.to_string(),
+                (to.to_string(), images.iter().any(|i| i == to)),
+            )
+        })
         .collect();
-    let network_ready = conditions.iter().any(|c| c.kind == "NetworkReady" && c.ready);
+    let network_ready = conditions
+        .iter()
+        .any(|c| c.kind == "NetworkReady" && c.ready);
     let smoke_image = mapped
         .get(CATCH_ALL)
         .filter(|(_, present)| *present)

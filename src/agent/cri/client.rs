@@ -61,7 +61,10 @@ impl Rpc {
     /// Whether the call does heavy work in the runtime (creates processes, mounts, networks) and
     /// so gets [`CriTimeouts::heavy`].
     pub fn is_heavy(self) -> bool {
-        matches!(self, Rpc::RunPodSandbox | Rpc::CreateContainer | Rpc::StartContainer)
+        matches!(
+            self,
+            Rpc::RunPodSandbox | Rpc::CreateContainer | Rpc::StartContainer
+        )
     }
 }
 
@@ -118,7 +121,11 @@ pub struct CriCallError {
 
 impl fmt::Display for CriCallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} on {}: {:?}: {}", self.rpc, self.endpoint, self.code, self.message)
+        write!(
+            f,
+            "{} on {}: {:?}: {}",
+            self.rpc, self.endpoint, self.code, self.message
+        )
     }
 }
 
@@ -191,10 +198,14 @@ impl CriClient {
             .map_err(|e| AgentError(format!("CRI endpoint {endpoint}: {}", describe_error(&e))))?
             .connect_timeout(timeouts.connect)
             .tcp_nodelay(true);
-        let channel = match tokio::time::timeout(timeouts.connect, channel_endpoint.connect()).await {
+        let channel = match tokio::time::timeout(timeouts.connect, channel_endpoint.connect()).await
+        {
             Ok(Ok(channel)) => channel,
             Ok(Err(e)) => {
-                return Err(AgentError(format!("CRI endpoint {endpoint}: cannot connect: {}", describe_error(&e))))
+                return Err(AgentError(format!(
+                    "CRI endpoint {endpoint}: cannot connect: {}",
+                    describe_error(&e)
+                )))
             }
             Err(_) => {
                 return Err(AgentError(format!(
@@ -219,51 +230,100 @@ impl CriClient {
 
     /// Runs one call with its deadline (sent to the server as `grpc-timeout` and enforced here
     /// too, so a hung runtime cannot hold a caller), and records its latency and error code.
-    async fn call<Req, Resp, F, Fut>(&self, rpc: Rpc, message: Req, send: F) -> Result<Resp, CriCallError>
+    async fn call<Req, Resp, F, Fut>(
+        &self,
+        rpc: Rpc,
+        message: Req,
+        send: F,
+    ) -> Result<Resp, CriCallError>
     where
-        F: FnOnce(RuntimeServiceClient<Channel>, ImageServiceClient<Channel>, tonic::Request<Req>) -> Fut,
+        F: FnOnce(
+            RuntimeServiceClient<Channel>,
+            ImageServiceClient<Channel>,
+            tonic::Request<Req>,
+        ) -> Fut,
         Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
     {
         let deadline = self.timeouts.for_rpc(rpc);
         let mut request = tonic::Request::new(message);
         request.set_timeout(deadline);
         let started = Instant::now();
-        let outcome =
-            match tokio::time::timeout(deadline, send(self.runtime.clone(), self.images.clone(), request)).await {
-                Ok(Ok(response)) => Ok(response.into_inner()),
-                Ok(Err(status)) => Err((status.code(), describe_status(&status))),
-                Err(_) => Err((Code::DeadlineExceeded, format!("no answer within the {deadline:?} deadline"))),
-            };
-        self.stats.record_call(rpc, started.elapsed(), outcome.as_ref().err().map(|e| e.0));
-        outcome.map_err(|(code, message)| CriCallError { rpc, endpoint: self.endpoint.clone(), code, message })
+        let outcome = match tokio::time::timeout(
+            deadline,
+            send(self.runtime.clone(), self.images.clone(), request),
+        )
+        .await
+        {
+            Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status)) => Err((status.code(), describe_status(&status))),
+            Err(_) => Err((
+                Code::DeadlineExceeded,
+                format!("no answer within the {deadline:?} deadline"),
+            )),
+        };
+        self.stats
+            .record_call(rpc, started.elapsed(), outcome.as_ref().err().map(|e| e.0));
+        outcome.map_err(|(code, message)| CriCallError {
+            rpc,
+            endpoint: self.endpoint.clone(),
+            code,
+            message,
+        })
     }
 
     pub async fn version(&self) -> Result<cri::VersionResponse, CriCallError> {
-        let msg = cri::VersionRequest { version: "v1".to_string() };
-        self.call(Rpc::Version, msg, |mut rt, _, req| async move { rt.version(req).await }).await
+        let msg = cri::VersionRequest {
+            version: "v1".to_string(),
+        };
+        self.call(Rpc::Version, msg, |mut rt, _, req| async move {
+            rt.version(req).await
+        })
+        .await
     }
 
     pub async fn status(&self) -> Result<cri::StatusResponse, CriCallError> {
         let msg = cri::StatusRequest { verbose: false };
-        self.call(Rpc::Status, msg, |mut rt, _, req| async move { rt.status(req).await }).await
+        self.call(Rpc::Status, msg, |mut rt, _, req| async move {
+            rt.status(req).await
+        })
+        .await
     }
 
     /// Returns the new sandbox's id.
-    pub async fn run_pod_sandbox(&self, config: cri::PodSandboxConfig, handler: &str) -> Result<String, CriCallError> {
-        let msg = cri::RunPodSandboxRequest { config: Some(config), runtime_handler: handler.to_string() };
-        let r = self.call(Rpc::RunPodSandbox, msg, |mut rt, _, req| async move { rt.run_pod_sandbox(req).await });
+    pub async fn run_pod_sandbox(
+        &self,
+        config: cri::PodSandboxConfig,
+        handler: &str,
+    ) -> Result<String, CriCallError> {
+        let msg = cri::RunPodSandboxRequest {
+            config: Some(config),
+            runtime_handler: handler.to_string(),
+        };
+        let r = self.call(Rpc::RunPodSandbox, msg, |mut rt, _, req| async move {
+            rt.run_pod_sandbox(req).await
+        });
         Ok(r.await?.pod_sandbox_id)
     }
 
     pub async fn stop_pod_sandbox(&self, id: &str) -> Result<(), CriCallError> {
-        let msg = cri::StopPodSandboxRequest { pod_sandbox_id: id.to_string() };
-        self.call(Rpc::StopPodSandbox, msg, |mut rt, _, req| async move { rt.stop_pod_sandbox(req).await }).await?;
+        let msg = cri::StopPodSandboxRequest {
+            pod_sandbox_id: id.to_string(),
+        };
+        self.call(Rpc::StopPodSandbox, msg, |mut rt, _, req| async move {
+            rt.stop_pod_sandbox(req).await
+        })
+        .await?;
         Ok(())
     }
 
     pub async fn remove_pod_sandbox(&self, id: &str) -> Result<(), CriCallError> {
-        let msg = cri::RemovePodSandboxRequest { pod_sandbox_id: id.to_string() };
-        self.call(Rpc::RemovePodSandbox, msg, |mut rt, _, req| async move { rt.remove_pod_sandbox(req).await }).await?;
+        let msg = cri::RemovePodSandboxRequest {
+            pod_sandbox_id: id.to_string(),
+        };
+        self.call(Rpc::RemovePodSandbox, msg, |mut rt, _, req| async move {
+            rt.remove_pod_sandbox(req).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -273,9 +333,14 @@ impl CriClient {
         labels: HashMap<String, String>,
     ) -> Result<Vec<cri::PodSandbox>, CriCallError> {
         let msg = cri::ListPodSandboxRequest {
-            filter: Some(cri::PodSandboxFilter { label_selector: labels, ..Default::default() }),
+            filter: Some(cri::PodSandboxFilter {
+                label_selector: labels,
+                ..Default::default()
+            }),
         };
-        let r = self.call(Rpc::ListPodSandbox, msg, |mut rt, _, req| async move { rt.list_pod_sandbox(req).await });
+        let r = self.call(Rpc::ListPodSandbox, msg, |mut rt, _, req| async move {
+            rt.list_pod_sandbox(req).await
+        });
         Ok(r.await?.items)
     }
 
@@ -291,32 +356,55 @@ impl CriClient {
             config: Some(config),
             sandbox_config: Some(sandbox_config),
         };
-        let r = self.call(Rpc::CreateContainer, msg, |mut rt, _, req| async move { rt.create_container(req).await });
+        let r = self.call(Rpc::CreateContainer, msg, |mut rt, _, req| async move {
+            rt.create_container(req).await
+        });
         Ok(r.await?.container_id)
     }
 
     pub async fn start_container(&self, id: &str) -> Result<(), CriCallError> {
-        let msg = cri::StartContainerRequest { container_id: id.to_string() };
-        self.call(Rpc::StartContainer, msg, |mut rt, _, req| async move { rt.start_container(req).await }).await?;
+        let msg = cri::StartContainerRequest {
+            container_id: id.to_string(),
+        };
+        self.call(Rpc::StartContainer, msg, |mut rt, _, req| async move {
+            rt.start_container(req).await
+        })
+        .await?;
         Ok(())
     }
 
     /// Stops a container, killing it after `grace_secs` (0: at once).
     pub async fn stop_container(&self, id: &str, grace_secs: i64) -> Result<(), CriCallError> {
-        let msg = cri::StopContainerRequest { container_id: id.to_string(), timeout: grace_secs };
-        self.call(Rpc::StopContainer, msg, |mut rt, _, req| async move { rt.stop_container(req).await }).await?;
+        let msg = cri::StopContainerRequest {
+            container_id: id.to_string(),
+            timeout: grace_secs,
+        };
+        self.call(Rpc::StopContainer, msg, |mut rt, _, req| async move {
+            rt.stop_container(req).await
+        })
+        .await?;
         Ok(())
     }
 
     pub async fn remove_container(&self, id: &str) -> Result<(), CriCallError> {
-        let msg = cri::RemoveContainerRequest { container_id: id.to_string() };
-        self.call(Rpc::RemoveContainer, msg, |mut rt, _, req| async move { rt.remove_container(req).await }).await?;
+        let msg = cri::RemoveContainerRequest {
+            container_id: id.to_string(),
+        };
+        self.call(Rpc::RemoveContainer, msg, |mut rt, _, req| async move {
+            rt.remove_container(req).await
+        })
+        .await?;
         Ok(())
     }
 
     pub async fn container_status(&self, id: &str) -> Result<cri::ContainerStatus, CriCallError> {
-        let msg = cri::ContainerStatusRequest { container_id: id.to_string(), verbose: false };
-        let r = self.call(Rpc::ContainerStatus, msg, |mut rt, _, req| async move { rt.container_status(req).await });
+        let msg = cri::ContainerStatusRequest {
+            container_id: id.to_string(),
+            verbose: false,
+        };
+        let r = self.call(Rpc::ContainerStatus, msg, |mut rt, _, req| async move {
+            rt.container_status(req).await
+        });
         let response = r.await?;
         response.status.ok_or_else(|| CriCallError {
             rpc: Rpc::ContainerStatus,
@@ -339,22 +427,36 @@ impl CriClient {
                 ..Default::default()
             }),
         };
-        let r = self.call(Rpc::ListContainers, msg, |mut rt, _, req| async move { rt.list_containers(req).await });
+        let r = self.call(Rpc::ListContainers, msg, |mut rt, _, req| async move {
+            rt.list_containers(req).await
+        });
         Ok(r.await?.containers)
     }
 
     /// The image's status; `image` is `None` when the runtime does not have it (not an error).
-    pub async fn image_status(&self, image: &str, verbose: bool) -> Result<cri::ImageStatusResponse, CriCallError> {
+    pub async fn image_status(
+        &self,
+        image: &str,
+        verbose: bool,
+    ) -> Result<cri::ImageStatusResponse, CriCallError> {
         let msg = cri::ImageStatusRequest {
-            image: Some(cri::ImageSpec { image: image.to_string(), ..Default::default() }),
+            image: Some(cri::ImageSpec {
+                image: image.to_string(),
+                ..Default::default()
+            }),
             verbose,
         };
-        self.call(Rpc::ImageStatus, msg, |_, mut im, req| async move { im.image_status(req).await }).await
+        self.call(Rpc::ImageStatus, msg, |_, mut im, req| async move {
+            im.image_status(req).await
+        })
+        .await
     }
 
     pub async fn list_images(&self) -> Result<Vec<cri::Image>, CriCallError> {
         let msg = cri::ListImagesRequest { filter: None };
-        let r = self.call(Rpc::ListImages, msg, |_, mut im, req| async move { im.list_images(req).await });
+        let r = self.call(Rpc::ListImages, msg, |_, mut im, req| async move {
+            im.list_images(req).await
+        });
         Ok(r.await?.images)
     }
 }

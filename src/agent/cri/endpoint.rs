@@ -25,7 +25,10 @@ impl CriEndpoint {
             ))
         };
         let text_trimmed = text.trim();
-        if let Some(rest) = text_trimmed.strip_prefix("unix://").or_else(|| text_trimmed.strip_prefix("unix:")) {
+        if let Some(rest) = text_trimmed
+            .strip_prefix("unix://")
+            .or_else(|| text_trimmed.strip_prefix("unix:"))
+        {
             if !rest.starts_with('/') {
                 return Err(bad("the socket path must be absolute"));
             }
@@ -79,6 +82,8 @@ pub fn endpoint_for_node(node: &str, endpoints: usize) -> usize {
     assert!(endpoints > 0, "a CRI agent has at least one endpoint");
     const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-    let hash = node.bytes().fold(FNV_OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME));
+    let hash = node.bytes().fold(FNV_OFFSET, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+    });
     (hash % endpoints as u64) as usize
 }

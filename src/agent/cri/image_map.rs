@@ -72,7 +72,11 @@ impl ImageMap {
             }
             let field = format!("line {}", i + 1);
             let Some((from, to)) = line.split_once("->") else {
-                return Err(InputError::new(file, field, format!("{line:?} is not `FROM -> TO`")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{line:?} is not `FROM -> TO`"),
+                ));
             };
             map.insert(file, &field, from, to)?;
         }
@@ -83,18 +87,34 @@ impl ImageMap {
         let (from, to) = (from.trim(), to.trim());
         for (what, image) in [("FROM", from), ("TO", to)] {
             if image.is_empty() {
-                return Err(InputError::new(file, field, format!("{what} image is empty")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{what} image is empty"),
+                ));
             }
             if image.chars().any(char::is_whitespace) {
-                return Err(InputError::new(file, field, format!("{what} image {image:?} contains whitespace")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{what} image {image:?} contains whitespace"),
+                ));
             }
         }
         if to == CATCH_ALL {
-            return Err(InputError::new(file, field, "TO cannot be `*`; name an image present in the runtime"));
+            return Err(InputError::new(
+                file,
+                field,
+                "TO cannot be `*`; name an image present in the runtime",
+            ));
         }
         if let Some(old) = self.entries.get(from) {
             if old != to {
-                return Err(InputError::new(file, field, format!("{from} is mapped twice: to {old} and to {to}")));
+                return Err(InputError::new(
+                    file,
+                    field,
+                    format!("{from} is mapped twice: to {old} and to {to}"),
+                ));
             }
         }
         self.entries.insert(from.to_string(), to.to_string());
@@ -109,7 +129,10 @@ impl ImageMap {
 
     /// The image the runtime runs for `image`: its own entry, else the `*` entry, else itself.
     pub fn resolve<'a>(&'a self, image: &'a str) -> &'a str {
-        self.entries.get(image).or_else(|| self.entries.get(CATCH_ALL)).map_or(image, String::as_str)
+        self.entries
+            .get(image)
+            .or_else(|| self.entries.get(CATCH_ALL))
+            .map_or(image, String::as_str)
     }
 
     /// Whether `image` has an entry (its own or the catch-all).

@@ -19,7 +19,10 @@ use crate::agent::{AgentEventKind, AgentPod, ContainerSpec};
 use super::client::{CriCallError, CriClient};
 use super::proto as cri;
 use super::stats::{micros, Stage};
-use super::{pod_log_dir, CriConfig, Inner, PodRuntime, PodSlot, LABEL_CONTAINER, LABEL_POD_UID, LABEL_RUN_ID};
+use super::{
+    pod_log_dir, CriConfig, Inner, PodRuntime, PodSlot, LABEL_CONTAINER, LABEL_POD_UID,
+    LABEL_RUN_ID,
+};
 
 /// The first pause between two status polls; it doubles up to `CriConfig::poll_interval_max`.
 pub const FIRST_POLL_INTERVAL: Duration = Duration::from_millis(2);
@@ -42,13 +45,27 @@ impl From<CriCallError> for StartError {
 /// The terminal observation of a container being waited for.
 enum Observed {
     Running,
-    Exited { exit_code: i32, reason: String, message: String },
+    Exited {
+        exit_code: i32,
+        reason: String,
+        message: String,
+    },
 }
 
 /// Starts `pod` and reports its stages; on failure reports `Failed`. Runs on the agent's runtime.
-pub async fn start_pod(inner: Arc<Inner>, slot: Arc<PodSlot>, mut state: OwnedMutexGuard<PodRuntime>, pod: AgentPod) {
+pub async fn start_pod(
+    inner: Arc<Inner>,
+    slot: Arc<PodSlot>,
+    mut state: OwnedMutexGuard<PodRuntime>,
+    pod: AgentPod,
+) {
     let client = inner.clients[slot.endpoint].clone();
-    let _permit = client.pod_slots.clone().acquire_owned().await.expect("the pod semaphore is never closed");
+    let _permit = client
+        .pod_slots
+        .clone()
+        .acquire_owned()
+        .await
+        .expect("the pod semaphore is never closed");
     let deadline = Instant::now() + inner.cfg.timeouts.pod_start;
     match run_pod(&inner, &client, &slot, &mut state, &pod, deadline).await {
         Ok(()) => {}
@@ -63,10 +80,18 @@ pub async fn start_pod(inner: Arc<Inner>, slot: Arc<PodSlot>, mut state: OwnedMu
 
 /// The sandbox config of `pod`; also sent again with every CreateContainer.
 pub fn sandbox_config(cfg: &CriConfig, pod: &AgentPod) -> cri::PodSandboxConfig {
-    let mut labels: HashMap<String, String> = pod.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut labels: HashMap<String, String> = pod
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     labels.insert(LABEL_RUN_ID.to_string(), cfg.run_id.clone());
     labels.insert(LABEL_POD_UID.to_string(), pod.uid.to_string());
-    let network = if pod.host_network { cri::NamespaceMode::Node } else { cri::NamespaceMode::Pod };
+    let network = if pod.host_network {
+        cri::NamespaceMode::Node
+    } else {
+        cri::NamespaceMode::Pod
+    };
     cri::PodSandboxConfig {
         metadata: Some(cri::PodSandboxMetadata {
             name: pod.name.clone(),
@@ -75,7 +100,11 @@ pub fn sandbox_config(cfg: &CriConfig, pod: &AgentPod) -> cri::PodSandboxConfig 
             attempt: 0,
         }),
         // A host-network sandbox shares the node's UTS namespace: runc refuses to set a hostname.
-        hostname: if pod.host_network { String::new() } else { hostname_for(&pod.name) },
+        hostname: if pod.host_network {
+            String::new()
+        } else {
+            hostname_for(&pod.name)
+        },
         log_directory: pod_log_dir(cfg, pod).display().to_string(),
         labels,
         linux: Some(cri::LinuxPodSandboxConfig {
@@ -116,10 +145,14 @@ async fn run_pod(
     // local; a remote runtime ignores this directory.
     let _ = std::fs::create_dir_all(&sandbox_config.log_directory);
     let started = Instant::now();
-    let sandbox_id = client.run_pod_sandbox(sandbox_config.clone(), &inner.cfg.runtime_handler).await?;
+    let sandbox_id = client
+        .run_pod_sandbox(sandbox_config.clone(), &inner.cfg.runtime_handler)
+        .await?;
     state.sandbox_id = Some(sandbox_id.clone());
     let run_us = micros(started.elapsed());
-    inner.stats.pod_update(pod.uid, |t| t.run_pod_sandbox_us = Some(run_us));
+    inner
+        .stats
+        .pod_update(pod.uid, |t| t.run_pod_sandbox_us = Some(run_us));
     let at = inner.emit(pod.uid, AgentEventKind::SandboxReady);
     inner.stats.pod_stage(pod.uid, Stage::SandboxReady, at);
 
@@ -143,18 +176,41 @@ async fn run_pod(
             match wait_for(inner, client, slot, &id, !spec.sidecar, deadline).await? {
                 Observed::Running => keep_running.push((spec.name.clone(), id)),
                 Observed::Exited { exit_code: 0, .. } if !spec.sidecar => {}
-                Observed::Exited { exit_code, reason, message } => {
-                    let kind = if spec.sidecar { "sidecar" } else { "init container" };
-                    return Err(StartError::Failed(exited_message(kind, &spec.name, exit_code, &reason, &message)));
+                Observed::Exited {
+                    exit_code,
+                    reason,
+                    message,
+                } => {
+                    let kind = if spec.sidecar {
+                        "sidecar"
+                    } else {
+                        "init container"
+                    };
+                    return Err(StartError::Failed(exited_message(
+                        kind, &spec.name, exit_code, &reason, &message,
+                    )));
                 }
             }
         }
         let init_us = micros(init_started.elapsed());
-        inner.stats.pod_update(pod.uid, |t| t.init_containers_us = Some(init_us));
+        inner
+            .stats
+            .pod_update(pod.uid, |t| t.init_containers_us = Some(init_us));
     }
     let mut started_ids = Vec::with_capacity(pod.containers.len());
     for spec in &pod.containers {
-        let id = create_and_start(inner, client, slot, state, pod, &sandbox_id, &sandbox_config, spec, false).await?;
+        let id = create_and_start(
+            inner,
+            client,
+            slot,
+            state,
+            pod,
+            &sandbox_id,
+            &sandbox_config,
+            spec,
+            false,
+        )
+        .await?;
         started_ids.push((spec.name.clone(), id));
     }
     let at = inner.emit(pod.uid, AgentEventKind::ContainersStarted);
@@ -164,8 +220,18 @@ async fn run_pod(
     for (name, id) in &keep_running {
         match wait_for(inner, client, slot, id, false, deadline).await? {
             Observed::Running => {}
-            Observed::Exited { exit_code, reason, message } => {
-                return Err(StartError::Failed(exited_message("container", name, exit_code, &reason, &message)));
+            Observed::Exited {
+                exit_code,
+                reason,
+                message,
+            } => {
+                return Err(StartError::Failed(exited_message(
+                    "container",
+                    name,
+                    exit_code,
+                    &reason,
+                    &message,
+                )));
             }
         }
     }
@@ -218,8 +284,14 @@ async fn create_and_start(
     labels.insert(LABEL_POD_UID.to_string(), pod.uid.to_string());
     labels.insert(LABEL_CONTAINER.to_string(), spec.name.clone());
     let config = cri::ContainerConfig {
-        metadata: Some(cri::ContainerMetadata { name: spec.name.clone(), attempt: 0 }),
-        image: Some(cri::ImageSpec { image, ..Default::default() }),
+        metadata: Some(cri::ContainerMetadata {
+            name: spec.name.clone(),
+            attempt: 0,
+        }),
+        image: Some(cri::ImageSpec {
+            image,
+            ..Default::default()
+        }),
         command,
         args: spec.args.clone(),
         labels,
@@ -227,7 +299,9 @@ async fn create_and_start(
         ..Default::default()
     };
     let t = Instant::now();
-    let id = client.create_container(sandbox_id, config, sandbox_config.clone()).await?;
+    let id = client
+        .create_container(sandbox_id, config, sandbox_config.clone())
+        .await?;
     state.containers.push(id.clone());
     let create_us = micros(t.elapsed());
     if slot.cancelled() {
@@ -259,7 +333,9 @@ async fn wait_for(
         }
         let status = client.container_status(id).await?;
         match cri::ContainerState::try_from(status.state) {
-            Ok(cri::ContainerState::ContainerRunning) if !until_exit => return Ok(Observed::Running),
+            Ok(cri::ContainerState::ContainerRunning) if !until_exit => {
+                return Ok(Observed::Running)
+            }
             Ok(cri::ContainerState::ContainerExited) => {
                 return Ok(Observed::Exited {
                     exit_code: status.exit_code,
@@ -342,11 +418,18 @@ pub async fn teardown(client: &CriClient, state: &mut PodRuntime) -> Result<(), 
 pub async fn delete_pod(inner: Arc<Inner>, slot: Arc<PodSlot>) {
     let mut state = slot.state.clone().lock_owned().await;
     let client = inner.clients[slot.endpoint].clone();
-    let _permit = client.pod_slots.clone().acquire_owned().await.expect("the pod semaphore is never closed");
+    let _permit = client
+        .pod_slots
+        .clone()
+        .acquire_owned()
+        .await
+        .expect("the pod semaphore is never closed");
     let t = Instant::now();
     let outcome = teardown(&client, &mut state).await;
     let teardown_us = micros(t.elapsed());
-    inner.stats.pod_update(slot.uid, |p| p.teardown_us = Some(teardown_us));
+    inner
+        .stats
+        .pod_update(slot.uid, |p| p.teardown_us = Some(teardown_us));
     match outcome {
         Ok(()) => {
             inner.forget(slot.uid);
@@ -355,7 +438,10 @@ pub async fn delete_pod(inner: Arc<Inner>, slot: Arc<PodSlot>) {
         Err(errors) => {
             slot.deleting.store(false, Ordering::Release);
             let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            inner.emit(slot.uid, AgentEventKind::Failed(format!("delete failed: {}", text.join("; "))));
+            inner.emit(
+                slot.uid,
+                AgentEventKind::Failed(format!("delete failed: {}", text.join("; "))),
+            );
         }
     }
 }

@@ -51,7 +51,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::Sender;
 use tokio::sync::Notify;
 
-use crate::agent::{AgentError, AgentEvent, AgentEventKind, AgentPod, NodeAgent, PodUid, ShutdownReport};
+use crate::agent::{
+    AgentError, AgentEvent, AgentEventKind, AgentPod, NodeAgent, PodUid, ShutdownReport,
+};
 use crate::clock::Clock;
 
 pub use check::{cri_check, CheckReport, RuntimeConditionReport, SmokeTest};
@@ -140,7 +142,9 @@ impl CriConfig {
 /// A run id unique on this machine: seconds since the epoch and the process id, as
 /// `sp-<secs>-<pid>`.
 pub fn default_run_id() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     format!("sp-{secs}-{}", std::process::id())
 }
 
@@ -208,12 +212,18 @@ impl Inner {
     /// not an error: the run is over.
     fn emit(&self, uid: PodUid, kind: AgentEventKind) -> u64 {
         let at_nanos = self.clock.now_nanos();
-        let _ = self.events.send(AgentEvent { uid, kind, at_nanos });
+        let _ = self.events.send(AgentEvent {
+            uid,
+            kind,
+            at_nanos,
+        });
         at_nanos
     }
 
     fn pods(&self) -> std::sync::MutexGuard<'_, HashMap<PodUid, Arc<PodSlot>>> {
-        self.pods.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.pods
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Reports `Failed(message)` for the pod, unless it was reported already.
@@ -231,8 +241,12 @@ impl Inner {
     /// Whether `image` (already resolved) needs the default command; asks the runtime once per
     /// image. A runtime that does not describe its images gets `false`.
     async fn needs_default_command(&self, client: &CriClient, image: &str) -> bool {
-        let known =
-            self.bare_shell_images.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(image).copied();
+        let known = self
+            .bare_shell_images
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(image)
+            .copied();
         if let Some(known) = known {
             return known;
         }
@@ -250,7 +264,9 @@ impl Inner {
 
 /// The log directory of `pod`: `log_root/<run_id>/<namespace>_<name>_<uid>`.
 fn pod_log_dir(cfg: &CriConfig, pod: &AgentPod) -> PathBuf {
-    cfg.log_root.join(&cfg.run_id).join(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid))
+    cfg.log_root
+        .join(&cfg.run_id)
+        .join(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid))
 }
 
 /// Whether an image's default process is a bare shell (no entrypoint, and a command that is just
@@ -271,10 +287,13 @@ pub fn image_runs_bare_shell(info: &HashMap<String, String>) -> bool {
             Some(_) => false,
         };
         let cmd: Vec<&str> = match config.get("Cmd") {
-            Some(serde_json::Value::Array(a)) => a.iter().filter_map(serde_json::Value::as_str).collect(),
+            Some(serde_json::Value::Array(a)) => {
+                a.iter().filter_map(serde_json::Value::as_str).collect()
+            }
             _ => Vec::new(),
         };
-        let bare_shell = cmd.len() == 1 && SHELLS.contains(&cmd[0].rsplit('/').next().unwrap_or(""));
+        let bare_shell =
+            cmd.len() == 1 && SHELLS.contains(&cmd[0].rsplit('/').next().unwrap_or(""));
         entrypoint_empty && bare_shell
     })
 }
@@ -289,9 +308,15 @@ impl CriAgent {
     /// Connects to every endpoint of `cfg` (asking each for its version) and starts the agent.
     /// Fails with an error that names the endpoint when one cannot be reached or is not a CRI v1
     /// runtime.
-    pub fn connect(cfg: CriConfig, events: Sender<AgentEvent>, clock: Arc<dyn Clock>) -> Result<CriAgent, AgentError> {
+    pub fn connect(
+        cfg: CriConfig,
+        events: Sender<AgentEvent>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<CriAgent, AgentError> {
         if cfg.endpoints.is_empty() {
-            return Err(AgentError("the CRI agent needs at least one endpoint".to_string()));
+            return Err(AgentError(
+                "the CRI agent needs at least one endpoint".to_string(),
+            ));
         }
         for e in &cfg.endpoints {
             CriEndpoint::parse(e)?;
@@ -313,7 +338,10 @@ impl CriAgent {
                 stats.clone(),
             ))?;
             clients.push(client);
-            versions.push(format!("{} {} (CRI {})", v.runtime_name, v.runtime_version, v.runtime_api_version));
+            versions.push(format!(
+                "{} {} (CRI {})",
+                v.runtime_name, v.runtime_version, v.runtime_api_version
+            ));
         }
         let inner = Arc::new(Inner {
             cfg,
@@ -329,11 +357,16 @@ impl CriAgent {
         if let Some(every) = inner.cfg.health_interval {
             runtime.spawn(watch_health(inner.clone(), every));
         }
-        Ok(CriAgent { runtime: Some(runtime), inner })
+        Ok(CriAgent {
+            runtime: Some(runtime),
+            inner,
+        })
     }
 
     fn rt(&self) -> &tokio::runtime::Runtime {
-        self.runtime.as_ref().expect("the runtime lives as long as the agent")
+        self.runtime
+            .as_ref()
+            .expect("the runtime lives as long as the agent")
     }
 
     /// The run id that labels everything this agent creates.
@@ -362,7 +395,10 @@ impl CriAgent {
                 let mut missing = Vec::new();
                 for image in &wanted {
                     let resolved = inner.cfg.image_map.resolve(image);
-                    let status = client.image_status(resolved, true).await.map_err(AgentError::from)?;
+                    let status = client
+                        .image_status(resolved, true)
+                        .await
+                        .map_err(AgentError::from)?;
                     match status.image {
                         Some(found) if !found.id.is_empty() => {
                             let bare = image_runs_bare_shell(&status.info);
@@ -372,7 +408,9 @@ impl CriAgent {
                                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                                 .insert(resolved.to_string(), bare);
                         }
-                        _ if resolved != image => missing.push(format!("{image} (mapped to {resolved})")),
+                        _ if resolved != image => {
+                            missing.push(format!("{image} (mapped to {resolved})"))
+                        }
                         _ => missing.push(format!("{image} (not mapped)")),
                     }
                 }
@@ -413,9 +451,11 @@ impl CriAgent {
                 SignalOutcome::Cleaned(Ok(r)) if r.leftovers.is_empty() => {
                     eprintln!("schedperf: removed {} CRI pods", r.pods_removed)
                 }
-                SignalOutcome::Cleaned(Ok(r)) => {
-                    eprintln!("schedperf: removed {} CRI pods; left behind: {}", r.pods_removed, r.leftovers.join("; "))
-                }
+                SignalOutcome::Cleaned(Ok(r)) => eprintln!(
+                    "schedperf: removed {} CRI pods; left behind: {}",
+                    r.pods_removed,
+                    r.leftovers.join("; ")
+                ),
                 SignalOutcome::Cleaned(Err(e)) => eprintln!("schedperf: CRI cleanup failed: {e}"),
                 SignalOutcome::Skipped => {
                     eprintln!("schedperf: signalled again; exiting without cleanup")
@@ -431,15 +471,23 @@ impl CriAgent {
         use tokio::signal::unix::{signal, SignalKind};
         // The handlers are installed now, not when the task first runs.
         let _entered = self.rt().enter();
-        let listen = |kind: SignalKind| signal(kind).map_err(|e| AgentError(format!("cannot listen for signals: {e}")));
-        let (mut interrupt, mut terminate) = (listen(SignalKind::interrupt())?, listen(SignalKind::terminate())?);
+        let listen = |kind: SignalKind| {
+            signal(kind).map_err(|e| AgentError(format!("cannot listen for signals: {e}")))
+        };
+        let (mut interrupt, mut terminate) = (
+            listen(SignalKind::interrupt())?,
+            listen(SignalKind::terminate())?,
+        );
         let inner = self.inner.clone();
         self.rt().spawn(async move {
             tokio::select! {
                 _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
-            eprintln!("schedperf: signalled; removing the CRI pods of run {} (signal again to skip)", inner.cfg.run_id);
+            eprintln!(
+                "schedperf: signalled; removing the CRI pods of run {} (signal again to skip)",
+                inner.cfg.run_id
+            );
             let outcome = tokio::select! {
                 report = shutdown_async(inner.clone()) => SignalOutcome::Cleaned(report),
                 _ = interrupt.recv() => SignalOutcome::Skipped,
@@ -474,12 +522,18 @@ impl NodeAgent for CriAgent {
     fn bind(&self, pod: AgentPod) {
         let inner = &self.inner;
         if inner.closed.load(Ordering::Acquire) {
-            inner.emit(pod.uid, AgentEventKind::BindFailed("the CRI agent is shut down".to_string()));
+            inner.emit(
+                pod.uid,
+                AgentEventKind::BindFailed("the CRI agent is shut down".to_string()),
+            );
             return;
         }
         let endpoint = endpoint_for_node(&pod.node, inner.clients.len());
         let state = Arc::new(tokio::sync::Mutex::new(PodRuntime::default()));
-        let guard = state.clone().try_lock_owned().expect("a new mutex is unlocked");
+        let guard = state
+            .clone()
+            .try_lock_owned()
+            .expect("a new mutex is unlocked");
         let slot = Arc::new(PodSlot {
             uid: pod.uid,
             node: pod.node.clone(),
@@ -495,14 +549,18 @@ impl NodeAgent for CriAgent {
             let mut pods = inner.pods();
             if pods.contains_key(&pod.uid) {
                 drop(pods);
-                inner.emit(pod.uid, AgentEventKind::BindFailed(format!("{} is already bound", pod.uid)));
+                inner.emit(
+                    pod.uid,
+                    AgentEventKind::BindFailed(format!("{} is already bound", pod.uid)),
+                );
                 return;
             }
             pods.insert(pod.uid, slot.clone());
         }
         let at = inner.emit(pod.uid, AgentEventKind::Bound);
         inner.stats.pod_bound(pod.uid, endpoint, at);
-        self.rt().spawn(lifecycle::start_pod(inner.clone(), slot, guard, pod));
+        self.rt()
+            .spawn(lifecycle::start_pod(inner.clone(), slot, guard, pod));
     }
 
     fn delete(&self, uid: PodUid) {
@@ -516,7 +574,8 @@ impl NodeAgent for CriAgent {
                     return; // a delete is already in flight; it reports `Deleted`
                 }
                 slot.cancel();
-                self.rt().spawn(lifecycle::delete_pod(self.inner.clone(), slot));
+                self.rt()
+                    .spawn(lifecycle::delete_pod(self.inner.clone(), slot));
             }
         }
     }
@@ -596,8 +655,19 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
                 return (slot.uid, false, Ok(()));
             }
             let client = inner.clients[slot.endpoint].clone();
-            let _permit = client.pod_slots.clone().acquire_owned().await.expect("the pod semaphore is never closed");
-            (slot.uid, true, lifecycle::teardown(&client, &mut state).await.map_err(|e| (slot.endpoint, e)))
+            let _permit = client
+                .pod_slots
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the pod semaphore is never closed");
+            (
+                slot.uid,
+                true,
+                lifecycle::teardown(&client, &mut state)
+                    .await
+                    .map_err(|e| (slot.endpoint, e)),
+            )
         });
     }
     while let Some(joined) = tasks.join_next().await {
@@ -609,7 +679,9 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
             Ok((uid, _, Err((endpoint, errors)))) => {
                 first_pass_errors[endpoint].extend(errors.iter().map(|e| format!("{uid}: {e}")));
             }
-            Err(e) => report.leftovers.push(format!("a teardown task failed: {e}")),
+            Err(e) => report
+                .leftovers
+                .push(format!("a teardown task failed: {e}")),
         }
     }
     let run_label = HashMap::from([(LABEL_RUN_ID.to_string(), inner.cfg.run_id.clone())]);
@@ -618,7 +690,10 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
             Ok(s) => s,
             Err(e) => {
                 report.leftovers.extend(first_errors);
-                report.leftovers.push(format!("cannot list the sandboxes of run {}: {e}", inner.cfg.run_id));
+                report.leftovers.push(format!(
+                    "cannot list the sandboxes of run {}: {e}",
+                    inner.cfg.run_id
+                ));
                 continue;
             }
         };
@@ -627,12 +702,17 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
                 Ok(c) => c.into_iter().map(|c| c.id).collect(),
                 Err(_) => Vec::new(),
             };
-            let mut state = PodRuntime { sandbox_id: Some(sandbox.id.clone()), containers };
+            let mut state = PodRuntime {
+                sandbox_id: Some(sandbox.id.clone()),
+                containers,
+            };
             match lifecycle::teardown(client, &mut state).await {
                 Ok(()) => report.pods_removed += 1,
                 Err(errors) => {
                     for e in errors {
-                        report.leftovers.push(format!("sandbox {}: {e}", sandbox.id));
+                        report
+                            .leftovers
+                            .push(format!("sandbox {}: {e}", sandbox.id));
                     }
                 }
             }
@@ -642,13 +722,22 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
             Ok(rest) => {
                 report.leftovers.extend(first_errors);
                 for sandbox in rest {
-                    let name = sandbox.metadata.map(|m| format!("{}/{}", m.namespace, m.name)).unwrap_or_default();
-                    report.leftovers.push(format!("sandbox {} ({name}) is still on {}", sandbox.id, client.endpoint));
+                    let name = sandbox
+                        .metadata
+                        .map(|m| format!("{}/{}", m.namespace, m.name))
+                        .unwrap_or_default();
+                    report.leftovers.push(format!(
+                        "sandbox {} ({name}) is still on {}",
+                        sandbox.id, client.endpoint
+                    ));
                 }
             }
             Err(e) => {
                 report.leftovers.extend(first_errors);
-                report.leftovers.push(format!("cannot list the sandboxes of run {}: {e}", inner.cfg.run_id));
+                report.leftovers.push(format!(
+                    "cannot list the sandboxes of run {}: {e}",
+                    inner.cfg.run_id
+                ));
             }
         }
     }
@@ -657,7 +746,10 @@ async fn shutdown_async(inner: Arc<Inner>) -> Result<ShutdownReport, AgentError>
         match std::fs::remove_dir_all(&log_dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => report.leftovers.push(format!("cannot remove the log directory {}: {e}", log_dir.display())),
+            Err(e) => report.leftovers.push(format!(
+                "cannot remove the log directory {}: {e}",
+                log_dir.display()
+            )),
         }
     }
     Ok(report)

@@ -19,7 +19,8 @@ const HISTOGRAM_DIGITS: u8 = 3;
 
 /// A new latency histogram in microseconds.
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HISTOGRAM_MAX_US, HISTOGRAM_DIGITS).expect("constant histogram bounds are valid")
+    Histogram::new_with_bounds(1, HISTOGRAM_MAX_US, HISTOGRAM_DIGITS)
+        .expect("constant histogram bounds are valid")
 }
 
 /// The stages of one pod, in microseconds since its bind was accepted (`Bound`), measured with the
@@ -98,7 +99,9 @@ pub enum Stage {
 
 impl StatsRecorder {
     fn lock(&self) -> std::sync::MutexGuard<'_, CriStats> {
-        self.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.stats
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn snapshot(&self) -> CriStats {
@@ -114,13 +117,22 @@ impl StatsRecorder {
             .saturating_record(micros(elapsed).max(1));
         if let Some(code) = error {
             let name = code_name(code);
-            *s.errors_by_rpc.entry(format!("{}/{name}", rpc.name())).or_default() += 1;
+            *s.errors_by_rpc
+                .entry(format!("{}/{name}", rpc.name()))
+                .or_default() += 1;
             *s.errors_by_code.entry(name).or_default() += 1;
         }
     }
 
     pub fn pod_bound(&self, uid: PodUid, endpoint: usize, at_nanos: u64) {
-        self.lock().pods.insert(uid, PodTimings { endpoint, bound_at_nanos: at_nanos, ..PodTimings::default() });
+        self.lock().pods.insert(
+            uid,
+            PodTimings {
+                endpoint,
+                bound_at_nanos: at_nanos,
+                ..PodTimings::default()
+            },
+        );
     }
 
     /// Records that `uid` reached `stage` at `at_nanos` (agent clock).

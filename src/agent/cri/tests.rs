@@ -34,20 +34,43 @@ fn endpoint_parse_accepts_kubelet_spellings_and_rejects_the_rest() {
         match (got, expected) {
             (Ok(g), Ok(e)) => assert_eq!(g, e, "{input}"),
             (Err(g), Err(fragment)) => {
-                assert!(g.0.contains(fragment), "{input}: error {:?} lacks {fragment:?}", g.0);
-                assert!(g.0.contains(&format!("{input:?}")), "{input}: error {:?} does not name the endpoint", g.0);
+                assert!(
+                    g.0.contains(fragment),
+                    "{input}: error {:?} lacks {fragment:?}",
+                    g.0
+                );
+                assert!(
+                    g.0.contains(&format!("{input:?}")),
+                    "{input}: error {:?} does not name the endpoint",
+                    g.0
+                );
             }
             (g, e) => panic!("{input}: got {g:?}, expected {e:?}"),
         }
     }
     let unix = |p: &str| Ok(CriEndpoint::Unix(p.into()));
-    check("unix:///run/containerd/containerd.sock", unix("/run/containerd/containerd.sock"));
-    check("unix:/tmp/cri/containerd.sock", unix("/tmp/cri/containerd.sock"));
+    check(
+        "unix:///run/containerd/containerd.sock",
+        unix("/run/containerd/containerd.sock"),
+    );
+    check(
+        "unix:/tmp/cri/containerd.sock",
+        unix("/tmp/cri/containerd.sock"),
+    );
     check("/var/run/crio/crio.sock", unix("/var/run/crio/crio.sock"));
     check(" unix:///x.sock ", unix("/x.sock"));
-    check("tcp://127.0.0.1:10010", Ok(CriEndpoint::Tcp("127.0.0.1:10010".into())));
-    check("tcp://localhost:1/", Ok(CriEndpoint::Tcp("localhost:1".into())));
-    check("tcp://[::1]:10010", Ok(CriEndpoint::Tcp("[::1]:10010".into())));
+    check(
+        "tcp://127.0.0.1:10010",
+        Ok(CriEndpoint::Tcp("127.0.0.1:10010".into())),
+    );
+    check(
+        "tcp://localhost:1/",
+        Ok(CriEndpoint::Tcp("localhost:1".into())),
+    );
+    check(
+        "tcp://[::1]:10010",
+        Ok(CriEndpoint::Tcp("[::1]:10010".into())),
+    );
     check("unix://relative.sock", Err("absolute"));
     check("tcp://127.0.0.1", Err("port"));
     check("tcp://127.0.0.1:0", Err("port"));
@@ -63,11 +86,19 @@ fn endpoint_uri_and_display() {
     let cases = [
         ("unix:///a/b.sock", "unix:///a/b.sock", "unix:///a/b.sock"),
         ("/a/b.sock", "unix:///a/b.sock", "unix:///a/b.sock"),
-        ("tcp://10.0.0.1:5000", "http://10.0.0.1:5000", "tcp://10.0.0.1:5000"),
+        (
+            "tcp://10.0.0.1:5000",
+            "http://10.0.0.1:5000",
+            "tcp://10.0.0.1:5000",
+        ),
     ];
     for (input, uri, shown) in cases {
         let e = CriEndpoint::parse(input).unwrap();
-        assert_eq!((e.uri().as_str(), e.to_string().as_str()), (uri, shown), "{input}");
+        assert_eq!(
+            (e.uri().as_str(), e.to_string().as_str()),
+            (uri, shown),
+            "{input}"
+        );
     }
 }
 
@@ -75,8 +106,14 @@ fn endpoint_uri_and_display() {
 fn endpoint_for_node_is_stable_in_range_and_spreads() {
     // FNV-1a 64 of "" is the offset basis; of "a" it is 0xaf63dc4c8601ec8c (published test vectors).
     assert_eq!(endpoint_for_node("", 1), 0);
-    assert_eq!(endpoint_for_node("a", 1 << 20), (0xaf63_dc4c_8601_ec8c_u64 % (1 << 20)) as usize);
-    assert_eq!(endpoint_for_node("", 7), (0xcbf2_9ce4_8422_2325_u64 % 7) as usize);
+    assert_eq!(
+        endpoint_for_node("a", 1 << 20),
+        (0xaf63_dc4c_8601_ec8c_u64 % (1 << 20)) as usize
+    );
+    assert_eq!(
+        endpoint_for_node("", 7),
+        (0xcbf2_9ce4_8422_2325_u64 % 7) as usize
+    );
     let mut counts = [0usize; 3];
     for i in 0..3000 {
         let node = format!("node-{i}");
@@ -103,8 +140,15 @@ fn image_map_from_flag_values() {
                 assert_eq!(got, entries, "{values:?}");
             }
             (Err(e), Err((file, path, fragment))) => {
-                assert_eq!((e.file.as_str(), e.path.as_str()), (file, path), "{values:?}: {e}");
-                assert!(e.message.contains(fragment), "{values:?}: {e} lacks {fragment:?}");
+                assert_eq!(
+                    (e.file.as_str(), e.path.as_str()),
+                    (file, path),
+                    "{values:?}: {e}"
+                );
+                assert!(
+                    e.message.contains(fragment),
+                    "{values:?}: {e} lacks {fragment:?}"
+                );
             }
             (g, e) => panic!("{values:?}: got {g:?}, expected {e:?}"),
         }
@@ -113,17 +157,38 @@ fn image_map_from_flag_values() {
         &["registry.k8s.io/pause:3.9=localhost/cri-probe/pause:1.0"],
         Ok(&[("registry.k8s.io/pause:3.9", "localhost/cri-probe/pause:1.0")]),
     );
-    check(&["a:1=b:1, c:2 = d:2", "e=f"], Ok(&[("a:1", "b:1"), ("c:2", "d:2"), ("e", "f")]));
-    check(&["*=localhost/x:1", "a=b"], Ok(&[("*", "localhost/x:1"), ("a", "b")]));
+    check(
+        &["a:1=b:1, c:2 = d:2", "e=f"],
+        Ok(&[("a:1", "b:1"), ("c:2", "d:2"), ("e", "f")]),
+    );
+    check(
+        &["*=localhost/x:1", "a=b"],
+        Ok(&[("*", "localhost/x:1"), ("a", "b")]),
+    );
     check(&["a=b", "a=b"], Ok(&[("a", "b")]));
     check(&["a=b,"], Ok(&[("a", "b")]));
     check(&["a=b,c"], Err(("--cri-image-map", "[1]", "not FROM=TO")));
-    check(&["=b"], Err(("--cri-image-map", "[0]", "FROM image is empty")));
-    check(&["a="], Err(("--cri-image-map", "[0]", "TO image is empty")));
-    check(&["a=b", "a=c"], Err(("--cri-image-map", "[0]", "mapped twice")));
-    check(&["a=*"], Err(("--cri-image-map", "[0]", "TO cannot be `*`")));
+    check(
+        &["=b"],
+        Err(("--cri-image-map", "[0]", "FROM image is empty")),
+    );
+    check(
+        &["a="],
+        Err(("--cri-image-map", "[0]", "TO image is empty")),
+    );
+    check(
+        &["a=b", "a=c"],
+        Err(("--cri-image-map", "[0]", "mapped twice")),
+    );
+    check(
+        &["a=*"],
+        Err(("--cri-image-map", "[0]", "TO cannot be `*`")),
+    );
     check(&["a b=c"], Err(("--cri-image-map", "[0]", "whitespace")));
-    check(&["/nonexistent/image-map.txt"], Err(("/nonexistent/image-map.txt", "", "cannot read")));
+    check(
+        &["/nonexistent/image-map.txt"],
+        Err(("/nonexistent/image-map.txt", "", "cannot read")),
+    );
 }
 
 #[test]
@@ -133,7 +198,14 @@ fn image_map_file_text() {
             (Ok(map), Ok(entries)) => {
                 assert_eq!(map.entries().collect::<Vec<_>>(), entries, "{text:?}")
             }
-            (Err(InputError { file, path, message }), Err((p, fragment))) => {
+            (
+                Err(InputError {
+                    file,
+                    path,
+                    message,
+                }),
+                Err((p, fragment)),
+            ) => {
                 assert_eq!((file.as_str(), path.as_str()), ("map.txt", p), "{text:?}");
                 assert!(message.contains(fragment), "{text:?}: {message}");
             }
@@ -142,8 +214,14 @@ fn image_map_file_text() {
     }
     check("", Ok(&[]));
     check("# only a comment\n\n", Ok(&[]));
-    check("a:1 -> b:1\n  c -> d  # trailing comment\n", Ok(&[("a:1", "b:1"), ("c", "d")]));
-    check("a -> b\nnot a mapping\n", Err(("line 2", "is not `FROM -> TO`")));
+    check(
+        "a:1 -> b:1\n  c -> d  # trailing comment\n",
+        Ok(&[("a:1", "b:1"), ("c", "d")]),
+    );
+    check(
+        "a -> b\nnot a mapping\n",
+        Err(("line 2", "is not `FROM -> TO`")),
+    );
     check("a ->\n", Err(("line 1", "TO image is empty")));
     check("a -> b\n\na -> c\n", Err(("line 3", "mapped twice")));
 }
@@ -152,14 +230,24 @@ fn image_map_file_text() {
 fn image_map_file_on_disk_through_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("images.map");
-    std::fs::write(&path, "registry.k8s.io/pause:3.9 -> localhost/schedperf/pause:1.0\n").unwrap();
+    std::fs::write(
+        &path,
+        "registry.k8s.io/pause:3.9 -> localhost/schedperf/pause:1.0\n",
+    )
+    .unwrap();
     let map = ImageMap::from_flag_values(&[path.display().to_string(), "x=y".to_string()]).unwrap();
-    assert_eq!(map.resolve("registry.k8s.io/pause:3.9"), "localhost/schedperf/pause:1.0");
+    assert_eq!(
+        map.resolve("registry.k8s.io/pause:3.9"),
+        "localhost/schedperf/pause:1.0"
+    );
     assert_eq!(map.resolve("x"), "y");
     let broken = dir.path().join("broken.map");
     std::fs::write(&broken, "a => b\n").unwrap();
     let e = ImageMap::from_flag_values(&[broken.display().to_string()]).unwrap_err();
-    assert_eq!((e.file, e.path), (broken.display().to_string(), "line 1".to_string()));
+    assert_eq!(
+        (e.file, e.path),
+        (broken.display().to_string(), "line 1".to_string())
+    );
 }
 
 #[test]
@@ -174,7 +262,11 @@ fn image_map_resolve_and_is_mapped() {
         (&catch_all, "*", "Z", true),
     ];
     for (map, image, resolved, mapped) in cases {
-        assert_eq!((map.resolve(image), map.is_mapped(image)), (resolved, mapped), "{image} in {map:?}");
+        assert_eq!(
+            (map.resolve(image), map.is_mapped(image)),
+            (resolved, mapped),
+            "{image} in {map:?}"
+        );
     }
 }
 
@@ -207,8 +299,14 @@ fn describe_status_keeps_code_message_and_source_chain() {
             tonic::Status::not_found("failed to resolve image \"localhost/x:1\": not found"),
             "failed to resolve image \"localhost/x:1\": not found",
         ),
-        (tonic::Status::new(tonic::Code::DeadlineExceeded, ""), "Deadline expired before operation could complete"),
-        (transport, "transport error: ConnectError: No such file or directory (os error 2)"),
+        (
+            tonic::Status::new(tonic::Code::DeadlineExceeded, ""),
+            "Deadline expired before operation could complete",
+        ),
+        (
+            transport,
+            "transport error: ConnectError: No such file or directory (os error 2)",
+        ),
     ];
     for (status, expected) in cases {
         assert_eq!(describe_status(&status), expected);
@@ -235,18 +333,59 @@ fn call_errors_name_rpc_endpoint_and_code() {
 fn stats_count_calls_by_rpc_and_errors_by_code() {
     let rec = StatsRecorder::default();
     rec.record_call(Rpc::RunPodSandbox, Duration::from_millis(40), None);
-    rec.record_call(Rpc::RunPodSandbox, Duration::from_millis(60), Some(tonic::Code::Unknown));
-    rec.record_call(Rpc::StopPodSandbox, Duration::from_micros(0), Some(tonic::Code::NotFound));
-    rec.record_call(Rpc::ContainerStatus, Duration::from_millis(1), Some(tonic::Code::Unavailable));
-    rec.record_call(Rpc::CreateContainer, Duration::from_secs(3600), Some(tonic::Code::Unavailable));
+    rec.record_call(
+        Rpc::RunPodSandbox,
+        Duration::from_millis(60),
+        Some(tonic::Code::Unknown),
+    );
+    rec.record_call(
+        Rpc::StopPodSandbox,
+        Duration::from_micros(0),
+        Some(tonic::Code::NotFound),
+    );
+    rec.record_call(
+        Rpc::ContainerStatus,
+        Duration::from_millis(1),
+        Some(tonic::Code::Unavailable),
+    );
+    rec.record_call(
+        Rpc::CreateContainer,
+        Duration::from_secs(3600),
+        Some(tonic::Code::Unavailable),
+    );
     let s = rec.snapshot();
-    let counts: Vec<(&str, u64)> = s.call_micros.iter().map(|(k, h)| (k.as_str(), h.len())).collect();
-    assert_eq!(counts, [("ContainerStatus", 1), ("CreateContainer", 1), ("RunPodSandbox", 2), ("StopPodSandbox", 1)]);
+    let counts: Vec<(&str, u64)> = s
+        .call_micros
+        .iter()
+        .map(|(k, h)| (k.as_str(), h.len()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("ContainerStatus", 1),
+            ("CreateContainer", 1),
+            ("RunPodSandbox", 2),
+            ("StopPodSandbox", 1)
+        ]
+    );
     let run = &s.call_micros["RunPodSandbox"];
-    assert!((39_900..=40_100).contains(&run.min()) && (59_900..=60_100).contains(&run.max()), "{run:?}");
-    assert!(s.call_micros["CreateContainer"].max() >= HISTOGRAM_MAX_US - HISTOGRAM_MAX_US / 100, "clamped");
-    let by_code: Vec<(&str, u64)> = s.errors_by_code.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    assert_eq!(by_code, [("NotFound", 1), ("Unavailable", 2), ("Unknown", 1)]);
+    assert!(
+        (39_900..=40_100).contains(&run.min()) && (59_900..=60_100).contains(&run.max()),
+        "{run:?}"
+    );
+    assert!(
+        s.call_micros["CreateContainer"].max() >= HISTOGRAM_MAX_US - HISTOGRAM_MAX_US / 100,
+        "clamped"
+    );
+    let by_code: Vec<(&str, u64)> = s
+        .errors_by_code
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        by_code,
+        [("NotFound", 1), ("Unavailable", 2), ("Unknown", 1)]
+    );
     assert_eq!(s.errors_by_rpc["RunPodSandbox/Unknown"], 1);
     assert_eq!(s.errors_by_rpc["CreateContainer/Unavailable"], 1);
 }
@@ -263,7 +402,13 @@ fn stats_pod_stages_are_relative_to_bind() {
     let s = rec.snapshot();
     let t = &s.pods[&uid];
     assert_eq!(
-        (t.endpoint, t.sandbox_ready_us, t.containers_started_us, t.running_us, t.failed_us),
+        (
+            t.endpoint,
+            t.sandbox_ready_us,
+            t.containers_started_us,
+            t.running_us,
+            t.failed_us
+        ),
         (1, Some(40_000), Some(80_000), Some(81_500), None)
     );
     assert_eq!(s.pod_running_micros.len(), 1);
@@ -292,7 +437,9 @@ fn bare_shell_images_are_recognised_from_verbose_image_status() {
     fn info(config: &str) -> HashMap<String, String> {
         HashMap::from([(
             "info".to_string(),
-            format!(r#"{{"chainID":"sha256:x","imageSpec":{{"architecture":"amd64","config":{config}}}}}"#),
+            format!(
+                r#"{{"chainID":"sha256:x","imageSpec":{{"architecture":"amd64","config":{config}}}}}"#
+            ),
         )])
     }
     let cases = [
@@ -300,10 +447,16 @@ fn bare_shell_images_are_recognised_from_verbose_image_status() {
         (info(r#"{"Cmd":["sh"]}"#), true),
         (info(r#"{"Entrypoint":[],"Cmd":["/bin/bash"]}"#), true),
         (info(r#"{"Entrypoint":["/pause"],"Cmd":null}"#), false),
-        (info(r#"{"Entrypoint":["/bin/sh"],"Cmd":["-c","sleep 1"]}"#), false),
+        (
+            info(r#"{"Entrypoint":["/bin/sh"],"Cmd":["-c","sleep 1"]}"#),
+            false,
+        ),
         (info(r#"{"Cmd":["/bin/sh","-c","sleep 9"]}"#), false),
         (info(r#"{"Cmd":["nginx"]}"#), false),
-        (HashMap::from([("info".to_string(), "not json".to_string())]), false),
+        (
+            HashMap::from([("info".to_string(), "not json".to_string())]),
+            false,
+        ),
         (HashMap::new(), false),
     ];
     for (i, (info, expected)) in cases.into_iter().enumerate() {
@@ -314,7 +467,12 @@ fn bare_shell_images_are_recognised_from_verbose_image_status() {
 #[test]
 fn hostnames_are_dns_labels() {
     let long = "x".repeat(70);
-    let cases = [("web-1", "web-1"), (long.as_str(), &long[..63]), ("a-", "a"), ("pod.", "pod")];
+    let cases = [
+        ("web-1", "web-1"),
+        (long.as_str(), &long[..63]),
+        ("a-", "a"),
+        ("pod.", "pod"),
+    ];
     for (name, expected) in cases {
         assert_eq!(hostname_for(name), expected);
     }
@@ -353,24 +511,48 @@ fn sandbox_config_follows_the_pod() {
         let c = sandbox_config(&cfg, &pod);
         let m = c.metadata.as_ref().unwrap();
         assert_eq!(
-            (m.name.as_str(), m.namespace.as_str(), m.uid.as_str(), m.attempt),
+            (
+                m.name.as_str(),
+                m.namespace.as_str(),
+                m.uid.as_str(),
+                m.attempt
+            ),
             ("p42", "schedperf-test", "sp-1-2-pod-0000002a", 0)
         );
-        assert_eq!(c.log_directory, "/logs/sp-1-2/schedperf-test_p42_pod-0000002a");
+        assert_eq!(
+            c.log_directory,
+            "/logs/sp-1-2/schedperf-test_p42_pod-0000002a"
+        );
         assert_eq!(c.labels[LABEL_RUN_ID], "sp-1-2");
         assert_eq!(c.labels[LABEL_POD_UID], "pod-0000002a");
         assert_eq!(c.labels["app"], "bench");
-        let ns = c.linux.unwrap().security_context.unwrap().namespace_options.unwrap();
-        let (mode, hostname) =
-            if host_network { (cri::NamespaceMode::Node, "") } else { (cri::NamespaceMode::Pod, "p42") };
-        assert_eq!((ns.network, c.hostname.as_str()), (mode as i32, hostname), "host_network={host_network}");
+        let ns = c
+            .linux
+            .unwrap()
+            .security_context
+            .unwrap()
+            .namespace_options
+            .unwrap();
+        let (mode, hostname) = if host_network {
+            (cri::NamespaceMode::Node, "")
+        } else {
+            (cri::NamespaceMode::Pod, "p42")
+        };
+        assert_eq!(
+            (ns.network, c.hostname.as_str()),
+            (mode as i32, hostname),
+            "host_network={host_network}"
+        );
     }
 }
 
 #[test]
 fn default_run_ids_name_the_process() {
     let id = default_run_id();
-    assert!(id.starts_with("sp-") && id.ends_with(&format!("-{}", std::process::id())), "{id}");
+    assert!(
+        id.starts_with("sp-") && id.ends_with(&format!("-{}", std::process::id())),
+        "{id}"
+    );
 }
 
 #[test]
@@ -378,7 +560,11 @@ fn check_report_verdict_and_text() {
     let cond = |kind: &str, ready: bool| RuntimeConditionReport {
         kind: kind.to_string(),
         ready,
-        reason: if ready { String::new() } else { "NetworkPluginNotReady".to_string() },
+        reason: if ready {
+            String::new()
+        } else {
+            "NetworkPluginNotReady".to_string()
+        },
         message: String::new(),
     };
     let smoke = SmokeTest {
@@ -395,32 +581,61 @@ fn check_report_verdict_and_text() {
         runtime: "containerd 1.6.20~ds1 (CRI v1)".to_string(),
         conditions: vec![cond("RuntimeReady", true), cond("NetworkReady", true)],
         images: vec!["localhost/schedperf/busybox:1.0".to_string()],
-        mapped: BTreeMap::from([("*".to_string(), ("localhost/schedperf/busybox:1.0".to_string(), true))]),
+        mapped: BTreeMap::from([(
+            "*".to_string(),
+            ("localhost/schedperf/busybox:1.0".to_string(), true),
+        )]),
         smoke: Ok(smoke),
         leftovers: Vec::new(),
     };
-    let no_network =
-        CheckReport { conditions: vec![cond("RuntimeReady", true), cond("NetworkReady", false)], ..good.clone() };
-    let not_ready = CheckReport { conditions: vec![cond("RuntimeReady", false)], ..good.clone() };
+    let no_network = CheckReport {
+        conditions: vec![cond("RuntimeReady", true), cond("NetworkReady", false)],
+        ..good.clone()
+    };
+    let not_ready = CheckReport {
+        conditions: vec![cond("RuntimeReady", false)],
+        ..good.clone()
+    };
     let missing = CheckReport {
         mapped: BTreeMap::from([("a".to_string(), ("localhost/x:1".to_string(), false))]),
         ..good.clone()
     };
-    let failed = CheckReport { smoke: Err("RunPodSandbox on x: Unknown: boom".to_string()), ..good.clone() };
-    let leaky = CheckReport { leftovers: vec!["sandbox 1".to_string()], ..good.clone() };
+    let failed = CheckReport {
+        smoke: Err("RunPodSandbox on x: Unknown: boom".to_string()),
+        ..good.clone()
+    };
+    let leaky = CheckReport {
+        leftovers: vec!["sandbox 1".to_string()],
+        ..good.clone()
+    };
     let cases = [
-        (&good, true, "smoke pod (localhost/schedperf/busybox:1.0, pod network): RunPodSandbox 37.7 ms"),
-        (&no_network, true, "condition NetworkReady: NOT READY (NetworkPluginNotReady )"),
+        (
+            &good,
+            true,
+            "smoke pod (localhost/schedperf/busybox:1.0, pod network): RunPodSandbox 37.7 ms",
+        ),
+        (
+            &no_network,
+            true,
+            "condition NetworkReady: NOT READY (NetworkPluginNotReady )",
+        ),
         (&not_ready, false, "condition RuntimeReady: NOT READY"),
         (&missing, false, "image map: a -> localhost/x:1: MISSING"),
-        (&failed, false, "smoke pod FAILED: RunPodSandbox on x: Unknown: boom"),
+        (
+            &failed,
+            false,
+            "smoke pod FAILED: RunPodSandbox on x: Unknown: boom",
+        ),
         (&leaky, false, "LEFT BEHIND: sandbox 1"),
     ];
     for (report, ok, fragment) in cases {
         let text = report.to_string();
         assert_eq!(report.ok(), ok, "{text}");
         assert!(text.contains(fragment), "{text} lacks {fragment:?}");
-        assert!(text.ends_with(if ok { "verdict: ok" } else { "verdict: NOT OK" }), "{text}");
+        assert!(
+            text.ends_with(if ok { "verdict: ok" } else { "verdict: NOT OK" }),
+            "{text}"
+        );
     }
 }
 
@@ -428,20 +643,36 @@ fn check_report_verdict_and_text() {
 fn connect_to_a_missing_socket_fails_fast_naming_the_endpoint() {
     let (tx, _rx) = crossbeam_channel::unbounded();
     let cases = [
-        ("unix:///nonexistent/schedperf/containerd.sock", "No such file or directory"),
+        (
+            "unix:///nonexistent/schedperf/containerd.sock",
+            "No such file or directory",
+        ),
         ("tcp://127.0.0.1:1", "onnection refused"),
         ("ftp://x", "unknown scheme"),
     ];
     for (endpoint, fragment) in cases {
         let started = Instant::now();
-        let err = CriAgent::connect(CriConfig::new(vec![endpoint.to_string()]), tx.clone(), Arc::new(WallClock::new()))
-            .err()
-            .unwrap_or_else(|| panic!("{endpoint}: connected"));
+        let err = CriAgent::connect(
+            CriConfig::new(vec![endpoint.to_string()]),
+            tx.clone(),
+            Arc::new(WallClock::new()),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{endpoint}: connected"));
         assert!(err.0.contains(endpoint), "{endpoint}: {err}");
-        assert!(err.0.contains(fragment), "{endpoint}: {err} lacks {fragment:?}");
-        assert!(started.elapsed() < Duration::from_secs(3), "{endpoint}: took {:?}", started.elapsed());
+        assert!(
+            err.0.contains(fragment),
+            "{endpoint}: {err} lacks {fragment:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{endpoint}: took {:?}",
+            started.elapsed()
+        );
     }
-    let err = CriAgent::connect(CriConfig::new(Vec::new()), tx, Arc::new(WallClock::new())).err().unwrap();
+    let err = CriAgent::connect(CriConfig::new(Vec::new()), tx, Arc::new(WallClock::new()))
+        .err()
+        .unwrap();
     assert!(err.0.contains("at least one endpoint"), "{err}");
 }
 
@@ -449,8 +680,7 @@ fn connect_to_a_missing_socket_fails_fast_naming_the_endpoint() {
 // Runtime tests: need a CRI endpoint (see the module docs). They fail when it is missing.
 // ---------------------------------------------------------------------------------------------
 
-const NEEDS_CRI: &str =
-    "needs a CRI endpoint: eval \"$(scripts/cri-env.sh /tmp/cri up)\" then cargo test cri -- --ignored";
+const NEEDS_CRI: &str = "needs a CRI endpoint: eval \"$(scripts/cri-env.sh /tmp/cri up)\" then cargo test cri -- --ignored";
 
 fn env(name: &str) -> String {
     match std::env::var(name) {
@@ -477,11 +707,18 @@ impl Harness {
         let image = env("CRI_TEST_IMAGE");
         let (tx, events) = crossbeam_channel::unbounded();
         let mut cfg = CriConfig::new(endpoints);
-        cfg.run_id =
-            format!("test-{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        cfg.run_id = format!(
+            "test-{}-{}",
+            std::process::id(),
+            NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
         tweak(&mut cfg);
         let agent = CriAgent::connect(cfg, tx, Arc::new(WallClock::new())).expect("connect");
-        Harness { agent, events, image }
+        Harness {
+            agent,
+            events,
+            image,
+        }
     }
 
     /// Collects the events of `uid` until one satisfies `last`; panics after `EVENT_WAIT`.
@@ -490,7 +727,10 @@ impl Harness {
         let mut seen = Vec::new();
         loop {
             let left = give_up.saturating_duration_since(Instant::now());
-            let e = self.events.recv_timeout(left).unwrap_or_else(|_| panic!("{uid}: stuck after {seen:?}"));
+            let e = self
+                .events
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("{uid}: stuck after {seen:?}"));
             assert_eq!(e.uid, uid, "an event of another pod: {e:?}");
             let done = last(&e.kind);
             seen.push(e.kind);
@@ -506,7 +746,10 @@ impl Harness {
         let mut failed = BTreeMap::new();
         while failed.len() < uids.len() {
             let left = give_up.saturating_duration_since(Instant::now());
-            let e = self.events.recv_timeout(left).unwrap_or_else(|_| panic!("stuck after {failed:?}"));
+            let e = self
+                .events
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("stuck after {failed:?}"));
             match e.kind {
                 AgentEventKind::Failed(m) if uids.contains(&e.uid) => {
                     assert!(failed.insert(e.uid, m).is_none(), "{} failed twice", e.uid)
@@ -521,21 +764,39 @@ impl Harness {
     fn sandboxes(&self) -> Vec<cri::PodSandbox> {
         let client = self.agent.inner.clients[0].clone();
         let labels = HashMap::from([(LABEL_RUN_ID.to_string(), self.agent.run_id().to_string())]);
-        self.agent.rt().block_on(client.list_pod_sandbox(labels)).expect("ListPodSandbox")
+        self.agent
+            .rt()
+            .block_on(client.list_pod_sandbox(labels))
+            .expect("ListPodSandbox")
     }
 
     /// The runtime's view of the pod's containers, in creation order.
     fn container_statuses(&self, uid: PodUid) -> Vec<cri::ContainerStatus> {
         let slot = self.agent.inner.pods().get(&uid).cloned().expect("held");
         // The start task releases the pod's lock just after its last event.
-        let ids = self.agent.rt().block_on(slot.state.lock()).containers.clone();
+        let ids = self
+            .agent
+            .rt()
+            .block_on(slot.state.lock())
+            .containers
+            .clone();
         let client = self.agent.inner.clients[slot.endpoint].clone();
-        ids.iter().map(|id| self.agent.rt().block_on(client.container_status(id)).expect("ContainerStatus")).collect()
+        ids.iter()
+            .map(|id| {
+                self.agent
+                    .rt()
+                    .block_on(client.container_status(id))
+                    .expect("ContainerStatus")
+            })
+            .collect()
     }
 
     fn delete_and_check_gone(&self, uid: PodUid) {
         self.agent.delete(uid);
-        assert_eq!(self.until(uid, |k| *k == AgentEventKind::Deleted), [AgentEventKind::Deleted]);
+        assert_eq!(
+            self.until(uid, |k| *k == AgentEventKind::Deleted),
+            [AgentEventKind::Deleted]
+        );
         assert!(!self.agent.pods().iter().any(|(u, _)| *u == uid));
         let left: Vec<String> = self
             .sandboxes()
@@ -578,20 +839,37 @@ fn cri_full_lifecycle_bind_running_delete() {
         let pod = test_pod(uid, &h.image, host_network);
         let uid = pod.uid;
         h.agent.bind(pod);
-        assert_eq!(h.until(uid, is_running_or_failed), started_events(), "host_network={host_network}");
+        assert_eq!(
+            h.until(uid, is_running_or_failed),
+            started_events(),
+            "host_network={host_network}"
+        );
         assert_eq!(h.agent.pods(), [(uid, format!("node-{}", uid.0 % 4))]);
         let sandboxes = h.sandboxes();
         assert_eq!(sandboxes.len(), 1);
-        assert_eq!(sandboxes[0].state, cri::PodSandboxState::SandboxReady as i32);
+        assert_eq!(
+            sandboxes[0].state,
+            cri::PodSandboxState::SandboxReady as i32
+        );
         let statuses = h.container_statuses(uid);
         assert_eq!(statuses.len(), 1);
-        assert_eq!(statuses[0].state, cri::ContainerState::ContainerRunning as i32);
+        assert_eq!(
+            statuses[0].state,
+            cri::ContainerState::ContainerRunning as i32
+        );
         h.delete_and_check_gone(uid);
         let t = h.agent.stats().pods[&uid].clone();
-        let (ready, started, running) =
-            (t.sandbox_ready_us.unwrap(), t.containers_started_us.unwrap(), t.running_us.unwrap());
+        let (ready, started, running) = (
+            t.sandbox_ready_us.unwrap(),
+            t.containers_started_us.unwrap(),
+            t.running_us.unwrap(),
+        );
         assert!(ready <= started && started <= running, "{t:?}");
-        assert!(t.run_pod_sandbox_us.unwrap() > 0 && t.create_containers_us > 0 && t.start_containers_us > 0);
+        assert!(
+            t.run_pod_sandbox_us.unwrap() > 0
+                && t.create_containers_us > 0
+                && t.start_containers_us > 0
+        );
         assert!(t.teardown_us.unwrap() > 0);
     }
     let stats = h.agent.stats();
@@ -605,13 +883,23 @@ fn cri_full_lifecycle_bind_running_delete() {
         "StopPodSandbox",
         "RemovePodSandbox",
     ] {
-        assert!(stats.call_micros.get(rpc).is_some_and(|h| !h.is_empty()), "{rpc} not measured");
+        assert!(
+            stats.call_micros.get(rpc).is_some_and(|h| !h.is_empty()),
+            "{rpc} not measured"
+        );
     }
-    assert!(stats.errors_by_code.is_empty(), "{:?}", stats.errors_by_code);
+    assert!(
+        stats.errors_by_code.is_empty(),
+        "{:?}",
+        stats.errors_by_code
+    );
     assert_eq!(stats.pod_running_micros.len(), 2);
     // Unknown pods are deleted at once.
     h.agent.delete(PodUid(999));
-    assert_eq!(h.until(PodUid(999), |k| *k == AgentEventKind::Deleted), [AgentEventKind::Deleted]);
+    assert_eq!(
+        h.until(PodUid(999), |k| *k == AgentEventKind::Deleted),
+        [AgentEventKind::Deleted]
+    );
     h.finish();
 }
 
@@ -626,37 +914,62 @@ fn cri_init_containers_run_in_order_to_completion() {
     let mut pod = test_pod(10, &image, true);
     pod.init_containers = vec![
         container("init-true", &image, &["true"]),
-        ContainerSpec { sidecar: true, ..container("sidecar", &image, &["sleep", "3600"]) },
+        ContainerSpec {
+            sidecar: true,
+            ..container("sidecar", &image, &["sleep", "3600"])
+        },
         container("init-sleep", &image, &["sh", "-c", "sleep 0.2"]),
     ];
     let uid = pod.uid;
     h.agent.bind(pod);
     assert_eq!(h.until(uid, is_running_or_failed), started_events());
     let s = h.container_statuses(uid);
-    let names: Vec<&str> = s.iter().map(|c| c.metadata.as_ref().unwrap().name.as_str()).collect();
+    let names: Vec<&str> = s
+        .iter()
+        .map(|c| c.metadata.as_ref().unwrap().name.as_str())
+        .collect();
     assert_eq!(names, ["init-true", "sidecar", "init-sleep", "main"]);
     let exited = cri::ContainerState::ContainerExited as i32;
     let running = cri::ContainerState::ContainerRunning as i32;
     let states: Vec<(i32, i32)> = s.iter().map(|c| (c.state, c.exit_code)).collect();
-    assert_eq!(states, [(exited, 0), (running, 0), (exited, 0), (running, 0)]);
-    assert!(s[0].finished_at <= s[1].started_at, "sidecar started before init-true ended");
+    assert_eq!(
+        states,
+        [(exited, 0), (running, 0), (exited, 0), (running, 0)]
+    );
+    assert!(
+        s[0].finished_at <= s[1].started_at,
+        "sidecar started before init-true ended"
+    );
     assert!(s[1].started_at <= s[2].started_at);
-    assert!(s[2].finished_at <= s[3].started_at, "main started before init-sleep ended");
-    assert!(s[2].finished_at - s[2].started_at >= 150_000_000, "init-sleep did not run to completion");
+    assert!(
+        s[2].finished_at <= s[3].started_at,
+        "main started before init-sleep ended"
+    );
+    assert!(
+        s[2].finished_at - s[2].started_at >= 150_000_000,
+        "init-sleep did not run to completion"
+    );
     assert!(h.agent.stats().pods[&uid].init_containers_us.unwrap() >= 150_000);
     h.delete_and_check_gone(uid);
 
     // A failing init container fails the pod; later containers are never created.
     let mut pod = test_pod(11, &image, false);
-    pod.init_containers = vec![container("init-false", &image, &["false"]), container("never", &image, &["true"])];
+    pod.init_containers = vec![
+        container("init-false", &image, &["false"]),
+        container("never", &image, &["true"]),
+    ];
     let uid = pod.uid;
     h.agent.bind(pod);
     let events = h.until(uid, is_running_or_failed);
-    assert_eq!(events[..2], [AgentEventKind::Bound, AgentEventKind::SandboxReady]);
+    assert_eq!(
+        events[..2],
+        [AgentEventKind::Bound, AgentEventKind::SandboxReady]
+    );
     match events.last() {
-        Some(AgentEventKind::Failed(m)) => {
-            assert!(m.starts_with("init container init-false exited with code 1"), "{m}")
-        }
+        Some(AgentEventKind::Failed(m)) => assert!(
+            m.starts_with("init container init-false exited with code 1"),
+            "{m}"
+        ),
         other => panic!("{other:?}"),
     }
     assert_eq!(h.container_statuses(uid).len(), 1);
@@ -680,15 +993,25 @@ fn cri_delete_during_start_and_shutdown_sweep() {
     }
     let give_up = Instant::now() + EVENT_WAIT;
     let mut per_pod: BTreeMap<PodUid, Vec<AgentEventKind>> = BTreeMap::new();
-    while per_pod.values().filter(|e| e.last() == Some(&AgentEventKind::Deleted)).count() < uids.len() {
-        let e = h.events.recv_timeout(give_up.saturating_duration_since(Instant::now())).expect("Deleted");
+    while per_pod
+        .values()
+        .filter(|e| e.last() == Some(&AgentEventKind::Deleted))
+        .count()
+        < uids.len()
+    {
+        let e = h
+            .events
+            .recv_timeout(give_up.saturating_duration_since(Instant::now()))
+            .expect("Deleted");
         per_pod.entry(e.uid).or_default().push(e.kind);
     }
     for (uid, events) in &per_pod {
         assert_eq!(events.first(), Some(&AgentEventKind::Bound), "{uid}");
         assert_eq!(events.last(), Some(&AgentEventKind::Deleted), "{uid}");
         assert!(
-            !events.iter().any(|k| matches!(k, AgentEventKind::Running | AgentEventKind::Failed(_))),
+            !events
+                .iter()
+                .any(|k| matches!(k, AgentEventKind::Running | AgentEventKind::Failed(_))),
             "{uid}: {events:?}"
         );
     }
@@ -704,7 +1027,11 @@ fn cri_delete_during_start_and_shutdown_sweep() {
     assert_eq!(h.until(PodUid(31), is_running_or_failed), started_events());
     h.agent.inner.forget(PodUid(31));
     let report = h.agent.shutdown().expect("shutdown");
-    assert_eq!((report.pods_removed, report.leftovers.len()), (2, 0), "{report:?}");
+    assert_eq!(
+        (report.pods_removed, report.leftovers.len()),
+        (2, 0),
+        "{report:?}"
+    );
     assert!(h.sandboxes().is_empty());
     h.agent.bind(test_pod(32, &h.image, true));
     match h.until(PodUid(32), |_| true).as_slice() {
@@ -718,26 +1045,46 @@ fn cri_delete_during_start_and_shutdown_sweep() {
 fn cri_unknown_image_is_a_preflight_error_and_a_failed_pod() {
     let missing = "localhost/schedperf/does-not-exist:1".to_string();
     let h = Harness::new(|cfg| {
-        cfg.image_map = ImageMap::new().with("registry.k8s.io/pause:3.9", "localhost/schedperf/pause:1.0").unwrap();
+        cfg.image_map = ImageMap::new()
+            .with("registry.k8s.io/pause:3.9", "localhost/schedperf/pause:1.0")
+            .unwrap();
     });
     let ok = [h.image.clone(), "registry.k8s.io/pause:3.9".to_string()];
-    h.agent.preflight(&ok).expect("present and mapped images pass");
-    let err = h.agent.preflight(&[h.image.clone(), missing.clone()]).unwrap_err();
+    h.agent
+        .preflight(&ok)
+        .expect("present and mapped images pass");
+    let err = h
+        .agent
+        .preflight(&[h.image.clone(), missing.clone()])
+        .unwrap_err();
     assert!(err.0.contains(&format!("{missing} (not mapped)")), "{err}");
-    assert!(err.0.contains(&h.image), "the error lists the images present: {err}");
+    assert!(
+        err.0.contains(&h.image),
+        "the error lists the images present: {err}"
+    );
     assert!(err.0.contains(&env("CRI_ENDPOINT")), "{err}");
 
     // Mapped to a missing image: also an error, naming both.
     let h2 = Harness::new(|cfg| cfg.image_map = ImageMap::new().with("*", &missing).unwrap());
-    let err = h2.agent.preflight(&["busybox:latest".to_string()]).unwrap_err();
-    assert!(err.0.contains(&format!("busybox:latest (mapped to {missing})")), "{err}");
+    let err = h2
+        .agent
+        .preflight(&["busybox:latest".to_string()])
+        .unwrap_err();
+    assert!(
+        err.0
+            .contains(&format!("busybox:latest (mapped to {missing})")),
+        "{err}"
+    );
 
     // Without preflight, the pod fails at CreateContainer with the runtime's NotFound.
     h.agent.bind(test_pod(40, &missing, true));
     let events = h.until(PodUid(40), is_running_or_failed);
     match events.last() {
         Some(AgentEventKind::Failed(m)) => {
-            assert!(m.starts_with("CreateContainer on unix://") && m.contains(": NotFound: "), "{m}")
+            assert!(
+                m.starts_with("CreateContainer on unix://") && m.contains(": NotFound: "),
+                "{m}"
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -753,17 +1100,27 @@ fn cri_bad_endpoint_next_to_a_good_one_fails_connect() {
     let good = env("CRI_ENDPOINT");
     let bad = "unix:///nonexistent/schedperf-cri.sock".to_string();
     let (tx, _rx) = crossbeam_channel::unbounded();
-    let err = CriAgent::connect(CriConfig::new(vec![good, bad.clone()]), tx, Arc::new(WallClock::new()))
-        .err()
-        .expect("a bad endpoint fails connect");
-    assert!(err.0.starts_with(&format!("CRI endpoint {bad}: cannot connect")), "{err}");
+    let err = CriAgent::connect(
+        CriConfig::new(vec![good, bad.clone()]),
+        tx,
+        Arc::new(WallClock::new()),
+    )
+    .err()
+    .expect("a bad endpoint fails connect");
+    assert!(
+        err.0
+            .starts_with(&format!("CRI endpoint {bad}: cannot connect")),
+        "{err}"
+    );
 }
 
 #[test]
 #[ignore = "needs a CRI endpoint: eval \"$(scripts/cri-env.sh /tmp/cri up)\" then cargo test cri -- --ignored"]
 fn cri_two_endpoints_spread_pods_by_node() {
     let ep = env("CRI_ENDPOINT");
-    let h = Harness::on(vec![ep.clone(), ep], |cfg| cfg.max_concurrent_pods_per_endpoint = 2);
+    let h = Harness::on(vec![ep.clone(), ep], |cfg| {
+        cfg.max_concurrent_pods_per_endpoint = 2
+    });
     let uids: Vec<PodUid> = (50..56).map(PodUid).collect();
     for &uid in &uids {
         h.agent.bind(test_pod(uid.0, &h.image, true));
@@ -771,19 +1128,30 @@ fn cri_two_endpoints_spread_pods_by_node() {
     let mut running = 0;
     let give_up = Instant::now() + EVENT_WAIT;
     while running < uids.len() {
-        let e = h.events.recv_timeout(give_up.saturating_duration_since(Instant::now())).expect("Running");
+        let e = h
+            .events
+            .recv_timeout(give_up.saturating_duration_since(Instant::now()))
+            .expect("Running");
         assert!(!matches!(e.kind, AgentEventKind::Failed(_)), "{e:?}");
         running += usize::from(e.kind == AgentEventKind::Running);
     }
     let stats = h.agent.stats();
     for &uid in &uids {
         let node = format!("node-{}", uid.0 % 4);
-        assert_eq!(stats.pods[&uid].endpoint, endpoint_for_node(&node, 2), "{uid}");
+        assert_eq!(
+            stats.pods[&uid].endpoint,
+            endpoint_for_node(&node, 2),
+            "{uid}"
+        );
     }
     let used: std::collections::BTreeSet<usize> = stats.pods.values().map(|t| t.endpoint).collect();
     assert_eq!(used.len(), 2, "nodes 0..3 hash to both endpoints");
     let report = h.agent.shutdown().unwrap();
-    assert_eq!((report.pods_removed, report.leftovers.len()), (uids.len(), 0), "{report:?}");
+    assert_eq!(
+        (report.pods_removed, report.leftovers.len()),
+        (uids.len(), 0),
+        "{report:?}"
+    );
 }
 
 #[test]
@@ -797,12 +1165,21 @@ fn cri_check_reports_runtime_images_and_smoke_pod() {
     assert!(report.runtime.starts_with("containerd"), "{report}");
     assert!(report.images.contains(&image));
     let smoke = report.smoke.as_ref().unwrap();
-    assert!(smoke.running_us >= smoke.run_pod_sandbox_us && smoke.run_pod_sandbox_us > 0, "{smoke:?}");
+    assert!(
+        smoke.running_us >= smoke.run_pod_sandbox_us && smoke.run_pod_sandbox_us > 0,
+        "{smoke:?}"
+    );
     let text = report.to_string();
-    for fragment in ["condition RuntimeReady: ready", "smoke pod (", "verdict: ok"] {
+    for fragment in [
+        "condition RuntimeReady: ready",
+        "smoke pod (",
+        "verdict: ok",
+    ] {
         assert!(text.contains(fragment), "{text}");
     }
-    let missing = ImageMap::new().with("*", "localhost/schedperf/does-not-exist:1").unwrap();
+    let missing = ImageMap::new()
+        .with("*", "localhost/schedperf/does-not-exist:1")
+        .unwrap();
     let report = cri_check(&endpoint, &missing).expect("check");
     assert!(!report.ok() && report.smoke.is_err(), "{report}");
     assert!(report.to_string().contains("MISSING"), "{report}");
@@ -816,7 +1193,10 @@ fn cri_check_reports_runtime_images_and_smoke_pod() {
 fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
     let image = env("CRI_TEST_IMAGE");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cri-env.sh");
-    let dir = tempfile::Builder::new().prefix("schedperf-cri-kill").tempdir_in("/tmp").unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("schedperf-cri-kill")
+        .tempdir_in("/tmp")
+        .unwrap();
     let env_up = |dir: &Path| -> HashMap<String, String> {
         let out = std::process::Command::new(&script)
             .arg(dir)
@@ -825,16 +1205,26 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
             .env("CRI_ENV_NO_APT", "1")
             .output()
             .expect("run cri-env.sh");
-        assert!(out.status.success(), "cri-env.sh up: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "cri-env.sh up: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout)
             .lines()
-            .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+            .filter_map(|l| {
+                l.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+            })
             .collect()
     };
     struct Down<'a>(&'a Path, &'a Path);
     impl Drop for Down<'_> {
         fn drop(&mut self) {
-            let _ = std::process::Command::new(self.0).arg(self.1).arg("down").status();
+            let _ = std::process::Command::new(self.0)
+                .arg(self.1)
+                .arg("down")
+                .status();
         }
     }
     let vars = env_up(dir.path());
@@ -859,12 +1249,20 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
     std::thread::sleep(Duration::from_millis(500));
     let pid: i32 = vars["CRI_PID"].parse().unwrap();
     let killed = Instant::now();
-    assert!(std::process::Command::new("kill").arg("-KILL").arg(pid.to_string()).status().unwrap().success());
+    assert!(std::process::Command::new("kill")
+        .arg("-KILL")
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .success());
     // The starting pod fails through its own polls, the Running one through the health probes.
     let failed = h.failures(&[PodUid(60), PodUid(61)]);
     let waited = killed.elapsed();
     let m = &failed[&PodUid(60)];
-    assert!(m.starts_with("the CRI runtime went away: Status on unix://"), "{m}");
+    assert!(
+        m.starts_with("the CRI runtime went away: Status on unix://"),
+        "{m}"
+    );
     match failed.get(&PodUid(61)) {
         Some(m) => {
             assert!(m.starts_with("ContainerStatus on unix://"), "{m}");
@@ -880,7 +1278,10 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(waited < Duration::from_secs(5), "the failure took {waited:?}");
+    assert!(
+        waited < Duration::from_secs(5),
+        "the failure took {waited:?}"
+    );
     // A pod bound while the runtime is gone fails at RunPodSandbox.
     h.agent.bind(test_pod(62, &image, true));
     match h.until(PodUid(62), is_running_or_failed).last() {
@@ -891,8 +1292,16 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
     }
     // A delete cannot reach the runtime: the pod is kept and reported.
     h.agent.delete(PodUid(60));
-    match h.until(PodUid(60), |k| matches!(k, AgentEventKind::Deleted | AgentEventKind::Failed(_))).last() {
-        Some(AgentEventKind::Failed(m)) => assert!(m.starts_with("delete failed: StopContainer on unix://"), "{m}"),
+    match h
+        .until(PodUid(60), |k| {
+            matches!(k, AgentEventKind::Deleted | AgentEventKind::Failed(_))
+        })
+        .last()
+    {
+        Some(AgentEventKind::Failed(m)) => assert!(
+            m.starts_with("delete failed: StopContainer on unix://"),
+            "{m}"
+        ),
         other => panic!("{other:?}"),
     }
     assert!(h.agent.pods().iter().any(|(u, _)| *u == PodUid(60)));
@@ -920,10 +1329,21 @@ fn cri_signal_removes_the_run() {
         .expect("install the signal handler");
     // SIGTERM to this very process: the agent's handler replaced the default one.
     let me = std::process::id().to_string();
-    assert!(std::process::Command::new("kill").args(["-TERM", &me]).status().unwrap().success());
-    let report = rx.recv_timeout(EVENT_WAIT).expect("the handler ran").expect("cleaned up");
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &me])
+        .status()
+        .unwrap()
+        .success());
+    let report = rx
+        .recv_timeout(EVENT_WAIT)
+        .expect("the handler ran")
+        .expect("cleaned up");
     let report = report.expect("shutdown");
-    assert_eq!((report.pods_removed, report.leftovers.len()), (1, 0), "{report:?}");
+    assert_eq!(
+        (report.pods_removed, report.leftovers.len()),
+        (1, 0),
+        "{report:?}"
+    );
     assert!(h.sandboxes().is_empty());
 }
 
@@ -934,7 +1354,9 @@ fn cri_signal_removes_the_run() {
 fn cri_measure_pod_start_latency() {
     fn median_p99(mut v: Vec<u64>) -> (f64, f64) {
         v.sort_unstable();
-        let p = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1] as f64 / 1000.0;
+        let p = |q: f64| {
+            v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1] as f64 / 1000.0
+        };
         (p(0.5), p(0.99))
     }
     for host_network in [true, false] {
@@ -967,23 +1389,32 @@ fn cri_measure_pod_start_latency() {
         let sequential: Vec<PodUid> = (0..30).flat_map(|_| run_batch(1)).collect();
         let concurrent: Vec<PodUid> = (0..4).flat_map(|_| run_batch(8)).collect();
         let stats = h.agent.stats();
-        let column =
-            |uids: &[PodUid], f: fn(&PodTimings) -> u64| median_p99(uids.iter().map(|u| f(&stats.pods[u])).collect());
-        for (name, uids) in [("sequential x30", &sequential), ("8 concurrent x4", &concurrent)] {
+        let column = |uids: &[PodUid], f: fn(&PodTimings) -> u64| {
+            median_p99(uids.iter().map(|u| f(&stats.pods[u])).collect())
+        };
+        for (name, uids) in [
+            ("sequential x30", &sequential),
+            ("8 concurrent x4", &concurrent),
+        ] {
             let running = column(uids, |t| t.running_us.unwrap());
             let sandbox = column(uids, |t| t.run_pod_sandbox_us.unwrap());
             let create = column(uids, |t| t.create_containers_us);
             let start = column(uids, |t| t.start_containers_us);
             let teardown = column(uids, |t| t.teardown_us.unwrap());
-            let calls =
-                column(uids, |t| t.run_pod_sandbox_us.unwrap() + t.create_containers_us + t.start_containers_us);
+            let calls = column(uids, |t| {
+                t.run_pod_sandbox_us.unwrap() + t.create_containers_us + t.start_containers_us
+            });
             println!(
                 "{} {name}: bind->Running median {:.1} ms p99 {:.1} ms | Run+Create+Start {:.1}/{:.1} | RunPodSandbox {:.1}/{:.1} | CreateContainer {:.1}/{:.1} | StartContainer {:.1}/{:.1} | teardown {:.1}/{:.1}",
                 if host_network { "hostNetwork" } else { "pod network" },
                 running.0, running.1, calls.0, calls.1, sandbox.0, sandbox.1, create.0, create.1, start.0, start.1, teardown.0, teardown.1
             );
         }
-        assert!(stats.errors_by_code.is_empty(), "{:?}", stats.errors_by_code);
+        assert!(
+            stats.errors_by_code.is_empty(),
+            "{:?}",
+            stats.errors_by_code
+        );
         h.finish();
     }
 }
