@@ -54,10 +54,14 @@ enum Command {
     Run(Box<schedperf::runner::cli::RunArgs>),
     /// Gate CI on a regression: compare a baseline report with a current one (exit 1 on regression).
     Gate(schedperf::gate::GateArgs),
-    /// Compare two saved reports side by side (report only).
+    /// Compare two saved reports, or run several configs on one workload and compare them (report only).
     Compare(schedperf::gate::CompareArgs),
     /// Talk to a CRI runtime directly (`cri check`: is this endpoint usable for `run --agent cri`?).
     Cri(schedperf::runner::cri::CriArgs),
+    /// Interleaved A/B runs of two builds on this machine, gated paired (exit 0/1/2/3 as `gate`).
+    Ab(schedperf::gate::AbArgs),
+    /// An A/A run of one build: the noise floor per metric and suggested budgets as a gate.toml.
+    Calibrate(schedperf::gate::CalibrateArgs),
     /// List the test cases, workloads, labels and thresholds of workload files.
     List {
         /// A workload file or a directory of them.
@@ -88,6 +92,8 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         Command::Gate(args) => Ok(ExitCode::from(schedperf::gate::run_gate(&args)? as u8)),
         Command::Compare(args) => Ok(ExitCode::from(schedperf::gate::run_compare(&args)? as u8)),
         Command::Cri(args) => Ok(ExitCode::from(schedperf::runner::cri::cri_command(&args)? as u8)),
+        Command::Ab(args) => Ok(ExitCode::from(schedperf::gate::run_ab_command(&args)? as u8)),
+        Command::Calibrate(args) => Ok(ExitCode::from(schedperf::gate::run_calibrate(&args)? as u8)),
         Command::List { path } => {
             print!("{}", schedperf::workload::list(&path)?);
             Ok(ExitCode::SUCCESS)

@@ -57,8 +57,9 @@ pub struct RunSample {
     /// The interleaved A/B pair index (`ab` reports only).
     #[serde(default)]
     pub pair: Option<u32>,
-    /// The A/B arm (`ab` reports only; a file-level `arm` applies to every run).
-    #[serde(default)]
+    /// The A/B arm (`ab` reports only; a file-level `arm` applies to every run). Other labels (the
+    /// config names `compare` writes) are not A/B arms and read as `None`.
+    #[serde(default, deserialize_with = "arm_label")]
     pub arm: Option<Arm>,
     pub throughput: Throughput,
     /// Scheduling attempt latency percentiles, in microseconds.
@@ -110,8 +111,18 @@ impl Report {
 struct RawReport {
     schema_version: String,
     runs: Vec<RunSample>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "arm_label")]
     arm: Option<Arm>,
+}
+
+/// Reads an `arm` label: `base` and `cand` are A/B arms; any other label is not.
+fn arm_label<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arm>, D::Error> {
+    let label: Option<String> = Option::deserialize(d)?;
+    Ok(match label.as_deref() {
+        Some("base") => Some(Arm::Base),
+        Some("cand") => Some(Arm::Cand),
+        _ => None,
+    })
 }
 
 /// Reads and parses a report file.

@@ -22,6 +22,8 @@ pub mod junit;
 pub mod markdown;
 pub mod metric;
 pub mod policy;
+pub mod runner;
+pub mod sweep;
 pub mod table;
 
 use std::io::Write;
@@ -66,16 +68,178 @@ pub struct GateArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Arguments of `schedperf compare` (report only, exit 0 unless an input is invalid).
+/// Arguments of `schedperf compare`, in one of two modes decided by the arguments
+/// ([`CompareArgs::mode`]): two saved `.json` reports and no `--config` compare saved runs (report
+/// only); a workload path with two or more `--config` files runs every config and compares them.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct CompareArgs {
-    /// The first report.json (the reference side).
-    pub a: PathBuf,
-    /// The second report.json.
-    pub b: PathBuf,
-    /// Output formats: table, json, markdown, bmf, gab (comma-separated or repeated).
+    /// Two report.json files (saved mode), or one workload file or directory (config mode).
+    #[arg(required = true, num_args = 1..=2)]
+    pub paths: Vec<PathBuf>,
+    /// Config mode: the test case to run.
+    #[arg(long)]
+    pub test_case: Option<String>,
+    /// Config mode: only this workload of the test case.
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Config mode: a KubeSchedulerConfiguration (repeat; the first is the reference).
+    #[arg(long)]
+    pub config: Vec<PathBuf>,
+    /// Config mode: repetitions per config, each in a fresh process.
+    #[arg(long, default_value_t = 10)]
+    pub reps: u32,
+    /// Config mode: the seed every run uses.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Config mode: write compare.json, compare.md, compare.html and `<config>/report.json` here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Saved mode: table, json, markdown, bmf, gab (comma-separated or repeated).
+    /// Config mode: one of table, json, markdown, html.
     #[arg(long, value_delimiter = ',', default_value = "table")]
     pub format: Vec<String>,
+}
+
+/// What `schedperf compare` does, decided by its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompareMode {
+    /// Two saved reports, compared cell by cell (report only).
+    Saved { a: PathBuf, b: PathBuf },
+    /// Every config run on one workload path.
+    Configs(sweep::SweepPlan),
+}
+
+impl CompareArgs {
+    /// Decides the mode: no `--config` and two `.json` paths is saved mode; one path with two or
+    /// more `--config` and a `--test-case` is config mode; anything else is a usage error.
+    pub fn mode(&self, bin: &Path) -> Result<CompareMode, InputError> {
+        let is_json = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
+        if self.config.is_empty() {
+            return match self.paths.as_slice() {
+                [a, b] if is_json(a) && is_json(b) => Ok(CompareMode::Saved {
+                    a: a.clone(),
+                    b: b.clone(),
+                }),
+                _ => Err(InputError::new(
+                    "compare",
+                    "",
+                    "expected two saved reports (`compare A/report.json B/report.json`) or a workload with --config files (`compare PATH --test-case NAME --config A.yaml --config B.yaml`)",
+                )),
+            };
+        }
+        let [path] = self.paths.as_slice() else {
+            return Err(InputError::new(
+                "compare",
+                "",
+                "with --config, give one workload file or directory (not two reports)",
+            ));
+        };
+        if self.config.len() < 2 {
+            return Err(InputError::new("--config", "", "one config given; repeat --config to compare two or more"));
+        }
+        let Some(test_case) = self.test_case.clone() else {
+            return Err(InputError::new(
+                "--test-case",
+                "",
+                "missing; config mode runs one test case (`schedperf list PATH` shows them)",
+            ));
+        };
+        if self.reps == 0 {
+            return Err(InputError::new("--reps", "", "0; expected at least 1"));
+        }
+        Ok(CompareMode::Configs(sweep::SweepPlan {
+            bin: bin.to_path_buf(),
+            path: path.clone(),
+            test_case,
+            workload: self.workload.clone(),
+            configs: self.config.clone(),
+            reps: self.reps,
+            seed: self.seed,
+        }))
+    }
+}
+
+/// The output of a config comparison on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepFormat {
+    Table,
+    Json,
+    Markdown,
+    Html,
+}
+
+impl SweepFormat {
+    /// Parses config mode's `--format` (exactly one value).
+    pub fn parse(values: &[String]) -> Result<SweepFormat, InputError> {
+        let names: Vec<&str> =
+            values.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|v| !v.is_empty()).collect();
+        match names.as_slice() {
+            ["table"] => Ok(SweepFormat::Table),
+            ["json"] => Ok(SweepFormat::Json),
+            ["markdown"] | ["md"] => Ok(SweepFormat::Markdown),
+            ["html"] => Ok(SweepFormat::Html),
+            _ => Err(InputError::new(
+                "--format",
+                "",
+                format!("{values:?}; config mode prints one of table, json, markdown, html"),
+            )),
+        }
+    }
+}
+
+/// Arguments of `schedperf ab`.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct AbArgs {
+    /// The baseline build.
+    #[arg(long)]
+    pub base_bin: PathBuf,
+    /// The candidate build.
+    #[arg(long)]
+    pub cand_bin: PathBuf,
+    /// Interleaved pairs (ABBA order after one discarded warm-up per binary).
+    #[arg(long, default_value_t = 10)]
+    pub pairs: u32,
+    /// A directory for ab.json and the gate outputs (gate.txt, compare.json, summary.md, junit.xml).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A gate.toml with alpha, gated metrics and budgets.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Exit 3 when a gated cell is too noisy to judge (and nothing regressed).
+    #[arg(long)]
+    pub fail_on_noisy: bool,
+    /// Exit 1 when the same seed placed pods differently.
+    #[arg(long)]
+    pub fail_on_placement_change: bool,
+    /// Exit 1 on suspect cells too (after the extension).
+    #[arg(long)]
+    pub strict: bool,
+    /// Do not extend suspect workloads to twice the pairs.
+    #[arg(long)]
+    pub no_extend: bool,
+    /// `schedperf run` arguments, after `--` (a leading `run` is accepted).
+    #[arg(last = true, required = true)]
+    pub run_args: Vec<String>,
+}
+
+/// Arguments of `schedperf calibrate`.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct CalibrateArgs {
+    /// The build to measure against itself.
+    #[arg(long)]
+    pub bin: PathBuf,
+    /// Interleaved A/A pairs.
+    #[arg(long, default_value_t = 10)]
+    pub pairs: u32,
+    /// Where to write the suggested gate.toml.
+    #[arg(long, default_value = "gate.toml")]
+    pub out: PathBuf,
+    /// Also write the A/A report (ab.json) here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// `schedperf run` arguments, after `--` (a leading `run` is accepted).
+    #[arg(last = true, required = true)]
+    pub run_args: Vec<String>,
 }
 
 /// An output format.
@@ -278,8 +442,120 @@ pub fn compare_reports(a: &Path, b: &Path, formats: &[String]) -> Result<String,
 
 /// Runs `schedperf compare` and prints to stdout; returns exit code 0.
 pub fn run_compare(args: &CompareArgs) -> Result<i32, InputError> {
-    let text = compare_reports(&args.a, &args.b, &args.format)?;
-    std::io::stdout().lock().write_all(text.as_bytes()).map_err(|e| write_err(Path::new("<stdout>"), e))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| InputError::new("schedperf", "", format!("cannot find this program: {e}")))?;
+    let stdout = &mut std::io::stdout().lock();
+    match args.mode(&exe)? {
+        CompareMode::Saved { a, b } => {
+            let text = compare_reports(&a, &b, &args.format)?;
+            stdout.write_all(text.as_bytes()).map_err(|e| write_err(Path::new("<stdout>"), e))?;
+        }
+        CompareMode::Configs(plan) => {
+            let format = SweepFormat::parse(&args.format)?;
+            let arms = sweep::run_sweep(&plan, &mut runner::spawn_run, &mut |m| eprintln!("{m}"))?;
+            let report = sweep::summarize(&arms, plan.seed, plan.reps);
+            let text = match format {
+                SweepFormat::Table => sweep::render_table(&report),
+                SweepFormat::Json => serde_json::to_string_pretty(&report).expect("compare report serializes") + "\n",
+                SweepFormat::Markdown => sweep::render_markdown(&report),
+                SweepFormat::Html => sweep::render_html(&report),
+            };
+            stdout.write_all(text.as_bytes()).map_err(|e| write_err(Path::new("<stdout>"), e))?;
+            if let Some(dir) = &args.out {
+                sweep::write_outputs(dir, &report, &arms)?;
+            }
+        }
+    }
+    Ok(EXIT_PASS)
+}
+
+/// Runs `schedperf ab`: interleaved A/B runs, a paired gate, one extension of suspect workloads;
+/// returns the gate's exit code (0, 1 or 3) or an [`InputError`] for exit 2.
+pub fn run_ab_command(args: &AbArgs) -> Result<i32, InputError> {
+    let policy = match &args.policy {
+        Some(p) => Policy::load(p)?,
+        None => Policy::default(),
+    };
+    let plan = runner::AbPlan {
+        base_bin: args.base_bin.clone(),
+        cand_bin: args.cand_bin.clone(),
+        run_args: args.run_args.clone(),
+        pairs: args.pairs,
+        policy,
+        extend_suspect: !args.no_extend,
+    };
+    let outcome = runner::run_ab(&plan, &mut runner::spawn_run, &mut |m| eprintln!("{m}"))?;
+    let flags = GateFlags {
+        fail_on_noisy: args.fail_on_noisy,
+        fail_on_placement_change: args.fail_on_placement_change,
+        strict: args.strict,
+    };
+    let stdout = &mut std::io::stdout().lock();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+        let path = dir.join("ab.json");
+        let text = serde_json::to_string_pretty(&outcome.report).expect("report serializes") + "\n";
+        std::fs::write(&path, text).map_err(|e| write_err(&path, e))?;
+    }
+    let formats = if args.out.is_some() {
+        vec![Format::Table, Format::Json, Format::Markdown, Format::Junit]
+    } else {
+        vec![Format::Table]
+    };
+    emit(&outcome.gate, flags, &formats, args.out.as_deref(), &OutputEnv::from_env(), stdout)?;
+    for key in &outcome.extended {
+        let _ = writeln!(stdout, "extended {key} from {} to {} pairs", args.pairs, 2 * args.pairs);
+    }
+    Ok(outcome.gate.exit_code(flags))
+}
+
+/// The noise floor of an A/A comparison: per cell, the workload, the metric, the pairs, the CI
+/// half-width of the ratio and the suggested budget.
+pub fn noise_table(aa: &GateReport, suggested: &Policy) -> String {
+    let mut rows = vec![["WORKLOAD", "METRIC", "PAIRS", "A/A CHANGE", "CI HALF-WIDTH", "SUGGESTED BUDGET"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()];
+    for c in &aa.cells {
+        let (change, _, _) = c.change();
+        rows.push(vec![
+            c.key(),
+            format!("{} ({})", c.metric.name(), c.unit),
+            c.n_cand.to_string(),
+            format::pct(change),
+            format!("±{:.1}%", (c.ratio_high - c.ratio_low) / 2.0 * 100.0),
+            format::budget(suggested.workloads.get(&c.key()).and_then(|w| w.budgets.get(&c.metric)).copied()),
+        ]);
+    }
+    format::columns(&rows)
+}
+
+/// Runs `schedperf calibrate`: an A/A run of one build, prints the noise floor and writes the
+/// suggested budgets as a gate.toml.
+pub fn run_calibrate(args: &CalibrateArgs) -> Result<i32, InputError> {
+    let plan = runner::AbPlan {
+        base_bin: args.bin.clone(),
+        cand_bin: args.bin.clone(),
+        run_args: args.run_args.clone(),
+        pairs: args.pairs,
+        policy: Policy::default(),
+        extend_suspect: false,
+    };
+    let outcome = runner::run_ab(&plan, &mut runner::spawn_run, &mut |m| eprintln!("{m}"))?;
+    let suggested = suggest_budgets(&outcome.gate);
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{}", noise_table(&outcome.gate, &suggested));
+    let toml = format!(
+        "# Suggested by `schedperf calibrate` from an A/A run of {} pairs: max(default, 3 x CI half-width).\n{}",
+        args.pairs,
+        suggested.to_toml()
+    );
+    std::fs::write(&args.out, toml).map_err(|e| write_err(&args.out, e))?;
+    let _ = writeln!(out, "wrote {}", args.out.display());
+    if let Some(path) = &args.report {
+        let text = serde_json::to_string_pretty(&outcome.report).expect("report serializes") + "\n";
+        std::fs::write(path, text).map_err(|e| write_err(path, e))?;
+    }
     Ok(EXIT_PASS)
 }
 
@@ -299,5 +575,7 @@ pub fn suggest_budgets(aa: &GateReport) -> Policy {
     policy
 }
 
+#[cfg(test)]
+mod cli_tests;
 #[cfg(test)]
 mod tests;
