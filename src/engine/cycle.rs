@@ -552,6 +552,10 @@ pub fn filter_nodes(
         out.clear();
         out.resize(alive.len(), None);
         fw.plugin(pid).filter(cx, state, &alive, &mut out);
+        if out.iter().all(Option::is_none) {
+            // Most plugins reject nothing for most pods: skip the compaction.
+            continue;
+        }
         let mut w = 0;
         for r in 0..alive.len() {
             match out[r] {

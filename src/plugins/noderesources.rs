@@ -323,6 +323,51 @@ impl Plugin for Fit {
 
 /// Least/MostAllocated: weighted integer average over resources the node has.
 fn score_weighted(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: fn(i64, i64) -> i64) {
+    if let [a, b] = cols {
+        // The common case (cpu and memory): when the weight sum is a power of two, the average's
+        // floor division is a shift.
+        let wsum = a.weight + b.weight;
+        if wsum > 0 && (wsum & (wsum - 1)) == 0 && a.weight > 0 && b.weight > 0 {
+            let shift = wsum.trailing_zeros();
+            for (n, o) in nodes.iter().zip(out.iter_mut()) {
+                let i = n.ix();
+                let (aa, ba) = (a.alloc[i], b.alloc[i]);
+                if aa != 0 && ba != 0 {
+                    let sa = f(a.requested[i] + a.pod_request, aa);
+                    let sb = f(b.requested[i] + b.pod_request, ba);
+                    *o = (sa * a.weight + sb * b.weight) >> shift;
+                    continue;
+                }
+                *o = weighted_one(cols, i, f);
+            }
+            return;
+        }
+    }
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        *o = weighted_one(cols, n.ix(), f);
+    }
+}
+
+fn weighted_one(cols: &[ScoreColumn<'_>], i: usize, f: fn(i64, i64) -> i64) -> i64 {
+    let (mut score, mut weights) = (0i64, 0i64);
+    for c in cols {
+        let alloc = c.alloc[i];
+        if alloc == 0 {
+            continue;
+        }
+        score += f(c.requested[i] + c.pod_request, alloc) * c.weight;
+        weights += c.weight;
+    }
+    if weights == 0 {
+        0
+    } else {
+        div_small(score, weights)
+    }
+}
+
+/// The plain per-node loop the fast path is checked against.
+#[cfg(test)]
+fn score_weighted_reference(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: fn(i64, i64) -> i64) {
     for (n, o) in nodes.iter().zip(out.iter_mut()) {
         let i = n.ix();
         let (mut score, mut weights) = (0i64, 0i64);
@@ -547,6 +592,29 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn weighted_kernel_matches_reference(
+            nodes in proptest::collection::vec((0i64..64_000, 0i64..70_000, 0i64..(1i64 << 36), 0i64..(1i64 << 37)), 1..64),
+            pod in (0i64..8_000, 0i64..(1i64 << 33)),
+            weights in (1i64..4, 1i64..4),
+            most in proptest::bool::ANY,
+        ) {
+            let alloc_cpu: Vec<i64> = nodes.iter().map(|n| n.0).collect();
+            let req_cpu: Vec<i64> = nodes.iter().map(|n| n.1).collect();
+            let alloc_mem: Vec<i64> = nodes.iter().map(|n| n.2).collect();
+            let req_mem: Vec<i64> = nodes.iter().map(|n| n.3).collect();
+            let cols = [
+                ScoreColumn { alloc: &alloc_cpu, requested: &req_cpu, pod_request: pod.0, weight: weights.0 },
+                ScoreColumn { alloc: &alloc_mem, requested: &req_mem, pod_request: pod.1, weight: weights.1 },
+            ];
+            let idx: Vec<NodeIdx> = (0..nodes.len() as u32).rev().map(NodeIdx).collect();
+            let f = if most { most_requested_score } else { least_requested_score };
+            let (mut fast, mut slow) = (vec![0; idx.len()], vec![0; idx.len()]);
+            score_weighted(&cols, &idx, &mut fast, f);
+            score_weighted_reference(&cols, &idx, &mut slow, f);
+            proptest::prop_assert_eq!(fast, slow);
+        }
+
         #[test]
         fn div_small_is_integer_division(a in 0i64..(1i64 << 50), b in 1i64..(1i64 << 50)) {
             let a = a % (b.saturating_mul(300).max(1));
