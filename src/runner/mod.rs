@@ -91,7 +91,7 @@ impl Default for RunOptions {
             events_file: None,
             progress: false,
             rep: 0,
-            bind_workers: 4,
+            bind_workers: 2,
             max_binds_in_flight: 4096,
         }
     }
