@@ -30,6 +30,11 @@ use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot, Sym};
 use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp, ResolvedWorkload};
 
+/// How long an open-ended wait (a barrier, the end of a createPods op) lasts without any pod being
+/// bound or deleted before the driver stops waiting and reports the rest as unschedulable: 30 s of
+/// run time (virtual time in `--virtual-time` runs). Upstream would wait until its test timeout.
+const NO_PROGRESS_WAIT_NANOS: u64 = 30_000_000_000;
+
 /// Where a pod is in its life, as the driver tracks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PodState {
@@ -112,9 +117,14 @@ struct Driver {
     binds_in_flight: usize,
     templates: Templates,
     churners: Vec<Churner>,
+    /// `deletePods` with `skipWaitToCompletion`: pods deleted in the background at a rate
+    /// (next deletion time, interval, pods left).
+    deleters: Vec<(u64, u64, VecDeque<PodUid>)>,
     window: Window,
     nodes_created: u64,
     pods_created: u64,
+    /// Pods deleted so far (progress for waits).
+    deleted: u64,
     hist: Histograms,
     counters: Counters,
     unschedulable_reasons: BTreeMap<String, u64>,
@@ -171,6 +181,8 @@ impl Driver {
             node.metadata.name = format!("{prefix}{}", self.nodes_created);
         }
         self.nodes_created += 1;
+        // A kubelet labels its node with its hostname; simulated nodes do as a registered node would.
+        node.metadata.labels.entry("kubernetes.io/hostname".to_string()).or_insert_with(|| node.metadata.name.clone());
         let spec = compile_node(&node, &mut self.snap.interner);
         let idx = self.snap.add_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
         let now = self.now();
@@ -271,6 +283,7 @@ impl Driver {
         let key = format!("{}/{}", self.rec(uid).namespace, self.rec(uid).info.name);
         event_json(&mut self.events_out, now, &key, "deleted", serde_json::Value::Null);
         self.rec_mut(uid).state = PodState::Deleted;
+        self.deleted += 1;
     }
 
     fn delete_node(&mut self, name: &str) {
@@ -576,6 +589,7 @@ impl Driver {
     }
 
     fn fire_churn(&mut self) -> Result<(), InputError> {
+        self.fire_deleters();
         let now = self.now();
         for ci in 0..self.churners.len() {
             while self.churners[ci].next_nanos <= now {
@@ -609,15 +623,39 @@ impl Driver {
     }
 
     fn next_churn_nanos(&self) -> Option<u64> {
-        self.churners.iter().map(|c| c.next_nanos).min()
+        let churn = self.churners.iter().map(|c| c.next_nanos).min();
+        let del = self.deleters.iter().filter(|d| !d.2.is_empty()).map(|d| d.0).min();
+        [churn, del].into_iter().flatten().min()
+    }
+
+    fn fire_deleters(&mut self) {
+        let now = self.now();
+        for i in 0..self.deleters.len() {
+            while self.deleters[i].0 <= now {
+                let Some(uid) = self.deleters[i].2.pop_front() else { break };
+                self.deleters[i].0 += self.deleters[i].1;
+                self.delete_pod(uid);
+            }
+        }
+        self.deleters.retain(|d| !d.2.is_empty());
     }
 
     /// Runs the loop until `done` holds, the deadline passes, or nothing more can happen.
     fn run_until(&mut self, deadline: Option<u64>, done: &dyn Fn(&Driver) -> bool) -> Result<(), RunError> {
+        let progress = |d: &Driver| d.counters.scheduled + d.counters.bind_failures + d.deleted;
+        let (mut last_progress, mut last_progress_at) = (progress(self), self.now());
         loop {
             self.drain();
             self.fire_churn()?;
-            if done(self) || deadline.is_some_and(|d| self.now() >= d) {
+            let now = self.now();
+            if done(self) || deadline.is_some_and(|d| now >= d) {
+                return Ok(());
+            }
+            // An open-ended wait ends when nothing was bound or deleted for a while: the pods still
+            // waited for cannot be scheduled (background churn alone keeps the loop busy).
+            if progress(self) != last_progress {
+                (last_progress, last_progress_at) = (progress(self), now);
+            } else if deadline.is_none() && now.saturating_sub(last_progress_at) > NO_PROGRESS_WAIT_NANOS {
                 return Ok(());
             }
             if self.schedule_next() {
@@ -668,7 +706,8 @@ impl Driver {
     fn pods_settled(&self, pred: &dyn Fn(&PodRec) -> bool, attempted_only: bool) -> bool {
         self.pods.iter().filter(|r| pred(r)).all(|r| match r.state {
             PodState::Bound(_) | PodState::Deleted => true,
-            PodState::Queued => attempted_only && r.attempts > 0,
+            // A gated pod has been seen by the scheduler (PodScheduled=False, reason SchedulingGated).
+            PodState::Queued => attempted_only && (r.attempts > 0 || !r.info.scheduling_gates.is_empty()),
             PodState::Assumed(_) => attempted_only,
         })
     }
@@ -795,6 +834,11 @@ impl Driver {
                     .map(|r| r.info.uid)
                     .collect();
                 let gap = if *delete_pods_per_second > 0 { 1_000_000_000 / delete_pods_per_second } else { 0 };
+                if *skip_wait_to_completion && gap > 0 {
+                    // Deletion goes on in the background while the next ops run, as upstream.
+                    self.deleters.push((self.now(), gap, targets.into_iter().collect()));
+                    return Ok(());
+                }
                 for uid in targets {
                     if gap > 0 {
                         let until = self.now() + gap;
@@ -965,9 +1009,11 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         binds_in_flight: 0,
         templates: Templates::default(),
         churners: Vec::new(),
+        deleters: Vec::new(),
         window: Window::default(),
         nodes_created: 0,
         pods_created: 0,
+        deleted: 0,
         hist: Histograms::default(),
         counters: Counters::default(),
         unschedulable_reasons: BTreeMap::new(),
@@ -1043,6 +1089,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     }
     // Let in-flight binds finish before accounting.
     d.churners.clear();
+    d.deleters.clear();
     d.run_until(None, &|d: &Driver| d.binds_in_flight == 0)?;
     // Pod start-up is measured to Running: give bound pods the time the agent needs to start them.
     let grace_nanos = if opts.virtual_time { 3_600_000_000_000 } else { 120_000_000_000 };
