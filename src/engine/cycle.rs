@@ -114,6 +114,8 @@ pub struct Engine {
     rng: ChaCha8Rng,
     pool: Option<Arc<rayon::ThreadPool>>,
     pub state: CycleState,
+    /// Sampled per-plugin timings (off unless set with [`Engine::with_plugin_sampling`]).
+    pub profiler: super::profile::Profiler,
 }
 
 impl Engine {
@@ -128,7 +130,14 @@ impl Engine {
             rng: ChaCha8Rng::seed_from_u64(seed),
             pool,
             state: CycleState::new(),
+            profiler: super::profile::Profiler::new(0),
         }
+    }
+
+    /// Times the plugins of `percent` of cycles (upstream: 10).
+    pub fn with_plugin_sampling(mut self, percent: u32) -> Self {
+        self.profiler = super::profile::Profiler::new(percent);
+        self
     }
 
     pub fn threads(&self) -> usize {
@@ -146,7 +155,8 @@ impl Engine {
         let mut names: Option<Vec<Sym>> = None;
         let mut narrowing = Vec::new();
         for &pid in &fw.pre_filter {
-            let (st, res) = fw.plugin(pid).pre_filter(cx, state);
+            let (st, res) =
+                super::profile::timed(pid, super::profile::Point::PreFilter, || fw.plugin(pid).pre_filter(cx, state));
             match st.code {
                 Code::Success => {}
                 Code::Skip => {
@@ -176,7 +186,11 @@ impl Engine {
         let cx = CycleCx { snap, pod };
         let mut state = std::mem::take(&mut self.state);
         state.clear();
+        let sampled = self.profiler.begin();
         let result = self.schedule_with_state(fw, cx, &mut state, &mut diag);
+        if sampled {
+            self.profiler.end(fw);
+        }
         self.state = state;
         result
     }
@@ -265,7 +279,8 @@ impl Engine {
         k: usize,
     ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
         let node_at = |pos: usize| -> NodeIdx {
-            let j = (start + pos) % n;
+            // start < n and pos < n, so one conditional subtraction wraps (no division per node).
+            let j = if start + pos >= n { start + pos - n } else { start + pos };
             match restricted {
                 Some(r) => r[j],
                 None => NodeIdx(j as u32),
@@ -345,7 +360,9 @@ impl Engine {
     ) -> Result<ScoreTable, Status> {
         let mut skip = vec![false; fw.plugins.len()];
         for &pid in &fw.pre_score {
-            let st = fw.plugin(pid).pre_score(cx, state, feasible);
+            let st = super::profile::timed(pid, super::profile::Point::PreScore, || {
+                fw.plugin(pid).pre_score(cx, state, feasible)
+            });
             match st.code {
                 Code::Success => {}
                 Code::Skip => skip[pid] = true,
@@ -373,10 +390,14 @@ impl Engine {
                             .collect::<Result<(), Status>>()
                     })
                 }
-                None => plugin.score(cx, state, feasible, &mut scores),
+                None => super::profile::timed(pid, super::profile::Point::Score, || {
+                    plugin.score(cx, state, feasible, &mut scores)
+                }),
             };
             res.map_err(|st| st.with_plugin(plugin.name()))?;
-            plugin.normalize(cx, state, feasible, &mut scores);
+            super::profile::timed(pid, super::profile::Point::NormalizeScore, || {
+                plugin.normalize(cx, state, feasible, &mut scores)
+            });
             if let Some(bad) = scores.iter().find(|s| !(0..=MAX_NODE_SCORE).contains(*s)) {
                 return Err(Status::new(
                     Code::Error,
@@ -401,6 +422,9 @@ impl Engine {
     /// to *other* nodes in topology counts. With no such pods this is `schedule_one`. Leaves the
     /// snapshot as it found it.
     pub fn schedule_one_nominated(&mut self, fw: &Framework, snap: &mut Snapshot, pod: &PodInfo) -> CycleResult {
+        if snap.nominated.is_empty() {
+            return self.schedule_one(fw, snap, pod);
+        }
         let mut added: Vec<(crate::agent::PodUid, Sym)> = Vec::new();
         let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
         nodes.sort_unstable();
@@ -551,7 +575,9 @@ pub fn filter_nodes(
         }
         out.clear();
         out.resize(alive.len(), None);
-        fw.plugin(pid).filter(cx, state, &alive, &mut out);
+        super::profile::timed(pid, super::profile::Point::Filter, || {
+            fw.plugin(pid).filter(cx, state, &alive, &mut out)
+        });
         if out.iter().all(Option::is_none) {
             // Most plugins reject nothing for most pods: skip the compaction.
             continue;

@@ -1,6 +1,7 @@
 //! The scheduling engine: sampling, the parallel filter and score passes, host selection.
 
 pub mod cycle;
+pub mod profile;
 pub mod sampling;
 
 pub use cycle::{CycleResult, Diagnosis, Engine, NodeFailure, ScoreTable};

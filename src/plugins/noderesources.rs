@@ -322,7 +322,7 @@ impl Plugin for Fit {
 }
 
 /// Least/MostAllocated: weighted integer average over resources the node has.
-fn score_weighted(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: fn(i64, i64) -> i64) {
+fn score_weighted<F: Fn(i64, i64) -> i64 + Copy>(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: F) {
     if let [a, b] = cols {
         // The common case (cpu and memory): when the weight sum is a power of two, the average's
         // floor division is a shift.
@@ -348,7 +348,8 @@ fn score_weighted(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], 
     }
 }
 
-fn weighted_one(cols: &[ScoreColumn<'_>], i: usize, f: fn(i64, i64) -> i64) -> i64 {
+#[inline]
+fn weighted_one<F: Fn(i64, i64) -> i64>(cols: &[ScoreColumn<'_>], i: usize, f: F) -> i64 {
     let (mut score, mut weights) = (0i64, 0i64);
     for c in cols {
         let alloc = c.alloc[i];

@@ -996,7 +996,8 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         opts: opts.clone(),
         clock,
         vclock,
-        engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score),
+        engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score)
+            .with_plugin_sampling(opts.plugin_sample_percent),
         queue,
         cache,
         pods: Vec::new(),
@@ -1266,8 +1267,27 @@ impl Driver {
             e2e_latency_micros: h.percentiles("e2e", 1e3),
             pod_startup_millis: h.percentiles("startup", 1e6),
             pod_startup_stages_millis: stages,
-            extension_point_micros: BTreeMap::new(),
-            plugin_timings: Vec::new(),
+            extension_point_micros: self
+                .engine
+                .profiler
+                .by_point
+                .iter()
+                .map(|(k, h)| (k.to_string(), super::recorder::LatencyHist(h.clone()).percentiles(1e3)))
+                .collect(),
+            plugin_timings: self
+                .engine
+                .profiler
+                .by_plugin
+                .iter()
+                .map(|((plugin, point), h)| crate::report::PluginTiming {
+                    plugin: plugin.clone(),
+                    extension_point: point.to_string(),
+                    calls: h.len(),
+                    p50_micros: h.value_at_quantile(0.5) as f64 / 1e3,
+                    p99_micros: h.value_at_quantile(0.99) as f64 / 1e3,
+                    total_micros: h.mean() * h.len() as f64 / 1e3,
+                })
+                .collect(),
             plugin_sample_percent: self.opts.plugin_sample_percent,
             counters: self.counters.clone(),
             accounting: acc,
