@@ -81,7 +81,7 @@ impl Profiler {
             return false;
         }
         self.counter += 1;
-        let sampled = self.counter % self.every == 0;
+        let sampled = self.counter.is_multiple_of(self.every);
         if sampled {
             SPANS.with(|s| s.borrow_mut().clear());
             ACTIVE.with(|a| a.set(true));
