@@ -8,7 +8,7 @@
 # 2. Starts a private containerd (scripts/cri-env.sh) and takes it down at the end, always.
 # 3. Runs every test, the ignored ones included (CRI runtime tests, the headless-browser check), so
 #    nothing is skipped: `cargo test --release -- --include-ignored`.
-# 4. Runs the loom models of the lock-free assume cache (`--cfg loom`, own target dir).
+# 4. Runs the loom models of the lock-free assume cache (`--cfg schedperf_loom`, own target dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,4 +37,4 @@ echo "== cargo test --release -- --include-ignored" >&2
 cargo test --release -- --include-ignored --test-threads 2
 
 echo "== loom models of the assume cache" >&2
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" cargo test --release --lib cache::
+RUSTFLAGS="--cfg schedperf_loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" cargo test --release --lib cache::

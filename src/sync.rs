@@ -1,24 +1,25 @@
 //! The one concurrency facade: lock-free code imports its atomics from here so that loom can check it.
 //!
-//! Built with `--cfg loom`, [`atomic`] and [`Arc`] are loom's model-checked versions; otherwise they are
+//! Built with `--cfg schedperf_loom` (a cfg of our own, so that tokio and hyper in the CRI agent do
+//! not switch to their own loom builds), [`atomic`] and [`Arc`] are loom's model-checked versions; otherwise they are
 //! `std`'s. Only the lock-free parts (the assume cache's per-pod state words) go through the switched
 //! types. Blocking structures (the simulated agent's timer, the binder's permit waiters) use `std`'s
 //! `Mutex` and `Condvar`, re-exported here unswitched: loom does not model them in this crate.
 //!
 //! Run the loom tests with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test --release --lib cache::`.
+//! `RUSTFLAGS="--cfg schedperf_loom" CARGO_TARGET_DIR=target/loom cargo test --release --lib cache::`.
 
-/// Atomics: loom's under `--cfg loom`, `std`'s otherwise.
+/// Atomics: loom's under `--cfg schedperf_loom`, `std`'s otherwise.
 pub mod atomic {
-    #[cfg(loom)]
+    #[cfg(schedperf_loom)]
     pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-    #[cfg(not(loom))]
+    #[cfg(not(schedperf_loom))]
     pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 }
 
-#[cfg(loom)]
+#[cfg(schedperf_loom)]
 pub use loom::sync::Arc;
-#[cfg(not(loom))]
+#[cfg(not(schedperf_loom))]
 pub use std::sync::Arc;
 
 /// Blocking primitives, never switched to loom (see the module docs).

@@ -267,7 +267,7 @@ impl AssumeCache {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(schedperf_loom)))]
 mod tests {
     use super::*;
     use PodState::*;
@@ -363,7 +363,7 @@ mod tests {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, schedperf_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

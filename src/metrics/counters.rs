@@ -90,7 +90,7 @@ impl Counters {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(schedperf_loom)))]
 mod tests {
     use super::*;
 
