@@ -1233,7 +1233,13 @@ impl Driver {
         }
         let workload_digest = {
             use sha2::{Digest, Sha256};
-            format!("{:x}", Sha256::digest(format!("{:?}", w.ops).as_bytes()))
+            // Template paths are absolute; digest them relative to the working directory so that
+            // two checkouts of the same workloads agree.
+            let mut text = format!("{:?}", w.ops);
+            if let Ok(cwd) = std::env::current_dir() {
+                text = text.replace(&format!("{}/", cwd.display()), "");
+            }
+            format!("{:x}", Sha256::digest(text.as_bytes()))
         };
         let small = placements.len() <= 20_000;
         let cri = match &self.opts.agent {
