@@ -193,11 +193,13 @@ impl Shared {
         let _ = self.events.send(AgentEvent { uid, kind, at_nanos });
     }
 
-    /// Schedules `action` at `at_nanos` and wakes the timer if it became the earliest.
-    fn schedule(&self, st: &mut State, at_nanos: u64, uid: PodUid, generation: u32, action: Action) {
+    /// Schedules `action` at `at_nanos` and wakes the timer if it became the earliest future event.
+    /// An action due at `now` is left to the caller, which fires what is due before it returns: waking
+    /// the timer thread for it would cost a context switch per pod with a zero-latency stage.
+    fn schedule(&self, st: &mut State, now: u64, at_nanos: u64, uid: PodUid, generation: u32, action: Action) {
         let earliest = st.heap.peek().is_none_or(|Reverse(d)| at_nanos < d.at_nanos);
         push(st, at_nanos, uid, generation, action);
-        if earliest {
+        if earliest && at_nanos > now {
             self.wake.notify_one();
         }
     }
@@ -234,7 +236,7 @@ impl Shared {
                     let rec = st.pods.get_mut(&uid).expect("held");
                     self.start(uid, rec, at);
                 } else {
-                    self.schedule(st, at + after, uid, generation, Action::Start);
+                    self.schedule(st, at, at + after, uid, generation, Action::Start);
                 }
             }
             Action::Start => self.start(uid, rec, at),
@@ -305,7 +307,7 @@ impl Shared {
         let u: f64 = st.failure_rng.gen_range(f64::EPSILON..1.0);
         let after_nanos = (-u.ln() * mean_us as f64 * 1000.0) as u64;
         st.random_failure_pending = true;
-        self.schedule(st, now + after_nanos.max(1), PodUid(u64::MAX), 0, Action::NodeFailure(None));
+        self.schedule(st, now, now + after_nanos.max(1), PodUid(u64::MAX), 0, Action::NodeFailure(None));
     }
 
     fn timer_loop(&self) {
@@ -355,7 +357,7 @@ impl NodeAgent for SimAgent {
         let generation = 0;
         st.pods
             .insert(uid, PodRec { node: pod.node, phase: Phase::Binding, generation, start_after_nanos, start_fails });
-        s.schedule(&mut st, now + bind_after, uid, generation, Action::BindDone { fail: bind_fails });
+        s.schedule(&mut st, now, now + bind_after, uid, generation, Action::BindDone { fail: bind_fails });
         s.schedule_random_failure(&mut st, now);
         s.fire_due(&mut st, now);
     }
@@ -377,7 +379,7 @@ impl NodeAgent for SimAgent {
         let attempt = st.bind_attempts.get(&uid).copied().unwrap_or(0);
         let mut rng = pod_rng(s.config.seed ^ DELETE_SALT, uid, attempt);
         let after = draw_nanos(s.config.delete, &mut rng);
-        s.schedule(&mut st, now + after, uid, generation, Action::DeleteDone);
+        s.schedule(&mut st, now, now + after, uid, generation, Action::DeleteDone);
         s.fire_due(&mut st, now);
     }
 

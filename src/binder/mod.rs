@@ -2,8 +2,10 @@
 //! Bind, PostBind) for many pods at once, with a bound on the pods in flight.
 //!
 //! Flow of one pod:
-//! 1. The scheduling thread calls [`Binder::submit`] (or [`Binder::try_submit`]). It takes one of
-//!    `max_in_flight` tokens and blocks only when none is left. No mutex is taken unless Permit said
+//! 1. The scheduling thread calls [`Binder::submit`] (or [`Binder::try_submit`], or
+//!    [`Binder::submit_batch`] for several pods at once). Each pod takes one of `max_in_flight`
+//!    tokens; the call blocks only when none is left. A batch reaches a worker as one message, so a
+//!    burst of assumed pods costs one worker wake-up instead of one per pod. No mutex is taken unless Permit said
 //!    Wait: the pod is then parked in the waiting-pods map (upstream's `waitingPods`) without holding
 //!    a worker, until [`Binder::allow`] hands it to the workers, [`Binder::reject`] fails it, or the
 //!    permit timer thread fails it at its timeout (wall-clock time).
@@ -136,7 +138,8 @@ struct Shared {
 /// The binder pool. Dropping it stops the workers (binds already sent to the agent are abandoned).
 pub struct Binder {
     shared: Arc<Shared>,
-    jobs: Option<Sender<BindJob>>,
+    /// Batches of pods for the workers.
+    jobs: Option<Sender<Vec<BindJob>>>,
     tokens: Receiver<()>,
     max_in_flight: usize,
     workers: Vec<JoinHandle<()>>,
@@ -175,7 +178,7 @@ impl Binder {
             permit_wake: Condvar::new(),
             stats: BinderStats::default(),
         });
-        let (jobs, job_rx) = crossbeam_channel::unbounded::<BindJob>();
+        let (jobs, job_rx) = crossbeam_channel::unbounded::<Vec<BindJob>>();
         let workers = (0..workers)
             .map(|i| {
                 let s = shared.clone();
@@ -183,8 +186,10 @@ impl Binder {
                 std::thread::Builder::new()
                     .name(format!("binder-{i}"))
                     .spawn(move || {
-                        for job in rx {
-                            s.run(job);
+                        for batch in rx {
+                            for job in batch {
+                                s.run(job);
+                            }
                         }
                     })
                     .expect("spawn binder worker")
@@ -198,12 +203,12 @@ impl Binder {
         Binder { shared, jobs: Some(jobs), tokens, max_in_flight, workers, permit_timer: Some(permit_timer) }
     }
 
-    fn to_workers(&self, job: BindJob) {
-        self.jobs.as_ref().expect("binder running").send(job).expect("binder workers alive");
+    fn to_workers(&self, batch: Vec<BindJob>) {
+        self.jobs.as_ref().expect("binder running").send(batch).expect("binder workers alive");
     }
 
     fn enqueue(&self, job: BindJob) {
-        let Some(timeout) = job.permit_wait else { return self.to_workers(job) };
+        let Some(timeout) = job.permit_wait else { return self.to_workers(vec![job]) };
         self.shared.stats.permit_waits.fetch_add(1, Ordering::Relaxed);
         let uid = job.pod.uid;
         let deadline = Instant::now() + timeout;
@@ -223,6 +228,27 @@ impl Binder {
     pub fn submit(&self, job: BindJob) {
         self.tokens.recv().expect("the binder holds a token sender");
         self.enqueue(job);
+    }
+
+    /// Hands several pods to the workers as one message (pods waiting on Permit are parked one by
+    /// one); blocks while `max_in_flight` pods are in flight, as [`submit`](Self::submit) does.
+    pub fn submit_batch(&self, jobs: Vec<BindJob>) {
+        for _ in 0..jobs.len() {
+            self.tokens.recv().expect("the binder holds a token sender");
+        }
+        if jobs.iter().all(|j| j.permit_wait.is_none()) {
+            if !jobs.is_empty() {
+                self.to_workers(jobs);
+            }
+            return;
+        }
+        let (waiting, allowed): (Vec<BindJob>, Vec<BindJob>) = jobs.into_iter().partition(|j| j.permit_wait.is_some());
+        for job in waiting {
+            self.enqueue(job);
+        }
+        if !allowed.is_empty() {
+            self.to_workers(allowed);
+        }
     }
 
     /// Like [`submit`](Self::submit) but gives the job back instead of blocking when the bound is reached.
@@ -254,7 +280,7 @@ impl Binder {
     /// Releases a pod waiting on Permit to the workers. Returns false if it was not waiting.
     pub fn allow(&self, uid: PodUid) -> bool {
         let Some(w) = lock(&self.shared.permits).waiting.remove(&uid) else { return false };
-        self.to_workers(w.job);
+        self.to_workers(vec![w.job]);
         true
     }
 

@@ -287,3 +287,42 @@ fn a_pod_deleted_while_binding_fails_its_cycle() {
         ]
     );
 }
+
+#[test]
+fn batches_bind_every_pod_and_park_the_ones_waiting_on_permit() {
+    // 1 ms binds, 8 tokens: batches of 5 keep at most 8 pods in flight; the Permit-waiting pod in
+    // each batch is parked until allowed, the others go to the workers together.
+    let probe = Arc::new(Probe::default());
+    let o = SimOverrides { bind_latency_ms: Some(1.0), ..Default::default() };
+    let config = SimConfig::zero_latency().with_overrides(&o).unwrap();
+    let r = rig(config, TimeMode::Wall, 2, 8, probe.clone(), None);
+    let mut parked = Vec::new();
+    for b in 0..20u64 {
+        let jobs: Vec<BindJob> = (0..5u64)
+            .map(|i| {
+                let u = b * 5 + i;
+                let job = BindJob::new(test_pod(u, "n"));
+                if i == 0 {
+                    parked.push(PodUid(u));
+                    job.with_permit_wait(Duration::from_secs(30))
+                } else {
+                    job
+                }
+            })
+            .collect();
+        r.binder.submit_batch(jobs);
+        assert!(r.binder.in_flight() <= 8);
+        // Parked pods hold tokens: release them so the next batch can get its own.
+        for uid in parked.drain(..) {
+            assert!(r.binder.allow(uid), "{uid} was parked on Permit");
+        }
+    }
+    let results = collect(&r.results, 100);
+    assert!(results.iter().all(|x| x.outcome == BindOutcome::Bound));
+    let uids: BTreeSet<u64> = results.iter().map(|x| x.job.pod.uid.0).collect();
+    assert_eq!(uids, (0..100).collect::<BTreeSet<u64>>(), "one result per pod");
+    assert_eq!(r.binder.stats().permit_waits.load(Ordering::Relaxed), 20);
+    assert!(probe.max_active.load(Ordering::SeqCst) <= 8, "in-flight bound held across batches");
+    r.binder.submit_batch(Vec::new());
+    assert_eq!(r.binder.in_flight(), 0);
+}

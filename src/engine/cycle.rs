@@ -296,17 +296,16 @@ impl Engine {
             return (feasible, failures);
         }
         let blocks = n.div_ceil(FILTER_BLOCK_NODES);
-        let eval_block = |b: usize| -> (Vec<NodeIdx>, Vec<Option<(PluginId, Reject)>>) {
+        let eval_block_into = |b: usize, block: &mut FilterBlock| {
             let lo = b * FILTER_BLOCK_NODES;
             let hi = (lo + FILTER_BLOCK_NODES).min(n);
-            let ids: Vec<NodeIdx> = (lo..hi).map(node_at).collect();
-            let mut verdicts = Vec::with_capacity(ids.len());
-            filter_nodes(fw, cx, state, skip, &ids, &mut verdicts);
-            (ids, verdicts)
+            block.ids.clear();
+            block.ids.extend((lo..hi).map(node_at));
+            filter_nodes_with(fw, cx, state, skip, &block.ids, &mut block.verdicts, &mut block.scratch);
         };
         // Merges one evaluated block in order; returns true once k feasible nodes are found.
-        let mut merge = |ids: Vec<NodeIdx>, verdicts: Vec<Option<(PluginId, Reject)>>| -> bool {
-            for (id, v) in ids.into_iter().zip(verdicts) {
+        let mut merge = |ids: &[NodeIdx], verdicts: &[Option<(PluginId, Reject)>]| -> bool {
+            for (&id, &v) in ids.iter().zip(verdicts) {
                 match v {
                     None => {
                         feasible.push(id);
@@ -323,9 +322,11 @@ impl Engine {
             self.pool.as_ref().filter(|_| k.min(n) >= PARALLEL_MIN_FILTER_NODES || n >= PARALLEL_MIN_FILTER_NODES * 4);
         match parallel {
             None => {
+                // One set of buffers for every block of the cycle.
+                let mut block = FilterBlock::default();
                 for b in 0..blocks {
-                    let (ids, v) = eval_block(b);
-                    if merge(ids, v) {
+                    eval_block_into(b, &mut block);
+                    if merge(&block.ids, &block.verdicts) {
                         break;
                     }
                 }
@@ -336,9 +337,18 @@ impl Engine {
                 let mut b = 0;
                 'waves: while b < blocks {
                     let hi = (b + wave).min(blocks);
-                    let results: Vec<_> = pool.install(|| (b..hi).into_par_iter().map(eval_block).collect());
-                    for (ids, v) in results {
-                        if merge(ids, v) {
+                    let results: Vec<FilterBlock> = pool.install(|| {
+                        (b..hi)
+                            .into_par_iter()
+                            .map(|b| {
+                                let mut block = FilterBlock::default();
+                                eval_block_into(b, &mut block);
+                                block
+                            })
+                            .collect()
+                    });
+                    for block in &results {
+                        if merge(&block.ids, &block.verdicts) {
                             break 'waves;
                         }
                     }
@@ -398,14 +408,19 @@ impl Engine {
             super::profile::timed(pid, super::profile::Point::NormalizeScore, || {
                 plugin.normalize(cx, state, feasible, &mut scores)
             });
-            if let Some(bad) = scores.iter().find(|s| !(0..=MAX_NODE_SCORE).contains(*s)) {
+            // One pass that vectorizes: accumulate, and note any score out of [0, MAX_NODE_SCORE]
+            // (a negative score is a huge unsigned one).
+            let mut out_of_range = false;
+            for (t, &s) in table.totals.iter_mut().zip(&scores) {
+                out_of_range |= s as u64 > MAX_NODE_SCORE as u64;
+                *t += s * weight;
+            }
+            if out_of_range {
+                let bad = scores.iter().find(|s| !(0..=MAX_NODE_SCORE).contains(*s)).expect("an out-of-range score");
                 return Err(Status::new(
                     Code::Error,
                     format!("plugin {:?} returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing", plugin.name()),
                 ));
-            }
-            for (t, s) in table.totals.iter_mut().zip(&scores) {
-                *t += s * weight;
             }
             if keep_plugin_scores {
                 table.plugins.push((pid, weight, scores.clone()));
@@ -554,6 +569,22 @@ impl Engine {
     }
 }
 
+/// Working buffers of [`filter_nodes_with`], kept across the blocks of a cycle.
+#[derive(Default)]
+pub struct FilterScratch {
+    alive: Vec<NodeIdx>,
+    pos: Vec<u32>,
+    out: Vec<Option<Reject>>,
+}
+
+/// One block of the filter pass: its nodes, their verdicts and the working buffers.
+#[derive(Default)]
+struct FilterBlock {
+    ids: Vec<NodeIdx>,
+    verdicts: Vec<Option<(PluginId, Reject)>>,
+    scratch: FilterScratch,
+}
+
 /// Runs the filter plugins in order over `nodes`; `verdicts[i]` is the first rejection of
 /// `nodes[i]` (or `None`). A node stops at its first failing plugin, as upstream.
 pub fn filter_nodes(
@@ -564,20 +595,33 @@ pub fn filter_nodes(
     nodes: &[NodeIdx],
     verdicts: &mut Vec<Option<(PluginId, Reject)>>,
 ) {
+    filter_nodes_with(fw, cx, state, skip, nodes, verdicts, &mut FilterScratch::default());
+}
+
+/// [`filter_nodes`] with caller-owned working buffers (no allocation once they have grown).
+pub fn filter_nodes_with(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    nodes: &[NodeIdx],
+    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
+    scratch: &mut FilterScratch,
+) {
     verdicts.clear();
     verdicts.resize(nodes.len(), None);
-    let mut alive: Vec<NodeIdx> = nodes.to_vec();
-    let mut pos: Vec<u32> = (0..nodes.len() as u32).collect();
-    let mut out: Vec<Option<Reject>> = Vec::with_capacity(nodes.len());
+    let FilterScratch { alive, pos, out } = scratch;
+    alive.clear();
+    alive.extend_from_slice(nodes);
+    pos.clear();
+    pos.extend(0..nodes.len() as u32);
     for &pid in &fw.filter {
         if skip[pid] || alive.is_empty() {
             continue;
         }
         out.clear();
         out.resize(alive.len(), None);
-        super::profile::timed(pid, super::profile::Point::Filter, || {
-            fw.plugin(pid).filter(cx, state, &alive, &mut out)
-        });
+        super::profile::timed(pid, super::profile::Point::Filter, || fw.plugin(pid).filter(cx, state, alive, out));
         if out.iter().all(Option::is_none) {
             // Most plugins reject nothing for most pods: skip the compaction.
             continue;
@@ -620,23 +664,16 @@ pub fn filter_node(
     None
 }
 
-/// `selectHost`: the highest total; ties broken uniformly at random by reservoir sampling.
+/// `selectHost`: the highest total; ties broken uniformly at random. Upstream samples a reservoir
+/// (one random draw per tie); counting the ties and drawing once gives the same distribution for
+/// one draw per cycle, which matters when hundreds of empty nodes tie.
 pub fn select_host(rng: &mut ChaCha8Rng, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
     assert!(!feasible.is_empty() && feasible.len() == totals.len(), "select_host needs scored nodes");
-    let mut best = 0;
-    let mut ties = 1u32;
-    for i in 1..feasible.len() {
-        if totals[i] > totals[best] {
-            best = i;
-            ties = 1;
-        } else if totals[i] == totals[best] {
-            ties += 1;
-            if rng.gen_range(0..ties) == 0 {
-                best = i;
-            }
-        }
-    }
-    feasible[best]
+    let max = *totals.iter().max().expect("non-empty");
+    let ties = totals.iter().filter(|&&t| t == max).count();
+    let pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
+    let i = totals.iter().enumerate().filter(|&(_, &t)| t == max).nth(pick).map(|(i, _)| i).expect("pick < ties");
+    feasible[i]
 }
 
 #[cfg(test)]

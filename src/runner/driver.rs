@@ -34,6 +34,12 @@ use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_la
 /// bound or deleted before the driver stops waiting and reports the rest as unschedulable: 30 s of
 /// run time (virtual time in `--virtual-time` runs). Upstream would wait until its test timeout.
 const NO_PROGRESS_WAIT_NANOS: u64 = 30_000_000_000;
+/// Assumed pods handed to the binder at once. kube-scheduler starts a goroutine per pod; a thread
+/// wake-up per pod would cost more than the scheduling cycle on two cores.
+const BIND_BATCH_PODS: usize = 32;
+/// The longest an assumed pod waits for its batch while the scheduler is busy (it is flushed at
+/// once when the scheduler goes idle).
+const BIND_BATCH_MAX_DELAY_NANOS: u64 = 250_000;
 
 /// Where a pod is in its life, as the driver tracks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +121,11 @@ struct Driver {
     agent_events: Receiver<AgentEvent>,
     /// Pods assumed whose bind has not finished.
     binds_in_flight: usize,
+    /// Assumed pods not yet handed to the binder, and when the oldest was added: the binder gets
+    /// them in batches (one worker wake-up per batch), flushed when full, when old, or when the
+    /// scheduling loop has nothing else to do.
+    bind_batch: Vec<BindJob>,
+    bind_batch_since_nanos: u64,
     templates: Templates,
     churners: Vec<Churner>,
     /// `deletePods` with `skipWaitToCompletion`: pods deleted in the background at a rate
@@ -136,20 +147,26 @@ struct Driver {
     config_digest: String,
 }
 
-fn event_json(
-    out: &mut Option<std::io::BufWriter<std::fs::File>>,
-    at_nanos: u64,
-    pod: &str,
-    kind: &str,
-    extra: serde_json::Value,
-) {
-    if let Some(w) = out {
-        let line = serde_json::json!({"tNanos": at_nanos, "pod": pod, "event": kind, "detail": extra});
-        let _ = writeln!(w, "{line}");
-    }
-}
-
 impl Driver {
+    /// Writes one line of the `--events` trace. The pod's key and the detail are built only when a
+    /// trace is written: a run without `--events` pays one branch per event.
+    fn trace(&mut self, at_nanos: u64, uid: PodUid, kind: &str, detail: impl FnOnce(&Driver) -> serde_json::Value) {
+        if self.events_out.is_none() {
+            return;
+        }
+        let line =
+            serde_json::json!({"tNanos": at_nanos, "pod": self.key_of(uid), "event": kind, "detail": detail(self)});
+        if let Some(w) = &mut self.events_out {
+            let _ = writeln!(w, "{line}");
+        }
+    }
+
+    /// `namespace/name` of a pod.
+    fn key_of(&self, uid: PodUid) -> String {
+        let rec = self.rec(uid);
+        format!("{}/{}", rec.namespace, rec.info.name)
+    }
+
     fn now(&self) -> u64 {
         self.clock.now_nanos()
     }
@@ -226,7 +243,6 @@ impl Driver {
         if let Some(c) = self.largest_shape_candidate(&info) {
             self.largest_shape = c;
         }
-        let key = format!("{namespace}/{name}");
         self.push_rec(
             uid,
             PodRec {
@@ -246,7 +262,7 @@ impl Driver {
                 state: PodState::Queued,
             },
         );
-        event_json(&mut self.events_out, now, &key, "created", serde_json::json!({"gated": gated}));
+        self.trace(now, uid, "created", |_| serde_json::json!({"gated": gated}));
         let mut qp = QueuedPod::new(uid, priority, ()).gated(gated);
         qp.timestamp_nanos = now;
         self.queue.add(qp, now);
@@ -276,12 +292,15 @@ impl Driver {
                 let _ = self.cache.delete(uid);
                 if matches!(state, PodState::Assumed(_)) {
                     self.binds_in_flight -= 1;
+                    // Not yet handed to the binder: it never will be.
+                    if let Some(i) = self.bind_batch.iter().position(|j| j.pod.uid == uid) {
+                        self.bind_batch.remove(i);
+                    }
                 }
                 self.agent.delete(uid);
             }
         }
-        let key = format!("{}/{}", self.rec(uid).namespace, self.rec(uid).info.name);
-        event_json(&mut self.events_out, now, &key, "deleted", serde_json::Value::Null);
+        self.trace(now, uid, "deleted", |_| serde_json::Value::Null);
         self.rec_mut(uid).state = PodState::Deleted;
         self.deleted += 1;
     }
@@ -346,7 +365,6 @@ impl Driver {
             self.counters.retries += 1;
         }
         self.hist.record("attempt", cycle_nanos);
-        let key = format!("{}/{}", self.rec(uid).namespace, info.name);
         match result {
             CycleResult::Scheduled { node, .. } => {
                 self.hist.record("attempt.scheduled", cycle_nanos);
@@ -361,17 +379,20 @@ impl Driver {
                 rec.scheduled_nanos = Some(now);
                 self.binds_in_flight += 1;
                 let node_name = self.snap.interner.resolve(node_sym).to_string();
-                event_json(
-                    &mut self.events_out,
-                    now,
-                    &key,
-                    "assumed",
-                    serde_json::json!({"node": node_name, "attempt": qp.attempts}),
-                );
+                self.trace(now, uid, "assumed", |_| serde_json::json!({"node": node_name, "attempt": qp.attempts}));
                 let agent_pod = self.agent_pod(uid, &node_name);
-                match &self.binder {
-                    Some(b) => b.submit(BindJob::new(agent_pod)),
-                    None => self.agent.bind(agent_pod),
+                if self.binder.is_some() {
+                    if self.bind_batch.is_empty() {
+                        self.bind_batch_since_nanos = now;
+                    }
+                    self.bind_batch.push(BindJob::new(agent_pod));
+                    if self.bind_batch.len() >= BIND_BATCH_PODS
+                        || now.saturating_sub(self.bind_batch_since_nanos) >= BIND_BATCH_MAX_DELAY_NANOS
+                    {
+                        self.flush_binds();
+                    }
+                } else {
+                    self.agent.bind(agent_pod);
                 }
             }
             CycleResult::Unschedulable(diag) => {
@@ -384,13 +405,7 @@ impl Driver {
                 if self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable {
                     *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
                 }
-                event_json(
-                    &mut self.events_out,
-                    now,
-                    &key,
-                    "attempt",
-                    serde_json::json!({"result": "unschedulable", "message": msg}),
-                );
+                self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
                 self.rec_mut(uid).unschedulable = true;
                 // PostFilter: preemption nominates a node and evicts victims through the agent.
                 let args = self.preemption_args[profile].clone();
@@ -400,18 +415,11 @@ impl Driver {
                     self.counters.preemption_victims += pre.victims.len() as u64;
                     let node = self.snap.interner.resolve(pre.node).to_string();
                     let victims: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
-                    event_json(
-                        &mut self.events_out,
-                        now,
-                        &key,
-                        "nominated",
-                        serde_json::json!({"node": node, "victims": victims}),
-                    );
+                    self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": victims}));
                     self.rec_mut(uid).info = nominated;
                     for v in &pre.victims {
                         if v.uid.0 >= 1 && v.uid.0 as usize <= self.pods.len() {
-                            let vkey = format!("{}/{}", self.rec(v.uid).namespace, v.name);
-                            event_json(&mut self.events_out, now, &vkey, "preempted", serde_json::json!({"by": key}));
+                            self.trace(now, v.uid, "preempted", |d| serde_json::json!({"by": d.key_of(uid)}));
                             self.delete_pod(v.uid);
                         }
                     }
@@ -421,17 +429,20 @@ impl Driver {
             CycleResult::Error(st) => {
                 self.hist.record("attempt.error", cycle_nanos);
                 self.counters.errors += 1;
-                event_json(
-                    &mut self.events_out,
-                    now,
-                    &key,
-                    "attempt",
-                    serde_json::json!({"result": "error", "reasons": st.reasons}),
-                );
+                self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "error", "reasons": st.reasons}));
                 self.queue.add_backoff(qp, now);
             }
         }
         true
+    }
+
+    /// Hands the batched assumed pods to the binder.
+    fn flush_binds(&mut self) {
+        if let Some(b) = &self.binder {
+            if !self.bind_batch.is_empty() {
+                b.submit_batch(std::mem::take(&mut self.bind_batch));
+            }
+        }
     }
 
     fn agent_pod(&self, uid: PodUid, node: &str) -> AgentPod {
@@ -481,14 +492,7 @@ impl Driver {
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
         let now = self.now();
         self.queue.on_event(ClusterEvent::AssignedPodAdd { pod: uid, node: idx }, now);
-        let key = format!("{}/{}", self.rec(uid).namespace, self.rec(uid).info.name);
-        event_json(
-            &mut self.events_out,
-            at_nanos,
-            &key,
-            "bound",
-            serde_json::json!({"node": self.snap.interner.resolve(node)}),
-        );
+        self.trace(at_nanos, uid, "bound", |d| serde_json::json!({"node": d.snap.interner.resolve(node)}));
     }
 
     fn on_bind_failed(&mut self, uid: PodUid, reason: &str) {
@@ -503,8 +507,7 @@ impl Driver {
         let rec = self.rec_mut(uid);
         rec.state = PodState::Queued;
         let (priority, attempts) = (rec.info.priority, rec.attempts);
-        let key = format!("{}/{}", rec.namespace, rec.info.name);
-        event_json(&mut self.events_out, now, &key, "bindFailed", serde_json::json!({"reason": reason}));
+        self.trace(now, uid, "bindFailed", |_| serde_json::json!({"reason": reason}));
         let mut qp = QueuedPod::new(uid, priority, ());
         qp.attempts = attempts;
         qp.timestamp_nanos = now;
@@ -528,9 +531,7 @@ impl Driver {
                 }
             }
             AgentEventKind::Running => {
-                let rec = self.rec_mut(uid);
-                let key = format!("{}/{}", rec.namespace, rec.info.name);
-                event_json(&mut self.events_out, ev.at_nanos, &key, "running", serde_json::Value::Null);
+                self.trace(ev.at_nanos, uid, "running", |_| serde_json::Value::Null);
                 let rec = self.rec_mut(uid);
                 if rec.running_nanos.is_none() {
                     rec.running_nanos = Some(ev.at_nanos);
@@ -548,24 +549,15 @@ impl Driver {
                     self.counters.evictions += 1;
                     let template = self.rec(uid).template.clone();
                     let ns = self.rec(uid).namespace.clone();
-                    let key = format!("{ns}/{}", self.rec(uid).info.name);
-                    event_json(
-                        &mut self.events_out,
-                        ev.at_nanos,
-                        &key,
-                        "evicted",
-                        serde_json::json!({"reason": reason}),
-                    );
+                    self.trace(ev.at_nanos, uid, "evicted", |_| serde_json::json!({"reason": reason}));
                     self.delete_pod(uid);
                     // A controller recreates evicted pods.
                     let _ = self.create_pod(template, &ns, "<eviction>");
                 }
             }
             AgentEventKind::Failed(reason) => {
-                let rec = self.rec_mut(uid);
-                rec.failed = true;
-                let key = format!("{}/{}", rec.namespace, rec.info.name);
-                event_json(&mut self.events_out, ev.at_nanos, &key, "failed", serde_json::json!({"reason": reason}));
+                self.rec_mut(uid).failed = true;
+                self.trace(ev.at_nanos, uid, "failed", |_| serde_json::json!({"reason": reason}));
             }
             AgentEventKind::SandboxReady | AgentEventKind::ContainersStarted | AgentEventKind::Deleted => {}
         }
@@ -662,6 +654,7 @@ impl Driver {
                 continue;
             }
             // Idle: nothing is ready to schedule.
+            self.flush_binds();
             let lens = self.queue.lens();
             let stalled = self.binds_in_flight == 0 && lens.active == 0 && lens.backoff == 0 && deadline.is_none();
             if stalled && !self.drain() {
@@ -798,6 +791,7 @@ impl Driver {
                     if i % 64 == 63 {
                         self.drain();
                         while self.schedule_next() {}
+                        self.flush_binds();
                     }
                 }
                 if *steady_state {
@@ -1008,6 +1002,8 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         bind_results: results_rx,
         agent_events,
         binds_in_flight: 0,
+        bind_batch: Vec::new(),
+        bind_batch_since_nanos: 0,
         templates: Templates::default(),
         churners: Vec::new(),
         deleters: Vec::new(),
