@@ -8,13 +8,15 @@ use serde::Serialize;
 use crate::api::{self, Object};
 use crate::cluster::{build_snapshot, Cluster, UidGen};
 use crate::config::SchedulerConfig;
-use crate::engine::cycle::filter_nodes;
+use crate::config::DefaultPreemptionArgs;
+use crate::engine::cycle::{filter_nodes, Diagnosis, NodeFailure};
 use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::{Code, CycleCx, CycleState, Framework, PluginId, Reject};
 use crate::plugins::compile_args;
+use crate::plugins::defaultpreemption::{self, DefaultPreemption, NoPreemption};
 use crate::snapshot::compile::compile_pod;
-use crate::snapshot::NodeIdx;
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
 
 /// A filter verdict in the output.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -52,6 +54,34 @@ pub struct Explanation {
     pub message: Option<String>,
     /// Plugins whose PreScore returned Skip (absent from `scores`).
     pub skipped_score_plugins: Vec<String>,
+    /// What PostFilter (DefaultPreemption) would do: present only when no node is feasible and
+    /// the profile enables DefaultPreemption.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<PreemptionExplanation>,
+}
+
+/// PostFilter's dry run for a pod that fits nowhere.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionExplanation {
+    /// The node preemption would nominate.
+    pub nominated_node: Option<String>,
+    /// The pods it would delete there (namespace/name), in upstream's order.
+    pub victims: Vec<String>,
+    /// Every node where preemption would let the pod fit.
+    pub candidates: Vec<PreemptionCandidate>,
+    /// Why preemption finds nothing, in upstream's words.
+    pub message: Option<String>,
+}
+
+/// A node where evicting `victims` lets the pod fit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionCandidate {
+    pub node: String,
+    /// namespace/name, most important first.
+    pub victims: Vec<String>,
+    pub num_pdb_violations: usize,
 }
 
 /// What `explain` needs.
@@ -115,23 +145,83 @@ pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
     let fw = Framework::new(profile, &compiled, &mut snap.interner)
         .map_err(|e| InputError::new(&config.source, "profiles", e))?;
     let mut engine = Engine::new(input.seed, 1, config.percentage_of_nodes_to_score);
-    Ok(explain_pod(&fw, &mut engine, &snap, &pod, &format!("{}/{}", raw_pod.namespace(), name)))
+    let key = format!("{}/{}", raw_pod.namespace(), name);
+    Ok(explain_pod(&fw, &mut engine, &mut snap, &pod, &key, &profile.args.default_preemption))
 }
 
-/// The evaluation itself, for a compiled pod against a snapshot.
+/// The evaluation itself, for a compiled pod against a snapshot. When no node is feasible, runs
+/// PostFilter as a dry run: the snapshot is restored afterwards (up to the order of pods within a
+/// node) and nothing is nominated.
 pub fn explain_pod(
     fw: &Framework,
     engine: &mut Engine,
-    snap: &crate::snapshot::Snapshot,
-    pod: &crate::snapshot::PodInfo,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
     pod_key: &str,
+    preemption_args: &DefaultPreemptionArgs,
 ) -> Explanation {
+    let (mut out, diag) = evaluate(fw, engine, snap, pod, pod_key);
+    if let Some(diag) = diag {
+        out.preemption = explain_preemption(fw, snap, pod, &diag, preemption_args);
+    }
+    out
+}
+
+/// PostFilter's dry run for an unschedulable pod; `None` when the profile does not enable
+/// DefaultPreemption.
+pub fn explain_preemption(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    diag: &Diagnosis,
+    args: &DefaultPreemptionArgs,
+) -> Option<PreemptionExplanation> {
+    if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == defaultpreemption::NAME) {
+        return None;
+    }
+    let plugin = DefaultPreemption {
+        min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
+        min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
+    };
+    let mut out = PreemptionExplanation { nominated_node: None, victims: Vec::new(), candidates: Vec::new(), message: None };
+    match plugin.dry_run(fw, snap, pod, diag) {
+        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => out.message = Some(m),
+        Ok(run) => {
+            let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
+            out.candidates = run
+                .candidates
+                .iter()
+                .map(|c| PreemptionCandidate {
+                    node: snap.interner.resolve(c.node).to_string(),
+                    victims: c.victims.iter().map(|v| key(v)).collect(),
+                    num_pdb_violations: c.num_pdb_violations,
+                })
+                .collect();
+            if let Some(best) = run.chosen.map(|i| &out.candidates[i]) {
+                out.nominated_node = Some(best.node.clone());
+                out.victims = best.victims.clone();
+            }
+            out.message = run.message;
+        }
+    }
+    Some(out)
+}
+
+/// Filter and score every node; the diagnosis PostFilter reads when no node is feasible.
+fn evaluate(
+    fw: &Framework,
+    engine: &mut Engine,
+    snap: &Snapshot,
+    pod: &PodInfo,
+    pod_key: &str,
+) -> (Explanation, Option<Diagnosis>) {
     let cx = CycleCx { snap, pod };
     let mut state = CycleState::new();
     let n = snap.nodes.len();
     let all: Vec<NodeIdx> = (0..n as u32).map(NodeIdx).collect();
     let mut verdicts: Vec<Option<(PluginId, Reject)>> = vec![None; n];
     let mut framework_reject: Vec<Option<FilterVerdict>> = vec![None; n];
+    let mut excluded = vec![false; n];
     let mut out = Explanation {
         pod: pod_key.to_string(),
         profile: fw.scheduler_name.clone(),
@@ -139,7 +229,9 @@ pub fn explain_pod(
         selected: None,
         message: None,
         skipped_score_plugins: Vec::new(),
+        preemption: None,
     };
+    let mut diag = Diagnosis { num_all_nodes: n, ..Default::default() };
     match Engine::run_pre_filter(fw, cx, &mut state) {
         Err((pid, st)) => {
             let v = FilterVerdict {
@@ -157,14 +249,18 @@ pub fn explain_pod(
                 });
             }
             out.message = Some(format!("0/{n} nodes are available: {}.", st.reasons.join(", ")));
-            return out;
+            // An Error status ends the cycle before PostFilter.
+            let diag = (st.code != Code::Error).then(|| Diagnosis { pre_filter: Some((pid, st)), ..diag });
+            return (out, diag);
         }
         Ok((skip, names, narrowing)) => {
             filter_nodes(fw, cx, &state, &skip, &all, &mut verdicts);
             if let Some(names) = names {
                 let plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
                 for node in &all {
-                    if !names.contains(&snap.nodes.name[node.ix()]) && verdicts[node.ix()].is_none() {
+                    let outside = !names.contains(&snap.nodes.name[node.ix()]);
+                    excluded[node.ix()] = outside;
+                    if outside && verdicts[node.ix()].is_none() {
                         framework_reject[node.ix()] = Some(FilterVerdict {
                             plugin: plugins.first().copied().unwrap_or("").to_string(),
                             code: Code::UnschedulableAndUnresolvable.to_string(),
@@ -173,8 +269,16 @@ pub fn explain_pod(
                     }
                 }
             }
+            diag.pre_filter_result_plugins = narrowing;
         }
     }
+    // As the engine sees it: nodes outside a PreFilterResult are excluded, not filtered.
+    diag.pre_filter_excluded = excluded.iter().filter(|e| **e).count();
+    diag.failures = all
+        .iter()
+        .filter(|node| !excluded[node.ix()])
+        .filter_map(|node| verdicts[node.ix()].map(|(plugin, reject)| NodeFailure { node: *node, plugin, reject }))
+        .collect();
     let feasible: Vec<NodeIdx> =
         all.iter().copied().filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none()).collect();
     let table = if feasible.is_empty() {
@@ -248,7 +352,8 @@ pub fn explain_pod(
         out.message = Some(format!("0/{n} nodes are available: {}.", parts.join(", ")));
     }
     debug_assert_eq!(failures + feasible.len(), n);
-    out
+    let diag = feasible.is_empty().then_some(diag);
+    (out, diag)
 }
 
 /// The table for people: one row per node, the same facts as the JSON.
@@ -280,6 +385,26 @@ pub fn render_table(e: &Explanation) -> String {
             let _ = writeln!(s, "{m}");
         }
         (None, None) => {}
+    }
+    if let Some(p) = &e.preemption {
+        let _ = writeln!(s, "preemption:");
+        if let Some(node) = &p.nominated_node {
+            let _ = writeln!(s, "  nominated node: {node}");
+            let _ = writeln!(s, "  victims: {}", p.victims.join(", "));
+        }
+        for c in &p.candidates {
+            let _ = writeln!(
+                s,
+                "  candidate {}: {} victim(s), {} PDB violation(s): {}",
+                c.node,
+                c.victims.len(),
+                c.num_pdb_violations,
+                c.victims.join(", ")
+            );
+        }
+        if let Some(m) = &p.message {
+            let _ = writeln!(s, "  {m}");
+        }
     }
     s
 }
