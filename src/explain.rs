@@ -272,7 +272,7 @@ fn evaluate(
             }
             out.message = Some(format!("0/{n} nodes are available: {}.", st.reasons.join(", ")));
             // An Error status ends the cycle before PostFilter.
-            let diag = (st.code != Code::Error).then(|| Diagnosis { pre_filter: Some((pid, st)), ..diag });
+            let diag = (st.code != Code::Error).then_some(Diagnosis { pre_filter: Some((pid, st)), ..diag });
             return (out, diag);
         }
         Ok((skip, names, narrowing)) => {
@@ -508,11 +508,13 @@ profiles:
         assert!(e.selected.is_none(), "{name}: preemption only for a pod that fits nowhere");
     }
 
+    /// (name, cluster, incoming pod, config, want).
+    type Case = (&'static str, Vec<String>, String, Option<&'static str>, Option<Want>);
+
     #[test]
     fn preemption_dry_run_table() {
         let never = "\n    preemptionPolicy: Never";
-        // (name, cluster, incoming pod, config, want)
-        let cases: Vec<(&str, Vec<String>, String, Option<&str>, Option<Want>)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "a pod that fits has no preemption field",
                 vec![node("node-a", "4", false), pod("low", Some("node-a"), "1", 1, "")],
