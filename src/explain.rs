@@ -7,14 +7,16 @@ use serde::Serialize;
 
 use crate::api::{self, Object};
 use crate::cluster::{build_snapshot, Cluster, UidGen};
+use crate::config::DefaultPreemptionArgs;
 use crate::config::SchedulerConfig;
-use crate::engine::cycle::filter_nodes;
+use crate::engine::cycle::{filter_nodes, Diagnosis, NodeFailure};
 use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::{Code, CycleCx, CycleState, Framework, PluginId, Reject};
 use crate::plugins::compile_args;
+use crate::plugins::defaultpreemption::{self, DefaultPreemption, NoPreemption};
 use crate::snapshot::compile::compile_pod;
-use crate::snapshot::NodeIdx;
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
 
 /// A filter verdict in the output.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -52,6 +54,34 @@ pub struct Explanation {
     pub message: Option<String>,
     /// Plugins whose PreScore returned Skip (absent from `scores`).
     pub skipped_score_plugins: Vec<String>,
+    /// What PostFilter (DefaultPreemption) would do: present only when no node is feasible and
+    /// the profile enables DefaultPreemption.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<PreemptionExplanation>,
+}
+
+/// PostFilter's dry run for a pod that fits nowhere.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionExplanation {
+    /// The node preemption would nominate.
+    pub nominated_node: Option<String>,
+    /// The pods it would delete there (namespace/name), in upstream's order.
+    pub victims: Vec<String>,
+    /// Every node where preemption would let the pod fit.
+    pub candidates: Vec<PreemptionCandidate>,
+    /// Why preemption finds nothing, in upstream's words.
+    pub message: Option<String>,
+}
+
+/// A node where evicting `victims` lets the pod fit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionCandidate {
+    pub node: String,
+    /// namespace/name, most important first.
+    pub victims: Vec<String>,
+    pub num_pdb_violations: usize,
 }
 
 /// What `explain` needs.
@@ -80,6 +110,22 @@ fn load_pod(path: &std::path::Path) -> Result<api::Pod, InputError> {
 
 /// Evaluates every node for the pod (no sampling, all feasible nodes scored).
 pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
+    let mut l = load(input)?;
+    let mut engine = Engine::new(input.seed, 1, l.percentage_of_nodes_to_score);
+    Ok(explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args))
+}
+
+/// The inputs of one explanation, compiled.
+struct Loaded {
+    fw: Framework,
+    snap: Snapshot,
+    pod: PodInfo,
+    key: String,
+    preemption_args: DefaultPreemptionArgs,
+    percentage_of_nodes_to_score: Option<i32>,
+}
+
+fn load(input: &ExplainInput) -> Result<Loaded, InputError> {
     let config = match &input.config {
         Some(p) => SchedulerConfig::load(p)?,
         None => SchedulerConfig::defaults(),
@@ -114,24 +160,90 @@ pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
     let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
     let fw = Framework::new(profile, &compiled, &mut snap.interner)
         .map_err(|e| InputError::new(&config.source, "profiles", e))?;
-    let mut engine = Engine::new(input.seed, 1, config.percentage_of_nodes_to_score);
-    Ok(explain_pod(&fw, &mut engine, &snap, &pod, &format!("{}/{}", raw_pod.namespace(), name)))
+    Ok(Loaded {
+        fw,
+        snap,
+        pod,
+        key: format!("{}/{}", raw_pod.namespace(), name),
+        preemption_args: profile.args.default_preemption.clone(),
+        percentage_of_nodes_to_score: config.percentage_of_nodes_to_score,
+    })
 }
 
-/// The evaluation itself, for a compiled pod against a snapshot.
+/// The evaluation itself, for a compiled pod against a snapshot. When no node is feasible, runs
+/// PostFilter as a dry run: the snapshot is restored afterwards (up to the order of pods within a
+/// node) and nothing is nominated.
 pub fn explain_pod(
     fw: &Framework,
     engine: &mut Engine,
-    snap: &crate::snapshot::Snapshot,
-    pod: &crate::snapshot::PodInfo,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
     pod_key: &str,
+    preemption_args: &DefaultPreemptionArgs,
 ) -> Explanation {
+    let (mut out, diag) = evaluate(fw, engine, snap, pod, pod_key);
+    if let Some(diag) = diag {
+        out.preemption = explain_preemption(fw, snap, pod, &diag, preemption_args);
+    }
+    out
+}
+
+/// PostFilter's dry run for an unschedulable pod; `None` when the profile does not enable
+/// DefaultPreemption.
+pub fn explain_preemption(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    diag: &Diagnosis,
+    args: &DefaultPreemptionArgs,
+) -> Option<PreemptionExplanation> {
+    if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == defaultpreemption::NAME) {
+        return None;
+    }
+    let plugin = DefaultPreemption {
+        min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
+        min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
+    };
+    let mut out =
+        PreemptionExplanation { nominated_node: None, victims: Vec::new(), candidates: Vec::new(), message: None };
+    match plugin.dry_run(fw, snap, pod, diag) {
+        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => out.message = Some(m),
+        Ok(run) => {
+            let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
+            out.candidates = run
+                .candidates
+                .iter()
+                .map(|c| PreemptionCandidate {
+                    node: snap.interner.resolve(c.node).to_string(),
+                    victims: c.victims.iter().map(|v| key(v)).collect(),
+                    num_pdb_violations: c.num_pdb_violations,
+                })
+                .collect();
+            if let Some(best) = run.chosen.map(|i| &out.candidates[i]) {
+                out.nominated_node = Some(best.node.clone());
+                out.victims = best.victims.clone();
+            }
+            out.message = run.message;
+        }
+    }
+    Some(out)
+}
+
+/// Filter and score every node; the diagnosis PostFilter reads when no node is feasible.
+fn evaluate(
+    fw: &Framework,
+    engine: &mut Engine,
+    snap: &Snapshot,
+    pod: &PodInfo,
+    pod_key: &str,
+) -> (Explanation, Option<Diagnosis>) {
     let cx = CycleCx { snap, pod };
     let mut state = CycleState::new();
     let n = snap.nodes.len();
     let all: Vec<NodeIdx> = (0..n as u32).map(NodeIdx).collect();
     let mut verdicts: Vec<Option<(PluginId, Reject)>> = vec![None; n];
     let mut framework_reject: Vec<Option<FilterVerdict>> = vec![None; n];
+    let mut excluded = vec![false; n];
     let mut out = Explanation {
         pod: pod_key.to_string(),
         profile: fw.scheduler_name.clone(),
@@ -139,7 +251,9 @@ pub fn explain_pod(
         selected: None,
         message: None,
         skipped_score_plugins: Vec::new(),
+        preemption: None,
     };
+    let mut diag = Diagnosis { num_all_nodes: n, ..Default::default() };
     match Engine::run_pre_filter(fw, cx, &mut state) {
         Err((pid, st)) => {
             let v = FilterVerdict {
@@ -157,14 +271,18 @@ pub fn explain_pod(
                 });
             }
             out.message = Some(format!("0/{n} nodes are available: {}.", st.reasons.join(", ")));
-            return out;
+            // An Error status ends the cycle before PostFilter.
+            let diag = (st.code != Code::Error).then_some(Diagnosis { pre_filter: Some((pid, st)), ..diag });
+            return (out, diag);
         }
         Ok((skip, names, narrowing)) => {
             filter_nodes(fw, cx, &state, &skip, &all, &mut verdicts);
             if let Some(names) = names {
                 let plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
                 for node in &all {
-                    if !names.contains(&snap.nodes.name[node.ix()]) && verdicts[node.ix()].is_none() {
+                    let outside = !names.contains(&snap.nodes.name[node.ix()]);
+                    excluded[node.ix()] = outside;
+                    if outside && verdicts[node.ix()].is_none() {
                         framework_reject[node.ix()] = Some(FilterVerdict {
                             plugin: plugins.first().copied().unwrap_or("").to_string(),
                             code: Code::UnschedulableAndUnresolvable.to_string(),
@@ -173,8 +291,16 @@ pub fn explain_pod(
                     }
                 }
             }
+            diag.pre_filter_result_plugins = narrowing;
         }
     }
+    // As the engine sees it: nodes outside a PreFilterResult are excluded, not filtered.
+    diag.pre_filter_excluded = excluded.iter().filter(|e| **e).count();
+    diag.failures = all
+        .iter()
+        .filter(|node| !excluded[node.ix()])
+        .filter_map(|node| verdicts[node.ix()].map(|(plugin, reject)| NodeFailure { node: *node, plugin, reject }))
+        .collect();
     let feasible: Vec<NodeIdx> =
         all.iter().copied().filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none()).collect();
     let table = if feasible.is_empty() {
@@ -248,7 +374,8 @@ pub fn explain_pod(
         out.message = Some(format!("0/{n} nodes are available: {}.", parts.join(", ")));
     }
     debug_assert_eq!(failures + feasible.len(), n);
-    out
+    let diag = feasible.is_empty().then_some(diag);
+    (out, diag)
 }
 
 /// The table for people: one row per node, the same facts as the JSON.
@@ -281,5 +408,283 @@ pub fn render_table(e: &Explanation) -> String {
         }
         (None, None) => {}
     }
+    if let Some(p) = &e.preemption {
+        let _ = writeln!(s, "preemption:");
+        if let Some(node) = &p.nominated_node {
+            let _ = writeln!(s, "  nominated node: {node}");
+            let _ = writeln!(s, "  victims: {}", p.victims.join(", "));
+        }
+        for c in &p.candidates {
+            let _ = writeln!(
+                s,
+                "  candidate {}: {} victim(s), {} PDB violation(s): {}",
+                c.node,
+                c.victims.len(),
+                c.num_pdb_violations,
+                c.victims.join(", ")
+            );
+        }
+        if let Some(m) = &p.message {
+            let _ = writeln!(s, "  {m}");
+        }
+    }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node with `cpu` cores, optionally tainted NoSchedule.
+    fn node(name: &str, cpu: &str, tainted: bool) -> String {
+        let taints = if tainted { "\n  spec: {taints: [{key: dedicated, value: x, effect: NoSchedule}]}" } else { "" };
+        format!(
+            "- apiVersion: v1\n  kind: Node\n  metadata: {{name: {name}, labels: {{kubernetes.io/hostname: {name}}}}}{taints}\n  status: {{allocatable: {{cpu: '{cpu}', memory: 8Gi, pods: '110'}}}}\n"
+        )
+    }
+
+    /// A pod bound to `node` (`None`: the incoming pod) requesting `cpu`, with a priority.
+    fn pod(name: &str, node: Option<&str>, cpu: &str, priority: i32, extra: &str) -> String {
+        let node = node.map_or(String::new(), |n| format!("\n    nodeName: {n}"));
+        format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata: {{name: {name}, namespace: default, labels: {{app: {name}}}}}\n  spec:{node}\n    priority: {priority}{extra}\n    containers: [{{name: c, image: i, resources: {{requests: {{cpu: '{cpu}'}}}}}}]\n"
+        )
+    }
+
+    /// A budget over the pods labelled app=`app` that allows no disruption.
+    fn pdb(app: &str) -> String {
+        format!(
+            "- apiVersion: policy/v1\n  kind: PodDisruptionBudget\n  metadata: {{name: pdb-{app}, namespace: default}}\n  spec: {{selector: {{matchLabels: {{app: {app}}}}}}}\n  status: {{disruptionsAllowed: 0}}\n"
+        )
+    }
+
+    const NO_POST_FILTER: &str = "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins: {postFilter: {disabled: [{name: DefaultPreemption}]}}
+";
+
+    /// Writes the cluster, the incoming pod and an optional config; the loaded input.
+    fn input(dir: &std::path::Path, cluster: &[String], incoming: &str, config: Option<&str>) -> ExplainInput {
+        let write = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let cluster = write("cluster.yaml", &format!("apiVersion: v1\nkind: List\nitems:\n{}", cluster.concat()));
+        let incoming = incoming.replacen("- ", "", 1).replace("\n  ", "\n");
+        ExplainInput {
+            cluster: vec![cluster],
+            pod: write("pod.yaml", &incoming),
+            config: config.map(|c| write("config.yaml", c)),
+            seed: 1,
+        }
+    }
+
+    /// What the `preemption` field must hold (`None`: absent).
+    struct Want {
+        nominated: Option<&'static str>,
+        victims: Vec<&'static str>,
+        /// (node, victims, PDB violations), in output order.
+        candidates: Vec<(&'static str, Vec<&'static str>, usize)>,
+        message: Option<&'static str>,
+    }
+
+    fn check(name: &str, e: &Explanation, want: Option<Want>) {
+        let json = serde_json::to_value(e).unwrap();
+        assert_eq!(json.get("preemption").is_some(), want.is_some(), "{name}: field present: {json}");
+        let (Some(got), Some(want)) = (&e.preemption, want) else { return };
+        assert_eq!(got.nominated_node.as_deref(), want.nominated, "{name}: nominated node");
+        assert_eq!(got.victims, want.victims, "{name}: victims");
+        let cands: Vec<(&str, Vec<&str>, usize)> = got
+            .candidates
+            .iter()
+            .map(|c| (c.node.as_str(), c.victims.iter().map(String::as_str).collect(), c.num_pdb_violations))
+            .collect();
+        assert_eq!(cands, want.candidates, "{name}: candidates");
+        assert_eq!(got.message.as_deref(), want.message, "{name}: message");
+        assert_eq!(json["preemption"]["nominatedNode"], serde_json::json!(want.nominated), "{name}: JSON name");
+        assert!(e.selected.is_none(), "{name}: preemption only for a pod that fits nowhere");
+    }
+
+    /// (name, cluster, incoming pod, config, want).
+    type Case = (&'static str, Vec<String>, String, Option<&'static str>, Option<Want>);
+
+    #[test]
+    fn preemption_dry_run_table() {
+        let never = "\n    preemptionPolicy: Never";
+        let cases: Vec<Case> = vec![
+            (
+                "a pod that fits has no preemption field",
+                vec![node("node-a", "4", false), pod("low", Some("node-a"), "1", 1, "")],
+                pod("web", None, "2", 100, ""),
+                None,
+                None,
+            ),
+            (
+                "a high-priority pod preempts the lower-priority pod",
+                vec![node("node-a", "4", false), pod("low", Some("node-a"), "3", 1, "")],
+                pod("web", None, "2", 100, ""),
+                None,
+                Some(Want {
+                    nominated: Some("node-a"),
+                    victims: vec!["default/low"],
+                    candidates: vec![("node-a", vec!["default/low"], 0)],
+                    message: None,
+                }),
+            ),
+            (
+                "only the pods needed are victims, most important first",
+                vec![
+                    node("node-a", "4", false),
+                    pod("p1", Some("node-a"), "1", 1, ""),
+                    pod("p2", Some("node-a"), "1", 2, ""),
+                    pod("p3", Some("node-a"), "1", 3, ""),
+                    pod("keep", Some("node-a"), "1", 500, ""),
+                ],
+                pod("web", None, "2", 100, ""),
+                None,
+                Some(Want {
+                    nominated: Some("node-a"),
+                    victims: vec!["default/p2", "default/p1"],
+                    candidates: vec![("node-a", vec!["default/p2", "default/p1"], 0)],
+                    message: None,
+                }),
+            ),
+            (
+                "preemptionPolicy Never: no victims, upstream's reason",
+                vec![node("node-a", "4", false), pod("low", Some("node-a"), "3", 1, "")],
+                pod("web", None, "2", 100, never),
+                None,
+                Some(Want {
+                    nominated: None,
+                    victims: vec![],
+                    candidates: vec![],
+                    message: Some("not eligible due to preemptionPolicy=Never."),
+                }),
+            ),
+            (
+                "only equal- or higher-priority pods: no victims",
+                vec![
+                    node("node-a", "4", false),
+                    pod("same", Some("node-a"), "3", 100, ""),
+                    node("node-b", "4", false),
+                    pod("higher", Some("node-b"), "3", 200, ""),
+                ],
+                pod("web", None, "2", 100, ""),
+                None,
+                Some(Want {
+                    nominated: None,
+                    victims: vec![],
+                    candidates: vec![],
+                    message: Some("0/2 nodes are available: 2 No preemption victims found for incoming pod."),
+                }),
+            ),
+            (
+                "too small even when emptied; an unresolvable node is not tried",
+                vec![
+                    node("node-a", "1", false),
+                    pod("low", Some("node-a"), "500m", 1, ""),
+                    node("node-b", "8", true),
+                    pod("low-b", Some("node-b"), "1", 1, ""),
+                ],
+                pod("web", None, "2", 100, ""),
+                None,
+                Some(Want {
+                    nominated: None,
+                    victims: vec![],
+                    candidates: vec![],
+                    message: Some(
+                        "0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
+                    ),
+                }),
+            ),
+            (
+                "without budgets the node with the lowest-priority victim wins",
+                vec![
+                    node("node-a", "4", false),
+                    pod("guarded", Some("node-a"), "3", 1, ""),
+                    node("node-b", "4", false),
+                    pod("other", Some("node-b"), "3", 5, ""),
+                ],
+                pod("web", None, "2", 100, ""),
+                None,
+                Some(Want {
+                    nominated: Some("node-a"),
+                    victims: vec!["default/guarded"],
+                    candidates: vec![("node-a", vec!["default/guarded"], 0), ("node-b", vec!["default/other"], 0)],
+                    message: None,
+                }),
+            ),
+            (
+                "a node whose victim violates a PDB loses to one whose victim does not",
+                vec![
+                    node("node-a", "4", false),
+                    pod("guarded", Some("node-a"), "3", 1, ""),
+                    node("node-b", "4", false),
+                    pod("other", Some("node-b"), "3", 5, ""),
+                    pdb("guarded"),
+                ],
+                pod("web", None, "2", 100, ""),
+                None,
+                Some(Want {
+                    nominated: Some("node-b"),
+                    victims: vec!["default/other"],
+                    candidates: vec![("node-b", vec!["default/other"], 0), ("node-a", vec!["default/guarded"], 1)],
+                    message: None,
+                }),
+            ),
+            (
+                "a profile without DefaultPreemption has no preemption field",
+                vec![node("node-a", "4", false), pod("low", Some("node-a"), "3", 1, "")],
+                pod("web", None, "2", 100, ""),
+                Some(NO_POST_FILTER),
+                None,
+            ),
+        ];
+        for (name, cluster, incoming, config, want) in cases {
+            let d = tempfile::tempdir().unwrap();
+            let e =
+                explain(&input(d.path(), &cluster, &incoming, config)).unwrap_or_else(|err| panic!("{name}: {err}"));
+            check(name, &e, want);
+        }
+    }
+
+    #[test]
+    fn preemption_keeps_the_filter_outcome_and_leaves_the_snapshot_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let cluster = [
+            node("node-a", "4", false),
+            pod("low", Some("node-a"), "3", 1, ""),
+            node("node-b", "4", false),
+            pod("mid", Some("node-b"), "3", 5, ""),
+        ];
+        let mut l = load(&input(d.path(), &cluster, &pod("web", None, "2", 100, ""), None)).unwrap();
+        let placement = |s: &Snapshot| {
+            let mut v: Vec<(u64, String)> =
+                s.pods.iter().map(|(u, p)| (u.0, s.interner.resolve(p.node).to_string())).collect();
+            v.sort();
+            v
+        };
+        let before = placement(&l.snap);
+        let mut engine = Engine::new(1, 1, None);
+        let first = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args);
+        assert_eq!(placement(&l.snap), before, "victims stay placed");
+        assert!(l.snap.nominated.values().all(Vec::is_empty), "nothing is nominated");
+        assert_eq!(first.message.as_deref(), Some("0/2 nodes are available: 2 Insufficient cpu."));
+        assert!(first.nodes.iter().all(|n| !n.feasible));
+        let second = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args);
+        assert_eq!(first, second, "a second explanation is the same");
+        let table = render_table(&first);
+        for want in [
+            "preemption:",
+            "nominated node: node-a",
+            "victims: default/low",
+            "candidate node-a: 1 victim(s), 0 PDB violation(s): default/low",
+            "candidate node-b: 1 victim(s), 0 PDB violation(s): default/mid",
+        ] {
+            assert!(table.contains(want), "table lacks {want:?}:\n{table}");
+        }
+    }
 }

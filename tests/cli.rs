@@ -400,3 +400,46 @@ fn cri_check_passes_on_the_test_runtime_and_fails_on_a_missing_image() {
     }
     assert!(runtime_containers(&env.endpoint).difference(&before).next().is_none(), "cri check left containers");
 }
+
+#[test]
+fn explain_shows_the_preemption_dry_run_for_a_pod_that_fits_nowhere() {
+    let d = tempfile::tempdir().unwrap();
+    let low = "- apiVersion: v1
+  kind: Pod
+  metadata: {name: low, namespace: default}
+  spec:
+    nodeName: node-a
+    priority: 1
+    containers: [{name: c, image: i, resources: {requests: {cpu: '1'}}}]
+";
+    let cluster = write(d.path(), "cluster.yaml", &format!("{NODES}{low}"));
+    let pod = write(
+        d.path(),
+        "pod.yaml",
+        &POD.replace("cpu: '2'", "cpu: '1'")
+            .replace("spec:\n", "spec:\n  priority: 100\n")
+            .replace("memory: 2Gi", "memory: 9Gi"),
+    );
+    // web-1 asks for 9Gi: no node has it, so no eviction helps anywhere.
+    let o = run(&["explain", "--cluster", &cluster, "--pod", &pod, "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["preemption"]["nominatedNode"], serde_json::Value::Null);
+    assert_eq!(
+        v["preemption"]["message"],
+        "0/2 nodes are available: 1 Insufficient memory, 1 No preemption victims found for incoming pod."
+    );
+    let pod = write(
+        d.path(),
+        "pod.yaml",
+        &POD.replace("cpu: '2'", "cpu: '1'")
+            .replace("spec:\n", "spec:\n  priority: 100\n")
+            .replace("memory: 2Gi", "memory: 512Mi"),
+    );
+    let o = run(&["explain", "--cluster", &cluster, "--pod", &pod, "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // node-b (4 cpu) fits a 1-cpu pod: selected, no preemption field.
+    assert_eq!(v["selected"], "node-b");
+    assert!(v.get("preemption").is_none(), "{v}");
+}

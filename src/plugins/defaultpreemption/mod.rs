@@ -256,13 +256,33 @@ fn select_victims_on_node(
     node: NodeIdx,
     cached: Option<&PreFiltered>,
 ) -> Option<Candidate> {
+    try_node(fw, snap, pod, node, cached).ok()
+}
+
+/// Why a node tried by a dry run is not a candidate (upstream's per-node status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotCandidate {
+    /// No pod of lower priority runs there: "No preemption victims found for incoming pod".
+    NoLowerPriorityPods,
+    /// The pod does not fit even with every lower-priority pod removed: the first failing filter.
+    StillUnfit(PluginId, Reject),
+}
+
+/// [`select_victims_on_node`] with the reason a node is not a candidate.
+fn try_node(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+) -> Result<Candidate, NotCandidate> {
     let mut lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
         .iter()
         .map(|u| snap.pods[u].info.clone())
         .filter(|p| p.priority < pod.priority)
         .collect();
     if lower.is_empty() {
-        return None;
+        return Err(NotCandidate::NoLowerPriorityPods);
     }
     let name = snap.nodes.name[node.ix()];
     for p in &lower {
@@ -273,9 +293,9 @@ fn select_victims_on_node(
             snap.place_pod(p.clone(), name).expect("a victim returns to its node");
         }
     };
-    if fits_with_nominated(fw, snap, pod, node, cached).is_some() {
+    if let Some((pid, reject)) = fits_with_nominated(fw, snap, pod, node, cached) {
         restore(snap, &lower);
-        return None;
+        return Err(NotCandidate::StillUnfit(pid, reject));
     }
     lower.sort_by(|a, b| more_important(a, b));
     let (violating, non_violating) = split_by_pdb(snap, lower);
@@ -293,7 +313,7 @@ fn select_victims_on_node(
     }
     restore(snap, &victims);
     victims.sort_by(|a, b| more_important(a, b));
-    Some(Candidate { node, victims, num_pdb_violations })
+    Ok(Candidate { node, victims, num_pdb_violations })
 }
 
 /// `pickOneNodeForPreemption`: fewest PDB violations, then the lowest highest-victim priority,
@@ -399,4 +419,126 @@ impl DefaultPreemption {
             nominated,
         ))
     }
+}
+
+/// Upstream's status for nodes PostFilter did not try (`SetAbsentNodesStatus`).
+pub const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
+/// Upstream's status for a node without lower-priority pods (`SelectVictimsOnNode`).
+pub const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
+
+/// A node where evicting `victims` lets the pod fit.
+#[derive(Clone, Debug)]
+pub struct CandidateNode {
+    pub node: Sym,
+    /// Most important first (`MoreImportantPod` order), the order upstream deletes them in.
+    pub victims: Vec<Arc<PodInfo>>,
+    pub num_pdb_violations: usize,
+}
+
+/// What PostFilter would do, found without nominating or evicting anything.
+#[derive(Clone, Debug)]
+pub struct DryRun {
+    /// Every candidate, in upstream's order: those without PDB violations first, each group in
+    /// node order.
+    pub candidates: Vec<CandidateNode>,
+    /// The candidate `pickOneNodeForPreemption` picks (an index into `candidates`).
+    pub chosen: Option<usize>,
+    /// The potential nodes that are not candidates, and why.
+    pub rejected: Vec<(NodeIdx, NotCandidate)>,
+    /// Without candidates: upstream's `FitError` message, e.g.
+    /// "0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    pub message: Option<String>,
+}
+
+impl DefaultPreemption {
+    /// PostFilter as a dry run, for `explain`: tries every potential node in node order (no random
+    /// offset, no early stop after enough candidates), and returns all candidates, the one
+    /// PostFilter would nominate among them, and upstream's message when there is none. Nominates
+    /// nothing; the snapshot is as before on return (except the order of pods within a node).
+    pub fn dry_run(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+    ) -> Result<DryRun, NoPreemption> {
+        eligible_to_preempt(snap, pod, Some(diag))?;
+        let n_all = snap.nodes.len();
+        if n_all == 0 {
+            return Err(NoPreemption::NoCandidates("no nodes available".into()));
+        }
+        let potential: Vec<NodeIdx> = match &diag.pre_filter {
+            Some((_, st)) if st.code == Code::Unschedulable => (0..n_all as u32).map(NodeIdx).collect(),
+            Some(_) => Vec::new(),
+            None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
+        };
+        let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
+        let (mut non_violating, mut violating, mut rejected) = (Vec::new(), Vec::new(), Vec::new());
+        // Upstream reports a successful dry run without victims as an error naming the node.
+        let mut no_victim_nodes = Vec::new();
+        for &node in &potential {
+            match try_node(fw, snap, pod, node, cached.as_ref()) {
+                Ok(c) if c.victims.is_empty() => no_victim_nodes.push(node),
+                Ok(c) if c.num_pdb_violations == 0 => non_violating.push(c),
+                Ok(c) => violating.push(c),
+                Err(why) => rejected.push((node, why)),
+            }
+        }
+        let mut cands: Vec<Candidate> = non_violating;
+        cands.extend(violating);
+        let chosen = (!cands.is_empty()).then(|| pick_one(&cands));
+        let candidates: Vec<CandidateNode> = cands
+            .into_iter()
+            .map(|c| CandidateNode {
+                node: snap.nodes.name[c.node.ix()],
+                victims: c.victims,
+                num_pdb_violations: c.num_pdb_violations,
+            })
+            .collect();
+        if chosen.is_some() {
+            return Ok(DryRun { candidates, chosen, rejected, message: None });
+        }
+        if let Some(node) = no_victim_nodes.first() {
+            let name = snap.node_name(*node).to_string();
+            let message = format!("expected at least one victim pod on node {name:?}");
+            return Ok(DryRun { candidates, chosen: None, rejected, message: Some(message) });
+        }
+        let message = no_candidates_message(fw, snap, pod, n_all, &rejected);
+        Ok(DryRun { candidates, chosen: None, rejected, message: Some(message) })
+    }
+}
+
+/// `FitError.Error()` over the dry run's node statuses: each tried node's reasons, the untried
+/// nodes as "Preemption is not helpful for scheduling", counted and sorted.
+fn no_candidates_message(
+    fw: &Framework,
+    snap: &Snapshot,
+    pod: &PodInfo,
+    n_all: usize,
+    rejected: &[(NodeIdx, NotCandidate)],
+) -> String {
+    let cx = CycleCx { snap, pod };
+    let state = CycleState::new();
+    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for (_, why) in rejected {
+        let reasons = match *why {
+            NotCandidate::NoLowerPriorityPods => vec![NO_VICTIMS.to_string()],
+            // A PreFilter rejection during the dry run (no Filter reason to decode).
+            NotCandidate::StillUnfit(pid, r) if pid >= fw.plugins.len() || r.detail == u64::MAX => {
+                let name = fw.plugins.get(pid).map_or("PreFilter", |p| p.name());
+                vec![format!("node(s) didn't satisfy plugin(s) [{name}]")]
+            }
+            NotCandidate::StillUnfit(pid, r) => fw.plugin(pid).reasons(cx, &state, r),
+        };
+        for r in reasons {
+            *counts.entry(r).or_default() += 1;
+        }
+    }
+    let untried = n_all - rejected.len();
+    if untried > 0 {
+        *counts.entry(NOT_HELPFUL.to_string()).or_default() += untried;
+    }
+    let mut parts: Vec<String> = counts.into_iter().map(|(r, n)| format!("{n} {r}")).collect();
+    parts.sort();
+    format!("0/{n_all} nodes are available: {}.", parts.join(", "))
 }
