@@ -1,108 +1,77 @@
-//! Latency histograms (hdrhistogram, 3 significant digits) whose names end in their unit.
+//! Latency histograms (HdrHistogram, 1 ns to 1 hour, 3 significant digits) recorded in
+//! nanoseconds, summarized in the unit a report field names, and serialized into `report.json`.
+
+use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
 
-/// The unit a histogram records in, taken from its name's suffix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum TimeUnit {
-    Nanos,
-    Micros,
-    Millis,
-}
+use crate::report::Percentiles;
 
-impl TimeUnit {
-    /// The unit named by `name`'s suffix: `_ns`, `_us` or `_ms`.
-    pub fn of_name(name: &str) -> Option<TimeUnit> {
-        [("_ns", TimeUnit::Nanos), ("_us", TimeUnit::Micros), ("_ms", TimeUnit::Millis)]
-            .into_iter()
-            .find(|(suffix, _)| name.ends_with(suffix))
-            .map(|(_, u)| u)
-    }
+/// Histogram bounds: 1 ns .. 1 hour, 3 significant digits.
+const HIST_MAX_NANOS: u64 = 3_600_000_000_000;
 
-    fn nanos_per_unit(self) -> u64 {
-        match self {
-            TimeUnit::Nanos => 1,
-            TimeUnit::Micros => 1_000,
-            TimeUnit::Millis => 1_000_000,
-        }
+/// A latency histogram in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct LatencyHist(pub Histogram<u64>);
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist(Histogram::new_with_bounds(1, HIST_MAX_NANOS, 3).expect("valid histogram bounds"))
     }
 }
 
-/// A latency histogram. Not shared: each thread keeps its own and they are [`merge`](Self::merge)d.
-#[derive(Clone, Debug)]
-pub struct LatencyHistogram {
-    name: &'static str,
-    unit: TimeUnit,
-    hist: Histogram<u64>,
-}
-
-/// A histogram's summary, in the histogram's unit (named by `name`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LatencySummary {
-    pub name: &'static str,
-    pub count: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub max: u64,
-}
-
-impl LatencyHistogram {
-    /// A histogram named `name`, which must end in `_ns`, `_us` or `_ms` (an internal invariant: names
-    /// are constants in the code).
-    pub fn new(name: &'static str) -> Self {
-        let unit = TimeUnit::of_name(name)
-            .unwrap_or_else(|| panic!("histogram name {name:?} does not end in _ns, _us or _ms"));
-        LatencyHistogram { name, unit, hist: Histogram::new(3).expect("3 significant digits is valid") }
-    }
-
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    pub fn unit(&self) -> TimeUnit {
-        self.unit
-    }
-
-    /// Records a value in the histogram's unit.
-    pub fn record(&mut self, value: u64) {
-        // The histogram auto-resizes (`saturating_record` would clamp instead); growing fails only
-        // past usize's range, where clamping is the best left.
-        if self.hist.record(value).is_err() {
-            self.hist.saturating_record(value);
-        }
-    }
-
-    /// Records a duration given in nanoseconds, converted (truncated) to the histogram's unit.
+impl LatencyHist {
     pub fn record_nanos(&mut self, nanos: u64) {
-        self.record(nanos / self.unit.nanos_per_unit());
+        self.0.saturating_record(nanos.clamp(1, HIST_MAX_NANOS));
     }
 
-    pub fn count(&self) -> u64 {
-        self.hist.len()
-    }
-
-    /// Adds `other`'s values (it must have the same name).
-    pub fn merge(&mut self, other: &LatencyHistogram) {
-        assert_eq!(self.name, other.name, "merging different histograms");
-        self.hist.add(&other.hist).expect("auto-resizing histograms always merge");
-    }
-
-    pub fn summary(&self) -> LatencySummary {
-        let q = |p: f64| self.hist.value_at_quantile(p);
-        LatencySummary {
-            name: self.name,
-            count: self.hist.len(),
-            mean: if self.hist.is_empty() { 0.0 } else { self.hist.mean() },
-            p50: q(0.50),
-            p90: q(0.90),
-            p95: q(0.95),
-            p99: q(0.99),
-            max: self.hist.max(),
+    /// Percentiles in `unit_nanos` units (1_000 for µs, 1_000_000 for ms).
+    pub fn percentiles(&self, unit_nanos: f64) -> Percentiles {
+        let h = &self.0;
+        if h.is_empty() {
+            return Percentiles::default();
         }
+        Percentiles {
+            p50: h.value_at_quantile(0.50) as f64 / unit_nanos,
+            p90: h.value_at_quantile(0.90) as f64 / unit_nanos,
+            p99: h.value_at_quantile(0.99) as f64 / unit_nanos,
+            max: h.max() as f64 / unit_nanos,
+            count: h.len(),
+        }
+    }
+
+    /// The histogram rescaled to `unit_nanos` units (1_000 for µs), encoded as `report.json` stores
+    /// histograms (compressed HdrHistogram V2, base64).
+    pub fn encode_in(&self, unit_nanos: u64) -> String {
+        let mut h =
+            Histogram::<u64>::new_with_bounds(1, (HIST_MAX_NANOS / unit_nanos).max(2), 3).expect("valid bounds");
+        for v in self.0.iter_recorded() {
+            h.saturating_record_n((v.value_iterated_to() / unit_nanos).max(1), v.count_at_value());
+        }
+        crate::report::histogram::encode(&h)
+    }
+}
+
+/// Histograms by name, serialized into the report.
+#[derive(Debug, Default)]
+pub struct Histograms {
+    pub by_name: BTreeMap<String, LatencyHist>,
+}
+
+impl Histograms {
+    pub fn record(&mut self, name: &str, nanos: u64) {
+        match self.by_name.get_mut(name) {
+            Some(h) => h.record_nanos(nanos),
+            None => {
+                let mut h = LatencyHist::default();
+                h.record_nanos(nanos);
+                self.by_name.insert(name.to_string(), h);
+            }
+        }
+    }
+
+    pub fn percentiles(&self, name: &str, unit_nanos: f64) -> Percentiles {
+        self.by_name.get(name).map_or_else(Percentiles::default, |h| h.percentiles(unit_nanos))
     }
 }
 
@@ -111,37 +80,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_carry_units() {
-        let check = |name: &str, expected: Option<TimeUnit>| assert_eq!(TimeUnit::of_name(name), expected, "{name}");
-        check("scheduling_attempt_duration_us", Some(TimeUnit::Micros));
-        check("bind_latency_ms", Some(TimeUnit::Millis));
-        check("filter_ns", Some(TimeUnit::Nanos));
-        check("bind_latency", None);
-        check("bind_latency_s", None);
-    }
-
-    #[test]
-    #[should_panic(expected = "does not end in")]
-    fn a_name_without_unit_is_refused() {
-        LatencyHistogram::new("latency");
-    }
-
-    #[test]
-    fn records_converts_summarises_and_merges() {
-        let mut a = LatencyHistogram::new("bind_latency_us");
-        for v in 1..=100 {
-            a.record_nanos(v * 1000 + 999); // truncated to v µs
+    fn histogram_round_trip() {
+        let mut h = LatencyHist::default();
+        for v in [1_000, 2_000, 3_000, 1_000_000] {
+            h.record_nanos(v);
         }
-        let s = a.summary();
-        assert_eq!((s.count, s.p50, s.p90, s.p95, s.p99, s.max), (100, 50, 90, 95, 99, 100));
-        assert!((s.mean - 50.5).abs() < 0.01);
-        let mut b = LatencyHistogram::new("bind_latency_us");
-        b.record(1_000_000);
-        a.merge(&b);
-        assert_eq!(a.count(), 101);
-        let max = a.summary().max;
-        assert!((999_000..=1_001_000).contains(&max), "max {max}");
-        let empty = LatencyHistogram::new("x_ms").summary();
-        assert_eq!((empty.count, empty.mean, empty.p99), (0, 0.0, 0));
+        let p = h.percentiles(1_000.0);
+        assert_eq!(p.count, 4);
+        assert!((p.p50 - 2.0).abs() < 0.01);
+        assert!((p.max - 1000.0).abs() < 1.0);
+        let back = crate::report::histogram::decode(&h.encode_in(1_000), "x").unwrap();
+        assert_eq!(back.len(), 4);
+        assert_eq!(back.max(), 1000, "rescaled to microseconds");
     }
 }

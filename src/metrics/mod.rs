@@ -1,13 +1,10 @@
-//! Run metrics: scheduler_perf's throughput collector, latency histograms whose names carry their
-//! unit, and the run's shared counters.
+//! What a run measures: latency histograms (HdrHistogram), scheduler_perf's throughput collector
+//! over bind times, and the process's peak RSS and CPU time.
 
-mod counters;
 mod histogram;
+mod process;
 mod throughput;
 
-pub use counters::{Counter, CounterSnapshot, Counters};
-pub use histogram::{LatencyHistogram, LatencySummary, TimeUnit};
-pub use throughput::{
-    percentile_sorted, sample_interval_nanos, ThroughputCollector, ThroughputSampler, ThroughputSummary,
-    DEFAULT_SAMPLE_INTERVAL_NANOS, MIN_SAMPLES,
-};
+pub use histogram::{Histograms, LatencyHist};
+pub use process::{cpu_seconds, peak_rss_bytes};
+pub use throughput::{throughput, THROUGHPUT_MAX_INTERVAL_NANOS, THROUGHPUT_TARGET_SAMPLES};

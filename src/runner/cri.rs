@@ -19,7 +19,6 @@ use hdrhistogram::Histogram;
 
 use super::cli::RunArgs;
 use super::objects::{default_pod, Templates};
-use super::recorder::LatencyHist;
 use super::{AgentFactory, AgentReportFn, AgentSpec, PodTimesLookup};
 use crate::agent::cri::{cri_check, CriAgent, CriConfig, CriEndpoint, CriStats, ImageMap};
 use crate::agent::mixed::{MixedAgent, RealShare, PPM_ONE};
@@ -27,6 +26,7 @@ use crate::agent::sim::{SimAgent, SimConfig, TimeMode};
 use crate::agent::{AgentError, AgentPod, NodeAgent, PodUid, ShutdownReport};
 use crate::api::{self, Object};
 use crate::error::InputError;
+use crate::metrics::LatencyHist;
 use crate::report::{CriReport, Percentiles};
 use crate::workload::{ResolvedOp, ResolvedWorkload};
 

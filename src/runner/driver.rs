@@ -10,7 +10,6 @@ use crossbeam_channel::Receiver;
 
 use super::objects::{default_node, default_pod, Templates};
 use super::quality::{placement_digest, placement_quality};
-use super::recorder::{cpu_seconds, peak_rss_bytes, throughput, Histograms};
 use super::{AgentSpec, RunError, RunOptions};
 use crate::agent::sim::{SimAgent, TimeMode};
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec, NodeAgent, PodUid};
@@ -23,6 +22,7 @@ use crate::config::SchedulerConfig;
 use crate::engine::{CycleResult, Engine};
 use crate::error::InputError;
 use crate::framework::{CycleCx, CycleState, Framework};
+use crate::metrics::{cpu_seconds, peak_rss_bytes, throughput, Histograms, LatencyHist};
 use crate::plugins::compile_args;
 use crate::queue::{default_hint_fn, ClusterEvent, PluginSet, QueuedPod, SchedulingQueue};
 use crate::report::{Accounting, Counters, RunReport};
@@ -1274,7 +1274,7 @@ impl Driver {
                 .profiler
                 .by_point
                 .iter()
-                .map(|(k, h)| (k.to_string(), super::recorder::LatencyHist(h.clone()).percentiles(1e3)))
+                .map(|(k, h)| (k.to_string(), LatencyHist(h.clone()).percentiles(1e3)))
                 .collect(),
             plugin_timings: self
                 .engine

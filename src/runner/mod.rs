@@ -10,7 +10,6 @@ pub mod cri;
 pub mod driver;
 pub mod objects;
 pub mod quality;
-pub mod recorder;
 
 use std::path::PathBuf;
 use std::sync::Arc;
