@@ -2,7 +2,10 @@
 //! `plugins/noderesources`. All scoring is integer math as upstream, except BalancedAllocation's
 //! standard deviation (f64, as upstream).
 
+use std::borrow::Cow;
+
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::nodes::ScalarColumn;
 use crate::snapshot::{NodeIdx, Snapshot, Sym};
 
 pub const FIT: &str = "NodeResourcesFit";
@@ -64,10 +67,11 @@ pub fn is_scalar_resource_name(name: &str) -> bool {
         || (name.contains("kubernetes.io/") && name.contains('/'))
 }
 
-/// One resource of a score, resolved against the node table for one pod.
+/// One resource of a score, resolved against the node table for one pod. Sparse scalar columns
+/// are materialized (once per pod, only when the pod requests that resource).
 struct ScoreColumn<'a> {
-    alloc: &'a [i64],
-    requested: &'a [i64],
+    alloc: Cow<'a, [i64]>,
+    requested: Cow<'a, [i64]>,
     pod_request: i64,
     weight: i64,
 }
@@ -92,7 +96,12 @@ fn score_columns<'a>(
                 } else {
                     (&t.non_zero_cpu_milli, pod.non_zero_cpu_milli)
                 };
-                ScoreColumn { alloc: &t.alloc_cpu_milli, requested: req, pod_request, weight: r.weight }
+                ScoreColumn {
+                    alloc: Cow::Borrowed(&t.alloc_cpu_milli),
+                    requested: Cow::Borrowed(req),
+                    pod_request,
+                    weight: r.weight,
+                }
             }
             ResKind::Memory => {
                 let (req, pod_request) = if use_requested {
@@ -100,11 +109,16 @@ fn score_columns<'a>(
                 } else {
                     (&t.non_zero_memory, pod.non_zero_memory)
                 };
-                ScoreColumn { alloc: &t.alloc_memory, requested: req, pod_request, weight: r.weight }
+                ScoreColumn {
+                    alloc: Cow::Borrowed(&t.alloc_memory),
+                    requested: Cow::Borrowed(req),
+                    pod_request,
+                    weight: r.weight,
+                }
             }
             ResKind::Ephemeral => ScoreColumn {
-                alloc: &t.alloc_ephemeral_storage,
-                requested: &t.req_ephemeral_storage,
+                alloc: Cow::Borrowed(&t.alloc_ephemeral_storage),
+                requested: Cow::Borrowed(&t.req_ephemeral_storage),
                 pod_request: pod.requests.ephemeral_storage,
                 weight: r.weight,
             },
@@ -114,7 +128,14 @@ fn score_columns<'a>(
                     continue;
                 }
                 let Some(c) = t.scalar_column(name) else { continue };
-                ScoreColumn { alloc: &c.allocatable, requested: &c.requested, pod_request, weight: r.weight }
+                let (alloc, requested) = match c.dense_rows() {
+                    Some((a, r)) => (Cow::Borrowed(a), Cow::Borrowed(r)),
+                    None => {
+                        let (a, r) = c.to_dense(t.len());
+                        (Cow::Owned(a), Cow::Owned(r))
+                    }
+                };
+                ScoreColumn { alloc, requested, pod_request, weight: r.weight }
             }
             ResKind::Other => continue,
         };
@@ -182,7 +203,7 @@ pub struct Fit {
 
 /// PreFilter state: the pod's scalar requests that are checked, with their columns' positions.
 struct FitState {
-    scalars: Vec<(Sym, i64, Option<usize>)>,
+    scalars: Vec<(Sym, i64, Option<u32>)>,
 }
 
 impl Fit {
@@ -202,7 +223,7 @@ impl Fit {
                 let prefix = s.split('/').next().unwrap_or("");
                 !(self.ignored_resources.contains(name) || self.ignored_resource_groups.iter().any(|g| g == prefix))
             })
-            .map(|&(name, q)| (name, q, snap.nodes.scalars.iter().position(|c| c.name == name)))
+            .map(|&(name, q)| (name, q, snap.nodes.scalar_column_index(name)))
             .collect();
         FitState { scalars }
     }
@@ -245,6 +266,9 @@ impl Plugin for Fit {
         let t = &cx.snap.nodes;
         let r = &cx.pod.requests;
         let all_zero = r.cpu_milli == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalars.is_empty();
+        let columns = t.scalar_columns();
+        let scalars: smallvec::SmallVec<[(i64, Option<&ScalarColumn>); 2]> =
+            st.scalars.iter().map(|&(_, q, col)| (q, col.map(|c| &columns[c as usize]))).collect();
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
             let mut bits = 0u64;
@@ -263,8 +287,8 @@ impl Plugin for Fit {
                 {
                     bits |= FIT_EPHEMERAL;
                 }
-                for (j, &(_, q, col)) in st.scalars.iter().enumerate() {
-                    let free = col.map_or(0, |c| t.scalars[c].allocatable[i] - t.scalars[c].requested[i]);
+                for (j, &(q, col)) in scalars.iter().enumerate() {
+                    let free = col.map_or(0, |c| c.free(*n));
                     if q > free {
                         bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
                     }
@@ -605,8 +629,8 @@ mod tests {
             let alloc_mem: Vec<i64> = nodes.iter().map(|n| n.2).collect();
             let req_mem: Vec<i64> = nodes.iter().map(|n| n.3).collect();
             let cols = [
-                ScoreColumn { alloc: &alloc_cpu, requested: &req_cpu, pod_request: pod.0, weight: weights.0 },
-                ScoreColumn { alloc: &alloc_mem, requested: &req_mem, pod_request: pod.1, weight: weights.1 },
+                ScoreColumn { alloc: Cow::Borrowed(&alloc_cpu), requested: Cow::Borrowed(&req_cpu), pod_request: pod.0, weight: weights.0 },
+                ScoreColumn { alloc: Cow::Borrowed(&alloc_mem), requested: Cow::Borrowed(&req_mem), pod_request: pod.1, weight: weights.1 },
             ];
             let idx: Vec<NodeIdx> = (0..nodes.len() as u32).rev().map(NodeIdx).collect();
             let f = if most { most_requested_score } else { least_requested_score };

@@ -4,6 +4,7 @@
 //! [`NodeIdx`]. Removing a node swap-removes its row, so the last node takes its index.
 
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 use super::intern::Sym;
 use super::model::{HostPort, NodeSpec, PodInfo, Taint};
@@ -60,12 +61,186 @@ pub struct LabelColumn {
     pub values: Vec<Sym>,
 }
 
-/// A scalar resource's allocatable and requested amounts on every node.
+/// A sparse column becomes dense when more than `len / SCALAR_DENSE_DIVISOR` nodes carry the
+/// resource (a nonzero allocatable or requested amount): dense costs 16 bytes per node, sparse 24
+/// bytes per carrier, so past 1/8 of the nodes the dense rows' direct indexing is worth the memory.
+pub const SCALAR_DENSE_DIVISOR: usize = 8;
+
+/// A dense column becomes sparse again when fewer than `len / SCALAR_SPARSE_DIVISOR` nodes carry
+/// the resource. The gap to [`SCALAR_DENSE_DIVISOR`] is hysteresis: a column switches at most once
+/// per `len / 10` or so writes, so each O(len) conversion is amortized.
+pub const SCALAR_SPARSE_DIVISOR: usize = 32;
+
+/// One node's amounts in a sparse [`ScalarColumn`]; present only when one of them is nonzero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SparseEntry {
+    node: u32,
+    allocatable: i64,
+    requested: i64,
+}
+
+/// The rows of a [`ScalarColumn`].
+#[derive(Debug, Clone)]
+enum ScalarValues {
+    /// One amount per node (`len()` rows each).
+    Dense { allocatable: Vec<i64>, requested: Vec<i64> },
+    /// Entries sorted by node, one per carrier; nodes without one have zero of both.
+    Sparse(Vec<SparseEntry>),
+}
+
+/// Whether a write made a node start or stop carrying the resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carrier {
+    Unchanged,
+    Appeared,
+    Vanished,
+}
+
+/// A scalar resource's allocatable and requested amounts per node. Dense for resources most nodes
+/// carry (e.g. `nvidia.com/gpu`), sparse (memory proportional to the carriers) for the rest; see
+/// [`SCALAR_DENSE_DIVISOR`]. A node without the resource reads as zero allocatable and zero
+/// requested; pods may still add requests there (then it carries a requested amount only).
 #[derive(Debug, Clone)]
 pub struct ScalarColumn {
     pub name: Sym,
-    pub allocatable: Vec<i64>,
-    pub requested: Vec<i64>,
+    values: ScalarValues,
+    /// Nodes with a nonzero allocatable or requested amount.
+    carriers: u32,
+}
+
+impl ScalarColumn {
+    fn sparse(name: Sym) -> Self {
+        ScalarColumn { name, values: ScalarValues::Sparse(Vec::new()), carriers: 0 }
+    }
+
+    /// The allocatable amount on `node` (0 when the node lacks the resource).
+    #[inline]
+    pub fn allocatable(&self, node: NodeIdx) -> i64 {
+        match &self.values {
+            ScalarValues::Dense { allocatable, .. } => allocatable[node.ix()],
+            ScalarValues::Sparse(e) => sparse_find(e, node.0).map_or(0, |k| e[k].allocatable),
+        }
+    }
+
+    /// The amount requested by the pods on `node`.
+    #[inline]
+    pub fn requested(&self, node: NodeIdx) -> i64 {
+        match &self.values {
+            ScalarValues::Dense { requested, .. } => requested[node.ix()],
+            ScalarValues::Sparse(e) => sparse_find(e, node.0).map_or(0, |k| e[k].requested),
+        }
+    }
+
+    /// Allocatable minus requested on `node`, with one lookup.
+    #[inline]
+    pub fn free(&self, node: NodeIdx) -> i64 {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => allocatable[node.ix()] - requested[node.ix()],
+            ScalarValues::Sparse(e) => sparse_find(e, node.0).map_or(0, |k| e[k].allocatable - e[k].requested),
+        }
+    }
+
+    /// How many nodes have a nonzero allocatable or requested amount.
+    pub fn carriers(&self) -> usize {
+        self.carriers as usize
+    }
+
+    pub fn is_dense(&self) -> bool {
+        matches!(self.values, ScalarValues::Dense { .. })
+    }
+
+    /// The (allocatable, requested) rows when the column is dense.
+    pub fn dense_rows(&self) -> Option<(&[i64], &[i64])> {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => Some((allocatable, requested)),
+            ScalarValues::Sparse(_) => None,
+        }
+    }
+
+    /// The (allocatable, requested) rows of a table of `len` nodes, materialized when sparse.
+    pub fn to_dense(&self, len: usize) -> (Vec<i64>, Vec<i64>) {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => (allocatable.clone(), requested.clone()),
+            ScalarValues::Sparse(entries) => {
+                let (mut a, mut r) = (vec![0; len], vec![0; len]);
+                for e in entries {
+                    a[e.node as usize] = e.allocatable;
+                    r[e.node as usize] = e.requested;
+                }
+                (a, r)
+            }
+        }
+    }
+
+    /// The nodes carrying the resource with their (allocatable, requested), in node order.
+    pub fn carrier_rows(&self) -> Vec<(NodeIdx, i64, i64)> {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => (0..allocatable.len())
+                .filter(|&i| allocatable[i] != 0 || requested[i] != 0)
+                .map(|i| (NodeIdx(i as u32), allocatable[i], requested[i]))
+                .collect(),
+            ScalarValues::Sparse(e) => e.iter().map(|e| (NodeIdx(e.node), e.allocatable, e.requested)).collect(),
+        }
+    }
+
+    /// Adds `delta` to the requested amount on `node`.
+    fn add_requested(&mut self, node: NodeIdx, delta: i64) -> Carrier {
+        self.write(node.0, |_, r| *r += delta)
+    }
+
+    /// Sets the allocatable amount on `node`.
+    fn set_allocatable(&mut self, node: NodeIdx, v: i64) -> Carrier {
+        self.write(node.0, |a, _| *a = v)
+    }
+
+    fn write(&mut self, node: u32, f: impl FnOnce(&mut i64, &mut i64)) -> Carrier {
+        let change = match &mut self.values {
+            ScalarValues::Dense { allocatable, requested } => {
+                let i = node as usize;
+                let before = allocatable[i] != 0 || requested[i] != 0;
+                f(&mut allocatable[i], &mut requested[i]);
+                let after = allocatable[i] != 0 || requested[i] != 0;
+                match (before, after) {
+                    (false, true) => Carrier::Appeared,
+                    (true, false) => Carrier::Vanished,
+                    _ => Carrier::Unchanged,
+                }
+            }
+            ScalarValues::Sparse(entries) => match entries.binary_search_by_key(&node, |e| e.node) {
+                Ok(k) => {
+                    let e = &mut entries[k];
+                    f(&mut e.allocatable, &mut e.requested);
+                    if e.allocatable == 0 && e.requested == 0 {
+                        entries.remove(k);
+                        Carrier::Vanished
+                    } else {
+                        Carrier::Unchanged
+                    }
+                }
+                Err(k) => {
+                    let mut e = SparseEntry { node, allocatable: 0, requested: 0 };
+                    f(&mut e.allocatable, &mut e.requested);
+                    if e.allocatable == 0 && e.requested == 0 {
+                        Carrier::Unchanged
+                    } else {
+                        entries.insert(k, e);
+                        Carrier::Appeared
+                    }
+                }
+            },
+        };
+        match change {
+            Carrier::Appeared => self.carriers += 1,
+            Carrier::Vanished => self.carriers -= 1,
+            Carrier::Unchanged => {}
+        }
+        change
+    }
+}
+
+#[inline]
+fn sparse_find(entries: &[SparseEntry], node: u32) -> Option<usize> {
+    entries.binary_search_by_key(&node, |e| e.node).ok()
 }
 
 /// The node snapshot, struct-of-arrays.
@@ -90,7 +265,14 @@ pub struct NodeTable {
     pub non_zero_cpu_milli: Vec<i64>,
     pub non_zero_memory: Vec<i64>,
     pub pod_count: Vec<u32>,
-    pub scalars: Vec<ScalarColumn>,
+    /// Scalar resource columns, in order of first appearance; see [`ScalarColumn`].
+    scalars: Vec<ScalarColumn>,
+    scalar_col_of_name: AHashMap<Sym, u32>,
+    /// The dense scalar columns: the only ones that have a row for every node.
+    dense_scalars: Vec<u32>,
+    /// Per node, the sparse scalar columns holding an entry for it (so node removal and update
+    /// touch only the node's own resources).
+    sparse_scalars_of: Vec<SmallVec<[u32; 2]>>,
     /// Host ports in use; empty for almost every node.
     pub host_ports: Vec<Vec<HostPort>>,
     /// Images present: (normalized-or-as-reported name, size in bytes), sorted by name.
@@ -144,8 +326,47 @@ impl NodeTable {
         out
     }
 
+    /// The column of scalar resource `name`, if any node or pod ever had it.
+    #[inline]
     pub fn scalar_column(&self, name: Sym) -> Option<&ScalarColumn> {
-        self.scalars.iter().find(|c| c.name == name)
+        self.scalar_col_of_name.get(&name).map(|&c| &self.scalars[c as usize])
+    }
+
+    /// The position of `name`'s column in [`NodeTable::scalar_columns`]; stable for the table's life.
+    #[inline]
+    pub fn scalar_column_index(&self, name: Sym) -> Option<u32> {
+        self.scalar_col_of_name.get(&name).copied()
+    }
+
+    /// All scalar columns, in order of first appearance.
+    pub fn scalar_columns(&self) -> &[ScalarColumn] {
+        &self.scalars
+    }
+
+    /// The allocatable amount of scalar resource `name` on `node` (0 when absent).
+    pub fn scalar_allocatable(&self, node: NodeIdx, name: Sym) -> i64 {
+        self.scalar_column(name).map_or(0, |c| c.allocatable(node))
+    }
+
+    /// The amount of scalar resource `name` requested by the pods on `node`.
+    pub fn scalar_requested(&self, node: NodeIdx, name: Sym) -> i64 {
+        self.scalar_column(name).map_or(0, |c| c.requested(node))
+    }
+
+    /// Sets the allocatable amount of scalar resource `name` on `node` (outside a spec update).
+    pub fn set_scalar_allocatable(&mut self, node: NodeIdx, name: Sym, v: i64) {
+        assert!(node.ix() < self.len, "node index out of range");
+        let c = self.scalar_col(name);
+        self.write_scalar(node, c, |col| col.set_allocatable(node, v));
+        self.bump(node.ix());
+    }
+
+    /// Adds `delta` to the requested amount of scalar resource `name` on `node` (outside a pod).
+    pub fn add_scalar_requested(&mut self, node: NodeIdx, name: Sym, delta: i64) {
+        assert!(node.ix() < self.len, "node index out of range");
+        let c = self.scalar_col(name);
+        self.write_scalar(node, c, |col| col.add_requested(node, delta));
+        self.bump(node.ix());
     }
 
     /// How many nodes report an image under `name`.
@@ -191,13 +412,25 @@ impl NodeTable {
         self.non_zero_cpu_milli.push(0);
         self.non_zero_memory.push(0);
         self.pod_count.push(0);
-        for col in &mut self.scalars {
-            col.allocatable.push(0);
-            col.requested.push(0);
+        self.sparse_scalars_of.push(SmallVec::new());
+        for &c in &self.dense_scalars {
+            if let ScalarValues::Dense { allocatable, requested } = &mut self.scalars[c as usize].values {
+                allocatable.push(0);
+                requested.push(0);
+            }
+        }
+        let sparse_again: SmallVec<[u32; 4]> = self
+            .dense_scalars
+            .iter()
+            .copied()
+            .filter(|&c| self.scalars[c as usize].carriers() * SCALAR_SPARSE_DIVISOR < self.len)
+            .collect();
+        for c in sparse_again {
+            self.make_sparse(c as usize);
         }
         for &(name, v) in &spec.allocatable.scalars {
             let c = self.scalar_col(name);
-            self.scalars[c].allocatable[i] = v;
+            self.write_scalar(NodeIdx(i as u32), c, |col| col.set_allocatable(NodeIdx(i as u32), v));
         }
         self.host_ports.push(Vec::new());
         let mut imgs = spec.images.clone();
@@ -224,11 +457,66 @@ impl NodeTable {
     }
 
     fn scalar_col(&mut self, name: Sym) -> usize {
-        if let Some(c) = self.scalars.iter().position(|c| c.name == name) {
-            return c;
+        if let Some(&c) = self.scalar_col_of_name.get(&name) {
+            return c as usize;
         }
-        self.scalars.push(ScalarColumn { name, allocatable: vec![0; self.len], requested: vec![0; self.len] });
-        self.scalars.len() - 1
+        let c = self.scalars.len();
+        self.scalars.push(ScalarColumn::sparse(name));
+        self.scalar_col_of_name.insert(name, c as u32);
+        c
+    }
+
+    /// Applies one write to column `c` at `node`, keeping the per-node lists and the column's
+    /// representation in step with its carriers.
+    fn write_scalar(&mut self, node: NodeIdx, c: usize, w: impl FnOnce(&mut ScalarColumn) -> Carrier) {
+        let col = &mut self.scalars[c];
+        let change = w(col);
+        let (dense, carriers) = (col.is_dense(), col.carriers());
+        match (change, dense) {
+            (Carrier::Appeared, false) => {
+                self.sparse_scalars_of[node.ix()].push(c as u32);
+                if carriers * SCALAR_DENSE_DIVISOR > self.len {
+                    self.make_dense(c);
+                }
+            }
+            (Carrier::Vanished, false) => {
+                let list = &mut self.sparse_scalars_of[node.ix()];
+                let p = list.iter().position(|&x| x as usize == c).expect("a sparse carrier lists its column");
+                list.swap_remove(p);
+            }
+            (Carrier::Vanished, true) if carriers * SCALAR_SPARSE_DIVISOR < self.len => self.make_sparse(c),
+            _ => {}
+        }
+    }
+
+    fn make_dense(&mut self, c: usize) {
+        let col = &mut self.scalars[c];
+        let (allocatable, requested) = col.to_dense(self.len);
+        let ScalarValues::Sparse(entries) = std::mem::replace(&mut col.values, ScalarValues::Dense { allocatable, requested })
+        else {
+            unreachable!("make_dense on a dense column")
+        };
+        for e in entries {
+            let list = &mut self.sparse_scalars_of[e.node as usize];
+            let p = list.iter().position(|&x| x as usize == c).expect("a sparse carrier lists its column");
+            list.swap_remove(p);
+        }
+        self.dense_scalars.push(c as u32);
+    }
+
+    fn make_sparse(&mut self, c: usize) {
+        let col = &mut self.scalars[c];
+        let entries: Vec<SparseEntry> = col
+            .carrier_rows()
+            .into_iter()
+            .map(|(n, allocatable, requested)| SparseEntry { node: n.0, allocatable, requested })
+            .collect();
+        for e in &entries {
+            self.sparse_scalars_of[e.node as usize].push(c as u32);
+        }
+        col.values = ScalarValues::Sparse(entries);
+        let p = self.dense_scalars.iter().position(|&x| x as usize == c).expect("a dense column is listed");
+        self.dense_scalars.swap_remove(p);
     }
 
     /// Removes a node that has no pods left. Returns the node moved into its row, if any.
@@ -264,10 +552,7 @@ impl NodeTable {
             v.swap_remove(i);
         }
         self.pod_count.swap_remove(i);
-        for col in &mut self.scalars {
-            col.allocatable.swap_remove(i);
-            col.requested.swap_remove(i);
-        }
+        self.remove_scalar_row(i, last);
         self.host_ports.swap_remove(i);
         self.images.swap_remove(i);
         self.pods.swap_remove(i);
@@ -280,6 +565,40 @@ impl NodeTable {
         } else {
             None
         }
+    }
+
+    /// Drops row `i` of every scalar column and renumbers row `last` to `i` (swap-remove).
+    fn remove_scalar_row(&mut self, i: usize, last: usize) {
+        for &c in &self.dense_scalars {
+            let col = &mut self.scalars[c as usize];
+            if let ScalarValues::Dense { allocatable, requested } = &mut col.values {
+                if allocatable[i] != 0 || requested[i] != 0 {
+                    col.carriers -= 1;
+                }
+                allocatable.swap_remove(i);
+                requested.swap_remove(i);
+            }
+        }
+        for &c in &self.sparse_scalars_of[i] {
+            let col = &mut self.scalars[c as usize];
+            if let ScalarValues::Sparse(entries) = &mut col.values {
+                let k = sparse_find(entries, i as u32).expect("a listed sparse column has the node's entry");
+                entries.remove(k);
+                col.carriers -= 1;
+            }
+        }
+        if i != last {
+            for &c in &self.sparse_scalars_of[last] {
+                if let ScalarValues::Sparse(entries) = &mut self.scalars[c as usize].values {
+                    let k = sparse_find(entries, last as u32).expect("a listed sparse column has the node's entry");
+                    let mut e = entries.remove(k);
+                    e.node = i as u32;
+                    let at = entries.binary_search_by_key(&e.node, |x| x.node).unwrap_err();
+                    entries.insert(at, e);
+                }
+            }
+        }
+        self.sparse_scalars_of.swap_remove(i);
     }
 
     /// Adds a pod's requests, ports and identity to `node` (assume or bind).
@@ -312,8 +631,11 @@ impl NodeTable {
         self.non_zero_memory[i] += sign * pod.non_zero_memory;
         self.pod_count[i] = (self.pod_count[i] as i64 + sign) as u32;
         for &(name, v) in &r.scalars {
+            if v == 0 {
+                continue;
+            }
             let c = self.scalar_col(name);
-            self.scalars[c].requested[i] += sign * v;
+            self.write_scalar(node, c, |col| col.add_requested(node, sign * v));
         }
         self.bump(i);
     }
@@ -335,12 +657,17 @@ impl NodeTable {
         self.alloc_memory[i] = spec.allocatable.memory;
         self.alloc_ephemeral_storage[i] = spec.allocatable.ephemeral_storage;
         self.alloc_pods[i] = spec.allowed_pod_number;
-        for col in &mut self.scalars {
-            col.allocatable[i] = 0;
+        let held: SmallVec<[u32; 8]> = self.sparse_scalars_of[i].iter().chain(&self.dense_scalars).copied().collect();
+        for c in held {
+            let c = c as usize;
+            let col = &self.scalars[c];
+            if col.allocatable(idx) != 0 && !spec.allocatable.scalars.iter().any(|(n, _)| *n == col.name) {
+                self.write_scalar(idx, c, |col| col.set_allocatable(idx, 0));
+            }
         }
         for &(name, v) in &spec.allocatable.scalars {
             let c = self.scalar_col(name);
-            self.scalars[c].allocatable[i] = v;
+            self.write_scalar(idx, c, |col| col.set_allocatable(idx, v));
         }
         for (n, _) in &self.images[i] {
             if let Some(c) = self.image_num_nodes.get_mut(n) {
