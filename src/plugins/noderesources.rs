@@ -547,6 +547,77 @@ mod tests {
     }
 
     #[test]
+    fn extended_resources_dense_and_sparse_columns() {
+        // 16 nodes: example.com/gpu (2 each) on n1..n15 (a dense column), example.com/rare (1) on n0
+        // only (a sparse one: n0 is added last, when 1 carrier is under 16 / 8), and a pod on n2
+        // already using one gpu.
+        let mut snap = Snapshot::new();
+        for i in (1..16).chain([0]) {
+            let mut n = MakeNode::new(&mut snap, &format!("n{i}")).capacity(10, 20);
+            n = if i == 0 { n.scalar("example.com/rare", 1) } else { n.scalar("example.com/gpu", 2) };
+            n.add();
+        }
+        MakePod::new(&mut snap, "existing").scalar_req("example.com/gpu", 1).place("n2");
+        let gpu = snap.interner.intern("example.com/gpu");
+        let rare = snap.interner.intern("example.com/rare");
+        assert!(snap.nodes.scalar_column(gpu).is_some_and(|c| c.is_dense()));
+        assert!(snap.nodes.scalar_column(rare).is_some_and(|c| !c.is_dense()));
+        // (node, gpu request, rare request, want reasons)
+        type Case<'a> = (&'a str, i64, i64, &'a [&'a str]);
+        let cases: &[Case] = &[
+            ("n1", 2, 0, &[]),
+            ("n1", 3, 0, &["Insufficient example.com/gpu"]),
+            ("n2", 1, 0, &[]),
+            ("n2", 2, 0, &["Insufficient example.com/gpu"]),
+            ("n0", 1, 0, &["Insufficient example.com/gpu"]),
+            ("n0", 0, 1, &[]),
+            ("n0", 0, 2, &["Insufficient example.com/rare"]),
+            ("n5", 0, 1, &["Insufficient example.com/rare"]),
+            ("n5", 1, 1, &["Insufficient example.com/rare"]),
+            ("n0", 1, 1, &["Insufficient example.com/gpu"]),
+        ];
+        let plugin = fit(&mut snap, StrategyKind::LeastAllocated);
+        for &(node, g, r, want) in cases {
+            let mut p = MakePod::new(&mut snap, "p").req(1, 1);
+            if g > 0 {
+                p = p.scalar_req("example.com/gpu", g);
+            }
+            if r > 0 {
+                p = p.scalar_req("example.com/rare", r);
+            }
+            let mut pod = p.build();
+            pod.requests.scalars.sort();
+            let got = filter_one(&plugin, &snap, &pod, node);
+            let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            if want.is_empty() {
+                assert!(got.is_ok(), "{node} gpu {g} rare {r}: {got:?}");
+            } else {
+                assert_eq!(got, Err((Code::Unschedulable, want)), "{node} gpu {g} rare {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_scalar_scores_like_dense() {
+        // MostAllocated over cpu, memory and example.com/x, where x is on n15 only (sparse): n15
+        // scores the x fraction in, the others leave it out (no allocatable).
+        let mut snap = Snapshot::new();
+        for i in 0..15 {
+            MakeNode::new(&mut snap, &format!("n{i}")).capacity(4000, 10000).add();
+        }
+        MakeNode::new(&mut snap, "n15").capacity(4000, 10000).scalar("example.com/x", 4).add();
+        let x = snap.interner.intern("example.com/x");
+        assert!(snap.nodes.scalar_column(x).is_some_and(|c| !c.is_dense()));
+        let pod = MakePod::new(&mut snap, "p").req(2000, 5000).scalar_req("example.com/x", 4).build();
+        let mut plugin = fit(&mut snap, StrategyKind::MostAllocated);
+        plugin.resources.push(ScoredResource { name: x, weight: 2 });
+        // n15: (50 + 50 + 100 * 2) / 4 = 75; others: (50 + 50) / 2 = 50.
+        let mut want = vec![50; 16];
+        want[15] = 75;
+        assert_eq!(score_all(&plugin, &snap, &pod), Some(want));
+    }
+
+    #[test]
     fn too_many_pods_and_ignored_resources() {
         let mut snap = Snapshot::new();
         MakeNode::new(&mut snap, "n").capacity(10, 20).pods(1).add();

@@ -492,7 +492,8 @@ impl NodeTable {
     fn make_dense(&mut self, c: usize) {
         let col = &mut self.scalars[c];
         let (allocatable, requested) = col.to_dense(self.len);
-        let ScalarValues::Sparse(entries) = std::mem::replace(&mut col.values, ScalarValues::Dense { allocatable, requested })
+        let ScalarValues::Sparse(entries) =
+            std::mem::replace(&mut col.values, ScalarValues::Dense { allocatable, requested })
         else {
             unreachable!("make_dense on a dense column")
         };
@@ -682,5 +683,281 @@ impl NodeTable {
         }
         self.images[i] = imgs;
         self.bump(i);
+    }
+}
+
+#[cfg(test)]
+impl NodeTable {
+    /// Asserts the scalar columns' bookkeeping: the name index, each representation's rows, the
+    /// carrier counts, the dense list and the per-node sparse lists.
+    fn check_scalar_invariants(&self) {
+        assert_eq!(self.scalar_col_of_name.len(), self.scalars.len());
+        assert_eq!(self.sparse_scalars_of.len(), self.len);
+        let mut listed = 0;
+        for (c, col) in self.scalars.iter().enumerate() {
+            assert_eq!(self.scalar_col_of_name.get(&col.name), Some(&(c as u32)));
+            let in_dense_list = self.dense_scalars.contains(&(c as u32));
+            match &col.values {
+                ScalarValues::Dense { allocatable, requested } => {
+                    assert!(in_dense_list, "dense column {c} is listed");
+                    assert_eq!((allocatable.len(), requested.len()), (self.len, self.len));
+                    let nz = (0..self.len).filter(|&i| allocatable[i] != 0 || requested[i] != 0).count();
+                    assert_eq!(col.carriers(), nz, "dense carriers of column {c}");
+                }
+                ScalarValues::Sparse(entries) => {
+                    assert!(!in_dense_list, "sparse column {c} is not in the dense list");
+                    assert!(entries.windows(2).all(|w| w[0].node < w[1].node), "sorted, unique");
+                    for e in entries {
+                        assert!((e.node as usize) < self.len);
+                        assert!(e.allocatable != 0 || e.requested != 0, "no all-zero entries");
+                        assert!(self.sparse_scalars_of[e.node as usize].contains(&(c as u32)));
+                    }
+                    assert_eq!(col.carriers(), entries.len());
+                    listed += entries.len();
+                }
+            }
+        }
+        assert_eq!(self.sparse_scalars_of.iter().map(|l| l.len()).sum::<usize>(), listed, "no stale list entries");
+        let mut dense = self.dense_scalars.clone();
+        dense.sort();
+        dense.dedup();
+        assert_eq!(dense.len(), self.dense_scalars.len(), "dense list has no duplicates");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::snapshot::testing::MakePod;
+    use crate::snapshot::{Resources, Snapshot};
+
+    const RESOURCES: usize = 5;
+
+    fn resource_names(snap: &mut Snapshot) -> Vec<Sym> {
+        (0..RESOURCES).map(|r| snap.interner.intern(&format!("example.com/r{r}"))).collect()
+    }
+
+    fn resources(names: &[Sym], amounts: &BTreeMap<u8, i64>) -> Resources {
+        let mut r = Resources::default();
+        let mut scalars: Vec<(Sym, i64)> = amounts.iter().map(|(&k, &v)| (names[k as usize], v)).collect();
+        scalars.sort();
+        r.scalars = scalars.into_iter().collect();
+        r
+    }
+
+    fn node_spec(snap: &mut Snapshot, name: &str, names: &[Sym], alloc: &BTreeMap<u8, i64>) -> NodeSpec {
+        NodeSpec {
+            name: snap.interner.intern(name),
+            allocatable: resources(names, alloc),
+            allowed_pod_number: 110,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn promotion_and_demotion_follow_carriers() {
+        // 64 nodes: a column turns dense past 64/8 = 8 carriers and sparse again below 64/32 = 2.
+        let mut snap = Snapshot::new();
+        let x = snap.interner.intern("example.com/x");
+        let mut t = NodeTable::new();
+        for i in 0..64 {
+            t.add_node(&node_spec(&mut snap, &format!("n{i}"), &[], &BTreeMap::new()));
+        }
+        // (node, allocatable to set, carriers after, dense after)
+        let steps: &[(u32, i64, usize, bool)] = &[
+            (0, 1, 1, false),
+            (1, 1, 2, false),
+            (2, 1, 3, false),
+            (3, 1, 4, false),
+            (4, 1, 5, false),
+            (5, 1, 6, false),
+            (6, 1, 7, false),
+            (7, 1, 8, false),
+            (8, 1, 9, true),
+            (8, 5, 9, true),
+            (8, 0, 8, true),
+            (7, 0, 7, true),
+            (6, 0, 6, true),
+            (5, 0, 5, true),
+            (4, 0, 4, true),
+            (3, 0, 3, true),
+            (2, 0, 2, true),
+            (1, 0, 1, false),
+            (1, 0, 1, false),
+            (0, 0, 0, false),
+        ];
+        for &(node, v, carriers, dense) in steps {
+            t.set_scalar_allocatable(NodeIdx(node), x, v);
+            t.check_scalar_invariants();
+            let col = t.scalar_column(x).unwrap();
+            assert_eq!((col.carriers(), col.is_dense()), (carriers, dense), "after setting node {node} to {v}");
+            assert_eq!(col.allocatable(NodeIdx(node)), v);
+        }
+    }
+
+    #[test]
+    fn one_resource_per_node_stays_sparse() {
+        // SchedulingWithExtendedResource's shape: node i alone has foo.com/bar-i. Columns created while
+        // the table is tiny start dense and turn sparse as it grows.
+        let mut snap = Snapshot::new();
+        let mut t = NodeTable::new();
+        let n = 200;
+        for i in 0..n {
+            let r = snap.interner.intern(&format!("foo.com/bar-{i}"));
+            let mut spec = node_spec(&mut snap, &format!("n{i}"), &[], &BTreeMap::new());
+            spec.allocatable.scalars.push((r, 1));
+            t.add_node(&spec);
+        }
+        t.check_scalar_invariants();
+        assert_eq!(t.scalar_columns().len(), n);
+        assert!(t.scalar_columns().iter().all(|c| !c.is_dense() && c.carriers() == 1));
+        for i in 0..n {
+            let col = t.scalar_column(snap.interner.intern(&format!("foo.com/bar-{i}"))).unwrap();
+            for j in [0, i, n - 1] {
+                let want = i64::from(i == j);
+                assert_eq!(col.allocatable(NodeIdx(j as u32)), want, "bar-{i} on n{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn requests_on_a_node_without_the_resource() {
+        // A pod bound where the resource is absent (e.g. the node was updated away from it): the
+        // request is kept, free goes negative, and unplacing the pod leaves no entry behind.
+        let mut snap = Snapshot::new();
+        let names = resource_names(&mut snap);
+        let mut t = NodeTable::new();
+        let alloc = BTreeMap::from([(0u8, 4i64)]);
+        for i in 0..16 {
+            t.add_node(&node_spec(&mut snap, &format!("n{i}"), &names, &alloc));
+        }
+        let mut pod = MakePod::new(&mut snap, "p").build();
+        pod.requests = resources(&names, &BTreeMap::from([(0u8, 3i64), (1u8, 2i64)]));
+        let n = NodeIdx(3);
+        t.add_pod(n, &pod);
+        t.check_scalar_invariants();
+        let (r0, r1) = (t.scalar_column(names[0]).unwrap(), t.scalar_column(names[1]).unwrap());
+        assert_eq!((r0.allocatable(n), r0.requested(n), r0.free(n)), (4, 3, 1));
+        assert_eq!((r1.allocatable(n), r1.requested(n), r1.free(n), r1.carriers()), (0, 2, -2, 1));
+        t.remove_pod(n, &pod);
+        t.check_scalar_invariants();
+        let r1 = t.scalar_column(names[1]).unwrap();
+        assert_eq!((r1.requested(n), r1.carriers()), (0, 0));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        AddNode(u8, BTreeMap<u8, i64>),
+        UpdateNode(u8, BTreeMap<u8, i64>),
+        RemoveNode(u8),
+        Place(u8, BTreeMap<u8, i64>),
+        Unplace(u8),
+    }
+
+    /// Amounts over the resources: r0 is on most nodes (dense), the others on few (sparse), and
+    /// zero amounts appear too.
+    fn amounts() -> impl Strategy<Value = BTreeMap<u8, i64>> {
+        let res = prop_oneof![5 => Just(0u8), 1 => 1u8..RESOURCES as u8];
+        proptest::collection::btree_map(res, 0i64..4, 0..3)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let name = 0u8..48;
+        prop_oneof![
+            5 => (name.clone(), amounts()).prop_map(|(n, a)| Op::AddNode(n, a)),
+            2 => (name.clone(), amounts()).prop_map(|(n, a)| Op::UpdateNode(n, a)),
+            1 => name.clone().prop_map(Op::RemoveNode),
+            4 => (name, amounts()).prop_map(|(n, a)| Op::Place(n, a)),
+            2 => any::<u8>().prop_map(Op::Unplace),
+        ]
+    }
+
+    /// The plain model: allocatable per (node, resource) and the placed pods' requests.
+    #[derive(Default)]
+    struct Model {
+        alloc: BTreeMap<u8, BTreeMap<u8, i64>>,
+        pods: Vec<(u8, PodInfo, BTreeMap<u8, i64>)>,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+        #[test]
+        fn scalar_columns_match_a_plain_model(ops in proptest::collection::vec(op(), 1..240)) {
+            let mut snap = Snapshot::new();
+            let names = resource_names(&mut snap);
+            let mut t = NodeTable::new();
+            let mut m = Model::default();
+            for op in ops {
+                match op {
+                    Op::AddNode(n, a) => {
+                        if m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        t.add_node(&node_spec(&mut snap, &format!("n{n}"), &names, &a));
+                        m.alloc.insert(n, a);
+                    }
+                    Op::UpdateNode(n, a) => {
+                        if !m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        let spec = node_spec(&mut snap, &format!("n{n}"), &names, &a);
+                        t.update_node(t.idx_of(spec.name).unwrap(), &spec);
+                        m.alloc.insert(n, a);
+                    }
+                    Op::RemoveNode(n) => {
+                        if !m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        let idx = t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap();
+                        for (_, pod, _) in m.pods.iter().filter(|(pn, _, _)| *pn == n) {
+                            t.remove_pod(idx, pod);
+                        }
+                        m.pods.retain(|(pn, _, _)| *pn != n);
+                        t.remove_node(idx);
+                        m.alloc.remove(&n);
+                    }
+                    Op::Place(n, req) => {
+                        if !m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        let mut pod = MakePod::new(&mut snap, "p").build();
+                        pod.requests = resources(&names, &req);
+                        t.add_pod(t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap(), &pod);
+                        m.pods.push((n, pod, req));
+                    }
+                    Op::Unplace(k) => {
+                        if m.pods.is_empty() {
+                            continue;
+                        }
+                        let (n, pod, _) = m.pods.remove(k as usize % m.pods.len());
+                        t.remove_pod(t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap(), &pod);
+                    }
+                }
+                t.check_scalar_invariants();
+                prop_assert_eq!(t.len(), m.alloc.len());
+                for (&n, alloc) in &m.alloc {
+                    let idx = t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap();
+                    for r in 0..RESOURCES as u8 {
+                        let want_alloc = alloc.get(&r).copied().unwrap_or(0);
+                        let want_req: i64 = m
+                            .pods
+                            .iter()
+                            .filter(|(pn, _, _)| *pn == n)
+                            .map(|(_, _, q)| q.get(&r).copied().unwrap_or(0))
+                            .sum();
+                        let name = names[r as usize];
+                        prop_assert_eq!(t.scalar_allocatable(idx, name), want_alloc, "alloc n{} r{}", n, r);
+                        prop_assert_eq!(t.scalar_requested(idx, name), want_req, "requested n{} r{}", n, r);
+                        if let Some(col) = t.scalar_column(name) {
+                            prop_assert_eq!(col.free(idx), want_alloc - want_req);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
