@@ -2,7 +2,10 @@
 //! `plugins/noderesources`. All scoring is integer math as upstream, except BalancedAllocation's
 //! standard deviation (f64, as upstream).
 
+use std::borrow::Cow;
+
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::nodes::ScalarColumn;
 use crate::snapshot::{NodeIdx, Snapshot, Sym};
 
 pub const FIT: &str = "NodeResourcesFit";
@@ -64,10 +67,11 @@ pub fn is_scalar_resource_name(name: &str) -> bool {
         || (name.contains("kubernetes.io/") && name.contains('/'))
 }
 
-/// One resource of a score, resolved against the node table for one pod.
+/// One resource of a score, resolved against the node table for one pod. Sparse scalar columns
+/// are materialized (once per pod, only when the pod requests that resource).
 struct ScoreColumn<'a> {
-    alloc: &'a [i64],
-    requested: &'a [i64],
+    alloc: Cow<'a, [i64]>,
+    requested: Cow<'a, [i64]>,
     pod_request: i64,
     weight: i64,
 }
@@ -92,7 +96,12 @@ fn score_columns<'a>(
                 } else {
                     (&t.non_zero_cpu_milli, pod.non_zero_cpu_milli)
                 };
-                ScoreColumn { alloc: &t.alloc_cpu_milli, requested: req, pod_request, weight: r.weight }
+                ScoreColumn {
+                    alloc: Cow::Borrowed(&t.alloc_cpu_milli),
+                    requested: Cow::Borrowed(req),
+                    pod_request,
+                    weight: r.weight,
+                }
             }
             ResKind::Memory => {
                 let (req, pod_request) = if use_requested {
@@ -100,11 +109,16 @@ fn score_columns<'a>(
                 } else {
                     (&t.non_zero_memory, pod.non_zero_memory)
                 };
-                ScoreColumn { alloc: &t.alloc_memory, requested: req, pod_request, weight: r.weight }
+                ScoreColumn {
+                    alloc: Cow::Borrowed(&t.alloc_memory),
+                    requested: Cow::Borrowed(req),
+                    pod_request,
+                    weight: r.weight,
+                }
             }
             ResKind::Ephemeral => ScoreColumn {
-                alloc: &t.alloc_ephemeral_storage,
-                requested: &t.req_ephemeral_storage,
+                alloc: Cow::Borrowed(&t.alloc_ephemeral_storage),
+                requested: Cow::Borrowed(&t.req_ephemeral_storage),
                 pod_request: pod.requests.ephemeral_storage,
                 weight: r.weight,
             },
@@ -114,7 +128,14 @@ fn score_columns<'a>(
                     continue;
                 }
                 let Some(c) = t.scalar_column(name) else { continue };
-                ScoreColumn { alloc: &c.allocatable, requested: &c.requested, pod_request, weight: r.weight }
+                let (alloc, requested) = match c.dense_rows() {
+                    Some((a, r)) => (Cow::Borrowed(a), Cow::Borrowed(r)),
+                    None => {
+                        let (a, r) = c.to_dense(t.len());
+                        (Cow::Owned(a), Cow::Owned(r))
+                    }
+                };
+                ScoreColumn { alloc, requested, pod_request, weight: r.weight }
             }
             ResKind::Other => continue,
         };
@@ -182,7 +203,7 @@ pub struct Fit {
 
 /// PreFilter state: the pod's scalar requests that are checked, with their columns' positions.
 struct FitState {
-    scalars: Vec<(Sym, i64, Option<usize>)>,
+    scalars: Vec<(Sym, i64, Option<u32>)>,
 }
 
 impl Fit {
@@ -202,7 +223,7 @@ impl Fit {
                 let prefix = s.split('/').next().unwrap_or("");
                 !(self.ignored_resources.contains(name) || self.ignored_resource_groups.iter().any(|g| g == prefix))
             })
-            .map(|&(name, q)| (name, q, snap.nodes.scalars.iter().position(|c| c.name == name)))
+            .map(|&(name, q)| (name, q, snap.nodes.scalar_column_index(name)))
             .collect();
         FitState { scalars }
     }
@@ -245,6 +266,9 @@ impl Plugin for Fit {
         let t = &cx.snap.nodes;
         let r = &cx.pod.requests;
         let all_zero = r.cpu_milli == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalars.is_empty();
+        let columns = t.scalar_columns();
+        let scalars: smallvec::SmallVec<[(i64, Option<&ScalarColumn>); 2]> =
+            st.scalars.iter().map(|&(_, q, col)| (q, col.map(|c| &columns[c as usize]))).collect();
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
             let mut bits = 0u64;
@@ -263,8 +287,8 @@ impl Plugin for Fit {
                 {
                     bits |= FIT_EPHEMERAL;
                 }
-                for (j, &(_, q, col)) in st.scalars.iter().enumerate() {
-                    let free = col.map_or(0, |c| t.scalars[c].allocatable[i] - t.scalars[c].requested[i]);
+                for (j, &(q, col)) in scalars.iter().enumerate() {
+                    let free = col.map_or(0, |c| c.free(*n));
                     if q > free {
                         bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
                     }
@@ -523,6 +547,77 @@ mod tests {
     }
 
     #[test]
+    fn extended_resources_dense_and_sparse_columns() {
+        // 16 nodes: example.com/gpu (2 each) on n1..n15 (a dense column), example.com/rare (1) on n0
+        // only (a sparse one: n0 is added last, when 1 carrier is under 16 / 8), and a pod on n2
+        // already using one gpu.
+        let mut snap = Snapshot::new();
+        for i in (1..16).chain([0]) {
+            let mut n = MakeNode::new(&mut snap, &format!("n{i}")).capacity(10, 20);
+            n = if i == 0 { n.scalar("example.com/rare", 1) } else { n.scalar("example.com/gpu", 2) };
+            n.add();
+        }
+        MakePod::new(&mut snap, "existing").scalar_req("example.com/gpu", 1).place("n2");
+        let gpu = snap.interner.intern("example.com/gpu");
+        let rare = snap.interner.intern("example.com/rare");
+        assert!(snap.nodes.scalar_column(gpu).is_some_and(|c| c.is_dense()));
+        assert!(snap.nodes.scalar_column(rare).is_some_and(|c| !c.is_dense()));
+        // (node, gpu request, rare request, want reasons)
+        type Case<'a> = (&'a str, i64, i64, &'a [&'a str]);
+        let cases: &[Case] = &[
+            ("n1", 2, 0, &[]),
+            ("n1", 3, 0, &["Insufficient example.com/gpu"]),
+            ("n2", 1, 0, &[]),
+            ("n2", 2, 0, &["Insufficient example.com/gpu"]),
+            ("n0", 1, 0, &["Insufficient example.com/gpu"]),
+            ("n0", 0, 1, &[]),
+            ("n0", 0, 2, &["Insufficient example.com/rare"]),
+            ("n5", 0, 1, &["Insufficient example.com/rare"]),
+            ("n5", 1, 1, &["Insufficient example.com/rare"]),
+            ("n0", 1, 1, &["Insufficient example.com/gpu"]),
+        ];
+        let plugin = fit(&mut snap, StrategyKind::LeastAllocated);
+        for &(node, g, r, want) in cases {
+            let mut p = MakePod::new(&mut snap, "p").req(1, 1);
+            if g > 0 {
+                p = p.scalar_req("example.com/gpu", g);
+            }
+            if r > 0 {
+                p = p.scalar_req("example.com/rare", r);
+            }
+            let mut pod = p.build();
+            pod.requests.scalars.sort();
+            let got = filter_one(&plugin, &snap, &pod, node);
+            let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            if want.is_empty() {
+                assert!(got.is_ok(), "{node} gpu {g} rare {r}: {got:?}");
+            } else {
+                assert_eq!(got, Err((Code::Unschedulable, want)), "{node} gpu {g} rare {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_scalar_scores_like_dense() {
+        // MostAllocated over cpu, memory and example.com/x, where x is on n15 only (sparse): n15
+        // scores the x fraction in, the others leave it out (no allocatable).
+        let mut snap = Snapshot::new();
+        for i in 0..15 {
+            MakeNode::new(&mut snap, &format!("n{i}")).capacity(4000, 10000).add();
+        }
+        MakeNode::new(&mut snap, "n15").capacity(4000, 10000).scalar("example.com/x", 4).add();
+        let x = snap.interner.intern("example.com/x");
+        assert!(snap.nodes.scalar_column(x).is_some_and(|c| !c.is_dense()));
+        let pod = MakePod::new(&mut snap, "p").req(2000, 5000).scalar_req("example.com/x", 4).build();
+        let mut plugin = fit(&mut snap, StrategyKind::MostAllocated);
+        plugin.resources.push(ScoredResource { name: x, weight: 2 });
+        // n15: (50 + 50 + 100 * 2) / 4 = 75; others: (50 + 50) / 2 = 50.
+        let mut want = vec![50; 16];
+        want[15] = 75;
+        assert_eq!(score_all(&plugin, &snap, &pod), Some(want));
+    }
+
+    #[test]
     fn too_many_pods_and_ignored_resources() {
         let mut snap = Snapshot::new();
         MakeNode::new(&mut snap, "n").capacity(10, 20).pods(1).add();
@@ -605,8 +700,8 @@ mod tests {
             let alloc_mem: Vec<i64> = nodes.iter().map(|n| n.2).collect();
             let req_mem: Vec<i64> = nodes.iter().map(|n| n.3).collect();
             let cols = [
-                ScoreColumn { alloc: &alloc_cpu, requested: &req_cpu, pod_request: pod.0, weight: weights.0 },
-                ScoreColumn { alloc: &alloc_mem, requested: &req_mem, pod_request: pod.1, weight: weights.1 },
+                ScoreColumn { alloc: Cow::Borrowed(&alloc_cpu), requested: Cow::Borrowed(&req_cpu), pod_request: pod.0, weight: weights.0 },
+                ScoreColumn { alloc: Cow::Borrowed(&alloc_mem), requested: Cow::Borrowed(&req_mem), pod_request: pod.1, weight: weights.1 },
             ];
             let idx: Vec<NodeIdx> = (0..nodes.len() as u32).rev().map(NodeIdx).collect();
             let f = if most { most_requested_score } else { least_requested_score };

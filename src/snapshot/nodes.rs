@@ -4,6 +4,7 @@
 //! [`NodeIdx`]. Removing a node swap-removes its row, so the last node takes its index.
 
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 use super::intern::Sym;
 use super::model::{HostPort, NodeSpec, PodInfo, Taint};
@@ -60,12 +61,186 @@ pub struct LabelColumn {
     pub values: Vec<Sym>,
 }
 
-/// A scalar resource's allocatable and requested amounts on every node.
+/// A sparse column becomes dense when more than `len / SCALAR_DENSE_DIVISOR` nodes carry the
+/// resource (a nonzero allocatable or requested amount): dense costs 16 bytes per node, sparse 24
+/// bytes per carrier, so past 1/8 of the nodes the dense rows' direct indexing is worth the memory.
+pub const SCALAR_DENSE_DIVISOR: usize = 8;
+
+/// A dense column becomes sparse again when fewer than `len / SCALAR_SPARSE_DIVISOR` nodes carry
+/// the resource. The gap to [`SCALAR_DENSE_DIVISOR`] is hysteresis: a column switches at most once
+/// per `len / 10` or so writes, so each O(len) conversion is amortized.
+pub const SCALAR_SPARSE_DIVISOR: usize = 32;
+
+/// One node's amounts in a sparse [`ScalarColumn`]; present only when one of them is nonzero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SparseEntry {
+    node: u32,
+    allocatable: i64,
+    requested: i64,
+}
+
+/// The rows of a [`ScalarColumn`].
+#[derive(Debug, Clone)]
+enum ScalarValues {
+    /// One amount per node (`len()` rows each).
+    Dense { allocatable: Vec<i64>, requested: Vec<i64> },
+    /// Entries sorted by node, one per carrier; nodes without one have zero of both.
+    Sparse(Vec<SparseEntry>),
+}
+
+/// Whether a write made a node start or stop carrying the resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carrier {
+    Unchanged,
+    Appeared,
+    Vanished,
+}
+
+/// A scalar resource's allocatable and requested amounts per node. Dense for resources most nodes
+/// carry (e.g. `nvidia.com/gpu`), sparse (memory proportional to the carriers) for the rest; see
+/// [`SCALAR_DENSE_DIVISOR`]. A node without the resource reads as zero allocatable and zero
+/// requested; pods may still add requests there (then it carries a requested amount only).
 #[derive(Debug, Clone)]
 pub struct ScalarColumn {
     pub name: Sym,
-    pub allocatable: Vec<i64>,
-    pub requested: Vec<i64>,
+    values: ScalarValues,
+    /// Nodes with a nonzero allocatable or requested amount.
+    carriers: u32,
+}
+
+impl ScalarColumn {
+    fn sparse(name: Sym) -> Self {
+        ScalarColumn { name, values: ScalarValues::Sparse(Vec::new()), carriers: 0 }
+    }
+
+    /// The allocatable amount on `node` (0 when the node lacks the resource).
+    #[inline]
+    pub fn allocatable(&self, node: NodeIdx) -> i64 {
+        match &self.values {
+            ScalarValues::Dense { allocatable, .. } => allocatable[node.ix()],
+            ScalarValues::Sparse(e) => sparse_find(e, node.0).map_or(0, |k| e[k].allocatable),
+        }
+    }
+
+    /// The amount requested by the pods on `node`.
+    #[inline]
+    pub fn requested(&self, node: NodeIdx) -> i64 {
+        match &self.values {
+            ScalarValues::Dense { requested, .. } => requested[node.ix()],
+            ScalarValues::Sparse(e) => sparse_find(e, node.0).map_or(0, |k| e[k].requested),
+        }
+    }
+
+    /// Allocatable minus requested on `node`, with one lookup.
+    #[inline]
+    pub fn free(&self, node: NodeIdx) -> i64 {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => allocatable[node.ix()] - requested[node.ix()],
+            ScalarValues::Sparse(e) => sparse_find(e, node.0).map_or(0, |k| e[k].allocatable - e[k].requested),
+        }
+    }
+
+    /// How many nodes have a nonzero allocatable or requested amount.
+    pub fn carriers(&self) -> usize {
+        self.carriers as usize
+    }
+
+    pub fn is_dense(&self) -> bool {
+        matches!(self.values, ScalarValues::Dense { .. })
+    }
+
+    /// The (allocatable, requested) rows when the column is dense.
+    pub fn dense_rows(&self) -> Option<(&[i64], &[i64])> {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => Some((allocatable, requested)),
+            ScalarValues::Sparse(_) => None,
+        }
+    }
+
+    /// The (allocatable, requested) rows of a table of `len` nodes, materialized when sparse.
+    pub fn to_dense(&self, len: usize) -> (Vec<i64>, Vec<i64>) {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => (allocatable.clone(), requested.clone()),
+            ScalarValues::Sparse(entries) => {
+                let (mut a, mut r) = (vec![0; len], vec![0; len]);
+                for e in entries {
+                    a[e.node as usize] = e.allocatable;
+                    r[e.node as usize] = e.requested;
+                }
+                (a, r)
+            }
+        }
+    }
+
+    /// The nodes carrying the resource with their (allocatable, requested), in node order.
+    pub fn carrier_rows(&self) -> Vec<(NodeIdx, i64, i64)> {
+        match &self.values {
+            ScalarValues::Dense { allocatable, requested } => (0..allocatable.len())
+                .filter(|&i| allocatable[i] != 0 || requested[i] != 0)
+                .map(|i| (NodeIdx(i as u32), allocatable[i], requested[i]))
+                .collect(),
+            ScalarValues::Sparse(e) => e.iter().map(|e| (NodeIdx(e.node), e.allocatable, e.requested)).collect(),
+        }
+    }
+
+    /// Adds `delta` to the requested amount on `node`.
+    fn add_requested(&mut self, node: NodeIdx, delta: i64) -> Carrier {
+        self.write(node.0, |_, r| *r += delta)
+    }
+
+    /// Sets the allocatable amount on `node`.
+    fn set_allocatable(&mut self, node: NodeIdx, v: i64) -> Carrier {
+        self.write(node.0, |a, _| *a = v)
+    }
+
+    fn write(&mut self, node: u32, f: impl FnOnce(&mut i64, &mut i64)) -> Carrier {
+        let change = match &mut self.values {
+            ScalarValues::Dense { allocatable, requested } => {
+                let i = node as usize;
+                let before = allocatable[i] != 0 || requested[i] != 0;
+                f(&mut allocatable[i], &mut requested[i]);
+                let after = allocatable[i] != 0 || requested[i] != 0;
+                match (before, after) {
+                    (false, true) => Carrier::Appeared,
+                    (true, false) => Carrier::Vanished,
+                    _ => Carrier::Unchanged,
+                }
+            }
+            ScalarValues::Sparse(entries) => match entries.binary_search_by_key(&node, |e| e.node) {
+                Ok(k) => {
+                    let e = &mut entries[k];
+                    f(&mut e.allocatable, &mut e.requested);
+                    if e.allocatable == 0 && e.requested == 0 {
+                        entries.remove(k);
+                        Carrier::Vanished
+                    } else {
+                        Carrier::Unchanged
+                    }
+                }
+                Err(k) => {
+                    let mut e = SparseEntry { node, allocatable: 0, requested: 0 };
+                    f(&mut e.allocatable, &mut e.requested);
+                    if e.allocatable == 0 && e.requested == 0 {
+                        Carrier::Unchanged
+                    } else {
+                        entries.insert(k, e);
+                        Carrier::Appeared
+                    }
+                }
+            },
+        };
+        match change {
+            Carrier::Appeared => self.carriers += 1,
+            Carrier::Vanished => self.carriers -= 1,
+            Carrier::Unchanged => {}
+        }
+        change
+    }
+}
+
+#[inline]
+fn sparse_find(entries: &[SparseEntry], node: u32) -> Option<usize> {
+    entries.binary_search_by_key(&node, |e| e.node).ok()
 }
 
 /// The node snapshot, struct-of-arrays.
@@ -90,7 +265,14 @@ pub struct NodeTable {
     pub non_zero_cpu_milli: Vec<i64>,
     pub non_zero_memory: Vec<i64>,
     pub pod_count: Vec<u32>,
-    pub scalars: Vec<ScalarColumn>,
+    /// Scalar resource columns, in order of first appearance; see [`ScalarColumn`].
+    scalars: Vec<ScalarColumn>,
+    scalar_col_of_name: AHashMap<Sym, u32>,
+    /// The dense scalar columns: the only ones that have a row for every node.
+    dense_scalars: Vec<u32>,
+    /// Per node, the sparse scalar columns holding an entry for it (so node removal and update
+    /// touch only the node's own resources).
+    sparse_scalars_of: Vec<SmallVec<[u32; 2]>>,
     /// Host ports in use; empty for almost every node.
     pub host_ports: Vec<Vec<HostPort>>,
     /// Images present: (normalized-or-as-reported name, size in bytes), sorted by name.
@@ -144,8 +326,47 @@ impl NodeTable {
         out
     }
 
+    /// The column of scalar resource `name`, if any node or pod ever had it.
+    #[inline]
     pub fn scalar_column(&self, name: Sym) -> Option<&ScalarColumn> {
-        self.scalars.iter().find(|c| c.name == name)
+        self.scalar_col_of_name.get(&name).map(|&c| &self.scalars[c as usize])
+    }
+
+    /// The position of `name`'s column in [`NodeTable::scalar_columns`]; stable for the table's life.
+    #[inline]
+    pub fn scalar_column_index(&self, name: Sym) -> Option<u32> {
+        self.scalar_col_of_name.get(&name).copied()
+    }
+
+    /// All scalar columns, in order of first appearance.
+    pub fn scalar_columns(&self) -> &[ScalarColumn] {
+        &self.scalars
+    }
+
+    /// The allocatable amount of scalar resource `name` on `node` (0 when absent).
+    pub fn scalar_allocatable(&self, node: NodeIdx, name: Sym) -> i64 {
+        self.scalar_column(name).map_or(0, |c| c.allocatable(node))
+    }
+
+    /// The amount of scalar resource `name` requested by the pods on `node`.
+    pub fn scalar_requested(&self, node: NodeIdx, name: Sym) -> i64 {
+        self.scalar_column(name).map_or(0, |c| c.requested(node))
+    }
+
+    /// Sets the allocatable amount of scalar resource `name` on `node` (outside a spec update).
+    pub fn set_scalar_allocatable(&mut self, node: NodeIdx, name: Sym, v: i64) {
+        assert!(node.ix() < self.len, "node index out of range");
+        let c = self.scalar_col(name);
+        self.write_scalar(node, c, |col| col.set_allocatable(node, v));
+        self.bump(node.ix());
+    }
+
+    /// Adds `delta` to the requested amount of scalar resource `name` on `node` (outside a pod).
+    pub fn add_scalar_requested(&mut self, node: NodeIdx, name: Sym, delta: i64) {
+        assert!(node.ix() < self.len, "node index out of range");
+        let c = self.scalar_col(name);
+        self.write_scalar(node, c, |col| col.add_requested(node, delta));
+        self.bump(node.ix());
     }
 
     /// How many nodes report an image under `name`.
@@ -191,13 +412,25 @@ impl NodeTable {
         self.non_zero_cpu_milli.push(0);
         self.non_zero_memory.push(0);
         self.pod_count.push(0);
-        for col in &mut self.scalars {
-            col.allocatable.push(0);
-            col.requested.push(0);
+        self.sparse_scalars_of.push(SmallVec::new());
+        for &c in &self.dense_scalars {
+            if let ScalarValues::Dense { allocatable, requested } = &mut self.scalars[c as usize].values {
+                allocatable.push(0);
+                requested.push(0);
+            }
+        }
+        let sparse_again: SmallVec<[u32; 4]> = self
+            .dense_scalars
+            .iter()
+            .copied()
+            .filter(|&c| self.scalars[c as usize].carriers() * SCALAR_SPARSE_DIVISOR < self.len)
+            .collect();
+        for c in sparse_again {
+            self.make_sparse(c as usize);
         }
         for &(name, v) in &spec.allocatable.scalars {
             let c = self.scalar_col(name);
-            self.scalars[c].allocatable[i] = v;
+            self.write_scalar(NodeIdx(i as u32), c, |col| col.set_allocatable(NodeIdx(i as u32), v));
         }
         self.host_ports.push(Vec::new());
         let mut imgs = spec.images.clone();
@@ -224,11 +457,67 @@ impl NodeTable {
     }
 
     fn scalar_col(&mut self, name: Sym) -> usize {
-        if let Some(c) = self.scalars.iter().position(|c| c.name == name) {
-            return c;
+        if let Some(&c) = self.scalar_col_of_name.get(&name) {
+            return c as usize;
         }
-        self.scalars.push(ScalarColumn { name, allocatable: vec![0; self.len], requested: vec![0; self.len] });
-        self.scalars.len() - 1
+        let c = self.scalars.len();
+        self.scalars.push(ScalarColumn::sparse(name));
+        self.scalar_col_of_name.insert(name, c as u32);
+        c
+    }
+
+    /// Applies one write to column `c` at `node`, keeping the per-node lists and the column's
+    /// representation in step with its carriers.
+    fn write_scalar(&mut self, node: NodeIdx, c: usize, w: impl FnOnce(&mut ScalarColumn) -> Carrier) {
+        let col = &mut self.scalars[c];
+        let change = w(col);
+        let (dense, carriers) = (col.is_dense(), col.carriers());
+        match (change, dense) {
+            (Carrier::Appeared, false) => {
+                self.sparse_scalars_of[node.ix()].push(c as u32);
+                if carriers * SCALAR_DENSE_DIVISOR > self.len {
+                    self.make_dense(c);
+                }
+            }
+            (Carrier::Vanished, false) => {
+                let list = &mut self.sparse_scalars_of[node.ix()];
+                let p = list.iter().position(|&x| x as usize == c).expect("a sparse carrier lists its column");
+                list.swap_remove(p);
+            }
+            (Carrier::Vanished, true) if carriers * SCALAR_SPARSE_DIVISOR < self.len => self.make_sparse(c),
+            _ => {}
+        }
+    }
+
+    fn make_dense(&mut self, c: usize) {
+        let col = &mut self.scalars[c];
+        let (allocatable, requested) = col.to_dense(self.len);
+        let ScalarValues::Sparse(entries) =
+            std::mem::replace(&mut col.values, ScalarValues::Dense { allocatable, requested })
+        else {
+            unreachable!("make_dense on a dense column")
+        };
+        for e in entries {
+            let list = &mut self.sparse_scalars_of[e.node as usize];
+            let p = list.iter().position(|&x| x as usize == c).expect("a sparse carrier lists its column");
+            list.swap_remove(p);
+        }
+        self.dense_scalars.push(c as u32);
+    }
+
+    fn make_sparse(&mut self, c: usize) {
+        let col = &mut self.scalars[c];
+        let entries: Vec<SparseEntry> = col
+            .carrier_rows()
+            .into_iter()
+            .map(|(n, allocatable, requested)| SparseEntry { node: n.0, allocatable, requested })
+            .collect();
+        for e in &entries {
+            self.sparse_scalars_of[e.node as usize].push(c as u32);
+        }
+        col.values = ScalarValues::Sparse(entries);
+        let p = self.dense_scalars.iter().position(|&x| x as usize == c).expect("a dense column is listed");
+        self.dense_scalars.swap_remove(p);
     }
 
     /// Removes a node that has no pods left. Returns the node moved into its row, if any.
@@ -264,10 +553,7 @@ impl NodeTable {
             v.swap_remove(i);
         }
         self.pod_count.swap_remove(i);
-        for col in &mut self.scalars {
-            col.allocatable.swap_remove(i);
-            col.requested.swap_remove(i);
-        }
+        self.remove_scalar_row(i, last);
         self.host_ports.swap_remove(i);
         self.images.swap_remove(i);
         self.pods.swap_remove(i);
@@ -280,6 +566,40 @@ impl NodeTable {
         } else {
             None
         }
+    }
+
+    /// Drops row `i` of every scalar column and renumbers row `last` to `i` (swap-remove).
+    fn remove_scalar_row(&mut self, i: usize, last: usize) {
+        for &c in &self.dense_scalars {
+            let col = &mut self.scalars[c as usize];
+            if let ScalarValues::Dense { allocatable, requested } = &mut col.values {
+                if allocatable[i] != 0 || requested[i] != 0 {
+                    col.carriers -= 1;
+                }
+                allocatable.swap_remove(i);
+                requested.swap_remove(i);
+            }
+        }
+        for &c in &self.sparse_scalars_of[i] {
+            let col = &mut self.scalars[c as usize];
+            if let ScalarValues::Sparse(entries) = &mut col.values {
+                let k = sparse_find(entries, i as u32).expect("a listed sparse column has the node's entry");
+                entries.remove(k);
+                col.carriers -= 1;
+            }
+        }
+        if i != last {
+            for &c in &self.sparse_scalars_of[last] {
+                if let ScalarValues::Sparse(entries) = &mut self.scalars[c as usize].values {
+                    let k = sparse_find(entries, last as u32).expect("a listed sparse column has the node's entry");
+                    let mut e = entries.remove(k);
+                    e.node = i as u32;
+                    let at = entries.binary_search_by_key(&e.node, |x| x.node).unwrap_err();
+                    entries.insert(at, e);
+                }
+            }
+        }
+        self.sparse_scalars_of.swap_remove(i);
     }
 
     /// Adds a pod's requests, ports and identity to `node` (assume or bind).
@@ -312,8 +632,11 @@ impl NodeTable {
         self.non_zero_memory[i] += sign * pod.non_zero_memory;
         self.pod_count[i] = (self.pod_count[i] as i64 + sign) as u32;
         for &(name, v) in &r.scalars {
+            if v == 0 {
+                continue;
+            }
             let c = self.scalar_col(name);
-            self.scalars[c].requested[i] += sign * v;
+            self.write_scalar(node, c, |col| col.add_requested(node, sign * v));
         }
         self.bump(i);
     }
@@ -335,12 +658,17 @@ impl NodeTable {
         self.alloc_memory[i] = spec.allocatable.memory;
         self.alloc_ephemeral_storage[i] = spec.allocatable.ephemeral_storage;
         self.alloc_pods[i] = spec.allowed_pod_number;
-        for col in &mut self.scalars {
-            col.allocatable[i] = 0;
+        let held: SmallVec<[u32; 8]> = self.sparse_scalars_of[i].iter().chain(&self.dense_scalars).copied().collect();
+        for c in held {
+            let c = c as usize;
+            let col = &self.scalars[c];
+            if col.allocatable(idx) != 0 && !spec.allocatable.scalars.iter().any(|(n, _)| *n == col.name) {
+                self.write_scalar(idx, c, |col| col.set_allocatable(idx, 0));
+            }
         }
         for &(name, v) in &spec.allocatable.scalars {
             let c = self.scalar_col(name);
-            self.scalars[c].allocatable[i] = v;
+            self.write_scalar(idx, c, |col| col.set_allocatable(idx, v));
         }
         for (n, _) in &self.images[i] {
             if let Some(c) = self.image_num_nodes.get_mut(n) {
@@ -355,5 +683,281 @@ impl NodeTable {
         }
         self.images[i] = imgs;
         self.bump(i);
+    }
+}
+
+#[cfg(test)]
+impl NodeTable {
+    /// Asserts the scalar columns' bookkeeping: the name index, each representation's rows, the
+    /// carrier counts, the dense list and the per-node sparse lists.
+    fn check_scalar_invariants(&self) {
+        assert_eq!(self.scalar_col_of_name.len(), self.scalars.len());
+        assert_eq!(self.sparse_scalars_of.len(), self.len);
+        let mut listed = 0;
+        for (c, col) in self.scalars.iter().enumerate() {
+            assert_eq!(self.scalar_col_of_name.get(&col.name), Some(&(c as u32)));
+            let in_dense_list = self.dense_scalars.contains(&(c as u32));
+            match &col.values {
+                ScalarValues::Dense { allocatable, requested } => {
+                    assert!(in_dense_list, "dense column {c} is listed");
+                    assert_eq!((allocatable.len(), requested.len()), (self.len, self.len));
+                    let nz = (0..self.len).filter(|&i| allocatable[i] != 0 || requested[i] != 0).count();
+                    assert_eq!(col.carriers(), nz, "dense carriers of column {c}");
+                }
+                ScalarValues::Sparse(entries) => {
+                    assert!(!in_dense_list, "sparse column {c} is not in the dense list");
+                    assert!(entries.windows(2).all(|w| w[0].node < w[1].node), "sorted, unique");
+                    for e in entries {
+                        assert!((e.node as usize) < self.len);
+                        assert!(e.allocatable != 0 || e.requested != 0, "no all-zero entries");
+                        assert!(self.sparse_scalars_of[e.node as usize].contains(&(c as u32)));
+                    }
+                    assert_eq!(col.carriers(), entries.len());
+                    listed += entries.len();
+                }
+            }
+        }
+        assert_eq!(self.sparse_scalars_of.iter().map(|l| l.len()).sum::<usize>(), listed, "no stale list entries");
+        let mut dense = self.dense_scalars.clone();
+        dense.sort();
+        dense.dedup();
+        assert_eq!(dense.len(), self.dense_scalars.len(), "dense list has no duplicates");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::snapshot::testing::MakePod;
+    use crate::snapshot::{Resources, Snapshot};
+
+    const RESOURCES: usize = 5;
+
+    fn resource_names(snap: &mut Snapshot) -> Vec<Sym> {
+        (0..RESOURCES).map(|r| snap.interner.intern(&format!("example.com/r{r}"))).collect()
+    }
+
+    fn resources(names: &[Sym], amounts: &BTreeMap<u8, i64>) -> Resources {
+        let mut r = Resources::default();
+        let mut scalars: Vec<(Sym, i64)> = amounts.iter().map(|(&k, &v)| (names[k as usize], v)).collect();
+        scalars.sort();
+        r.scalars = scalars.into_iter().collect();
+        r
+    }
+
+    fn node_spec(snap: &mut Snapshot, name: &str, names: &[Sym], alloc: &BTreeMap<u8, i64>) -> NodeSpec {
+        NodeSpec {
+            name: snap.interner.intern(name),
+            allocatable: resources(names, alloc),
+            allowed_pod_number: 110,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn promotion_and_demotion_follow_carriers() {
+        // 64 nodes: a column turns dense past 64/8 = 8 carriers and sparse again below 64/32 = 2.
+        let mut snap = Snapshot::new();
+        let x = snap.interner.intern("example.com/x");
+        let mut t = NodeTable::new();
+        for i in 0..64 {
+            t.add_node(&node_spec(&mut snap, &format!("n{i}"), &[], &BTreeMap::new()));
+        }
+        // (node, allocatable to set, carriers after, dense after)
+        let steps: &[(u32, i64, usize, bool)] = &[
+            (0, 1, 1, false),
+            (1, 1, 2, false),
+            (2, 1, 3, false),
+            (3, 1, 4, false),
+            (4, 1, 5, false),
+            (5, 1, 6, false),
+            (6, 1, 7, false),
+            (7, 1, 8, false),
+            (8, 1, 9, true),
+            (8, 5, 9, true),
+            (8, 0, 8, true),
+            (7, 0, 7, true),
+            (6, 0, 6, true),
+            (5, 0, 5, true),
+            (4, 0, 4, true),
+            (3, 0, 3, true),
+            (2, 0, 2, true),
+            (1, 0, 1, false),
+            (1, 0, 1, false),
+            (0, 0, 0, false),
+        ];
+        for &(node, v, carriers, dense) in steps {
+            t.set_scalar_allocatable(NodeIdx(node), x, v);
+            t.check_scalar_invariants();
+            let col = t.scalar_column(x).unwrap();
+            assert_eq!((col.carriers(), col.is_dense()), (carriers, dense), "after setting node {node} to {v}");
+            assert_eq!(col.allocatable(NodeIdx(node)), v);
+        }
+    }
+
+    #[test]
+    fn one_resource_per_node_stays_sparse() {
+        // SchedulingWithExtendedResource's shape: node i alone has foo.com/bar-i. Columns created while
+        // the table is tiny start dense and turn sparse as it grows.
+        let mut snap = Snapshot::new();
+        let mut t = NodeTable::new();
+        let n = 200;
+        for i in 0..n {
+            let r = snap.interner.intern(&format!("foo.com/bar-{i}"));
+            let mut spec = node_spec(&mut snap, &format!("n{i}"), &[], &BTreeMap::new());
+            spec.allocatable.scalars.push((r, 1));
+            t.add_node(&spec);
+        }
+        t.check_scalar_invariants();
+        assert_eq!(t.scalar_columns().len(), n);
+        assert!(t.scalar_columns().iter().all(|c| !c.is_dense() && c.carriers() == 1));
+        for i in 0..n {
+            let col = t.scalar_column(snap.interner.intern(&format!("foo.com/bar-{i}"))).unwrap();
+            for j in [0, i, n - 1] {
+                let want = i64::from(i == j);
+                assert_eq!(col.allocatable(NodeIdx(j as u32)), want, "bar-{i} on n{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn requests_on_a_node_without_the_resource() {
+        // A pod bound where the resource is absent (e.g. the node was updated away from it): the
+        // request is kept, free goes negative, and unplacing the pod leaves no entry behind.
+        let mut snap = Snapshot::new();
+        let names = resource_names(&mut snap);
+        let mut t = NodeTable::new();
+        let alloc = BTreeMap::from([(0u8, 4i64)]);
+        for i in 0..16 {
+            t.add_node(&node_spec(&mut snap, &format!("n{i}"), &names, &alloc));
+        }
+        let mut pod = MakePod::new(&mut snap, "p").build();
+        pod.requests = resources(&names, &BTreeMap::from([(0u8, 3i64), (1u8, 2i64)]));
+        let n = NodeIdx(3);
+        t.add_pod(n, &pod);
+        t.check_scalar_invariants();
+        let (r0, r1) = (t.scalar_column(names[0]).unwrap(), t.scalar_column(names[1]).unwrap());
+        assert_eq!((r0.allocatable(n), r0.requested(n), r0.free(n)), (4, 3, 1));
+        assert_eq!((r1.allocatable(n), r1.requested(n), r1.free(n), r1.carriers()), (0, 2, -2, 1));
+        t.remove_pod(n, &pod);
+        t.check_scalar_invariants();
+        let r1 = t.scalar_column(names[1]).unwrap();
+        assert_eq!((r1.requested(n), r1.carriers()), (0, 0));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        AddNode(u8, BTreeMap<u8, i64>),
+        UpdateNode(u8, BTreeMap<u8, i64>),
+        RemoveNode(u8),
+        Place(u8, BTreeMap<u8, i64>),
+        Unplace(u8),
+    }
+
+    /// Amounts over the resources: r0 is on most nodes (dense), the others on few (sparse), and
+    /// zero amounts appear too.
+    fn amounts() -> impl Strategy<Value = BTreeMap<u8, i64>> {
+        let res = prop_oneof![5 => Just(0u8), 1 => 1u8..RESOURCES as u8];
+        proptest::collection::btree_map(res, 0i64..4, 0..3)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let name = 0u8..48;
+        prop_oneof![
+            5 => (name.clone(), amounts()).prop_map(|(n, a)| Op::AddNode(n, a)),
+            2 => (name.clone(), amounts()).prop_map(|(n, a)| Op::UpdateNode(n, a)),
+            1 => name.clone().prop_map(Op::RemoveNode),
+            4 => (name, amounts()).prop_map(|(n, a)| Op::Place(n, a)),
+            2 => any::<u8>().prop_map(Op::Unplace),
+        ]
+    }
+
+    /// The plain model: allocatable per (node, resource) and the placed pods' requests.
+    #[derive(Default)]
+    struct Model {
+        alloc: BTreeMap<u8, BTreeMap<u8, i64>>,
+        pods: Vec<(u8, PodInfo, BTreeMap<u8, i64>)>,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+        #[test]
+        fn scalar_columns_match_a_plain_model(ops in proptest::collection::vec(op(), 1..240)) {
+            let mut snap = Snapshot::new();
+            let names = resource_names(&mut snap);
+            let mut t = NodeTable::new();
+            let mut m = Model::default();
+            for op in ops {
+                match op {
+                    Op::AddNode(n, a) => {
+                        if m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        t.add_node(&node_spec(&mut snap, &format!("n{n}"), &names, &a));
+                        m.alloc.insert(n, a);
+                    }
+                    Op::UpdateNode(n, a) => {
+                        if !m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        let spec = node_spec(&mut snap, &format!("n{n}"), &names, &a);
+                        t.update_node(t.idx_of(spec.name).unwrap(), &spec);
+                        m.alloc.insert(n, a);
+                    }
+                    Op::RemoveNode(n) => {
+                        if !m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        let idx = t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap();
+                        for (_, pod, _) in m.pods.iter().filter(|(pn, _, _)| *pn == n) {
+                            t.remove_pod(idx, pod);
+                        }
+                        m.pods.retain(|(pn, _, _)| *pn != n);
+                        t.remove_node(idx);
+                        m.alloc.remove(&n);
+                    }
+                    Op::Place(n, req) => {
+                        if !m.alloc.contains_key(&n) {
+                            continue;
+                        }
+                        let mut pod = MakePod::new(&mut snap, "p").build();
+                        pod.requests = resources(&names, &req);
+                        t.add_pod(t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap(), &pod);
+                        m.pods.push((n, pod, req));
+                    }
+                    Op::Unplace(k) => {
+                        if m.pods.is_empty() {
+                            continue;
+                        }
+                        let (n, pod, _) = m.pods.remove(k as usize % m.pods.len());
+                        t.remove_pod(t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap(), &pod);
+                    }
+                }
+                t.check_scalar_invariants();
+                prop_assert_eq!(t.len(), m.alloc.len());
+                for (&n, alloc) in &m.alloc {
+                    let idx = t.idx_of(snap.interner.intern(&format!("n{n}"))).unwrap();
+                    for r in 0..RESOURCES as u8 {
+                        let want_alloc = alloc.get(&r).copied().unwrap_or(0);
+                        let want_req: i64 = m
+                            .pods
+                            .iter()
+                            .filter(|(pn, _, _)| *pn == n)
+                            .map(|(_, _, q)| q.get(&r).copied().unwrap_or(0))
+                            .sum();
+                        let name = names[r as usize];
+                        prop_assert_eq!(t.scalar_allocatable(idx, name), want_alloc, "alloc n{} r{}", n, r);
+                        prop_assert_eq!(t.scalar_requested(idx, name), want_req, "requested n{} r{}", n, r);
+                        if let Some(col) = t.scalar_column(name) {
+                            prop_assert_eq!(col.free(idx), want_alloc - want_req);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
