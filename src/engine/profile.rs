@@ -14,7 +14,7 @@ use crate::framework::{Framework, PluginId};
 /// An extension point whose plugin calls are timed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Point {
-    PreFilter,
+    PreFilter = 0,
     Filter,
     PreScore,
     Score,
@@ -62,17 +62,26 @@ pub struct Profiler {
     every: u64,
     counter: u64,
     pub sampled_cycles: u64,
-    /// Per (plugin, extension point): time per sampled cycle, ns.
-    pub by_plugin: BTreeMap<(String, &'static str), Histogram<u64>>,
+    /// Per (plugin name, extension point): time per sampled cycle, ns.
+    pub by_plugin: BTreeMap<(&'static str, &'static str), Histogram<u64>>,
     /// Per extension point: the plugins' summed time per sampled cycle, ns.
     pub by_point: BTreeMap<&'static str, Histogram<u64>>,
+    /// Spans of the cycle being folded (kept to reuse its allocation).
+    spans: Vec<(PluginId, Point, u64)>,
 }
 
 impl Profiler {
     /// Samples `percent` of cycles (evenly spaced; 0 disables).
     pub fn new(percent: u32) -> Self {
         let every = if percent == 0 { 0 } else { (100 / percent.min(100)) as u64 };
-        Profiler { every, counter: 0, sampled_cycles: 0, by_plugin: BTreeMap::new(), by_point: BTreeMap::new() }
+        Profiler {
+            every,
+            counter: 0,
+            sampled_cycles: 0,
+            by_plugin: BTreeMap::new(),
+            by_point: BTreeMap::new(),
+            spans: Vec::new(),
+        }
     }
 
     /// Starts a cycle; returns whether it is sampled.
@@ -89,26 +98,38 @@ impl Profiler {
         sampled
     }
 
-    /// Ends a sampled cycle: folds its spans into the histograms.
+    /// Ends a sampled cycle: folds its spans into the histograms. Allocation-free once every
+    /// (plugin, point) has been seen: the span buffers are swapped, not dropped.
     pub fn end(&mut self, fw: &Framework) {
         ACTIVE.with(|a| a.set(false));
         self.sampled_cycles += 1;
-        let spans = SPANS.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        let mut per_plugin: BTreeMap<(PluginId, Point), u64> = BTreeMap::new();
-        let mut per_point: BTreeMap<Point, u64> = BTreeMap::new();
-        for (p, pt, ns) in spans {
-            *per_plugin.entry((p, pt)).or_default() += ns;
-            *per_point.entry(pt).or_default() += ns;
-        }
-        for ((p, pt), ns) in per_plugin {
-            let key = (fw.plugin(p).name().to_string(), pt.as_str());
+        SPANS.with(|s| std::mem::swap(&mut *s.borrow_mut(), &mut self.spans));
+        // A plugin is called several times per cycle (once per filter block): sum per key.
+        self.spans.sort_unstable_by_key(|&(p, pt, _)| (p, pt));
+        let mut per_point: [Option<u64>; POINTS.len()] = [None; POINTS.len()];
+        let mut i = 0;
+        while i < self.spans.len() {
+            let (p, pt, _) = self.spans[i];
+            let mut ns = 0;
+            while i < self.spans.len() && (self.spans[i].0, self.spans[i].1) == (p, pt) {
+                ns += self.spans[i].2;
+                i += 1;
+            }
+            *per_point[pt as usize].get_or_insert(0) += ns;
+            let key = (fw.plugin(p).name(), pt.as_str());
             self.by_plugin.entry(key).or_insert_with(hist).saturating_record(ns.max(1));
         }
-        for (pt, ns) in per_point {
-            self.by_point.entry(pt.as_str()).or_insert_with(hist).saturating_record(ns.max(1));
+        for (pt, ns) in POINTS.iter().zip(per_point) {
+            if let Some(ns) = ns {
+                self.by_point.entry(pt.as_str()).or_insert_with(hist).saturating_record(ns.max(1));
+            }
         }
+        self.spans.clear();
     }
 }
+
+/// Every point, in declaration order (`Point as usize` indexes it).
+const POINTS: [Point; 5] = [Point::PreFilter, Point::Filter, Point::PreScore, Point::Score, Point::NormalizeScore];
 
 #[cfg(test)]
 mod tests {
@@ -127,5 +148,40 @@ mod tests {
         assert_eq!(Profiler::new(0).every, 0);
         assert_eq!(Profiler::new(10).every, 10);
         assert_eq!(Profiler::new(100).every, 1);
+    }
+
+    #[test]
+    fn end_sums_calls_per_plugin_and_point() {
+        use crate::config::{PluginArgs, Profile, ProfilePlugins};
+        use crate::plugins::CompiledArgs;
+        let mut snap = crate::snapshot::Snapshot::new();
+        let plugins =
+            ProfilePlugins { filter: vec!["NodeUnschedulable".into(), "NodeName".into()], ..Default::default() };
+        let profile = Profile {
+            scheduler_name: "default-scheduler".into(),
+            percentage_of_nodes_to_score: None,
+            plugins,
+            args: PluginArgs::default(),
+        };
+        let fw = Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
+        let id = |name: &str| fw.plugins.iter().position(|p| p.name() == name).unwrap();
+        let (a, b) = (id("NodeUnschedulable"), id("NodeName"));
+        let mut p = Profiler::new(100);
+        // Two sampled cycles; the first calls plugin `a` twice (two filter blocks).
+        for spans in
+            [vec![(a, Point::Filter, 100), (b, Point::Filter, 30), (a, Point::Filter, 50)], vec![(b, Point::Filter, 7)]]
+        {
+            assert!(p.begin());
+            SPANS.with(|s| s.borrow_mut().extend(spans));
+            p.end(&fw);
+        }
+        let h = &p.by_plugin[&("NodeUnschedulable", "Filter")];
+        assert_eq!((h.len(), h.max()), (1, 150), "one record per cycle, the calls summed");
+        let h = &p.by_plugin[&("NodeName", "Filter")];
+        assert_eq!((h.len(), h.min(), h.max()), (2, 7, 30));
+        let h = &p.by_point["Filter"];
+        assert_eq!((h.len(), h.min(), h.max()), (2, 7, 180));
+        assert!(!p.by_point.contains_key("Score"), "no span, no record");
+        assert_eq!(p.sampled_cycles, 2);
     }
 }

@@ -1282,7 +1282,7 @@ impl Driver {
                 .by_plugin
                 .iter()
                 .map(|((plugin, point), h)| crate::report::PluginTiming {
-                    plugin: plugin.clone(),
+                    plugin: plugin.to_string(),
                     extension_point: point.to_string(),
                     calls: h.len(),
                     p50_micros: h.value_at_quantile(0.5) as f64 / 1e3,
