@@ -91,6 +91,14 @@ enum ChurnObject {
     Other,
 }
 
+/// A pod template compiled once per namespace (see `Driver::compile_from_template`).
+struct CompiledTemplate {
+    /// Held so the key's pointer stays this template's.
+    template: Arc<api::Pod>,
+    info: PodInfo,
+    start_from_uid: bool,
+}
+
 /// The measurement window: pods created inside it are measured.
 #[derive(Default)]
 struct Window {
@@ -127,6 +135,8 @@ struct Driver {
     bind_batch: Vec<BindJob>,
     bind_batch_since_nanos: u64,
     templates: Templates,
+    /// Compiled pod templates by (template pointer, namespace).
+    compiled: ahash::AHashMap<(usize, String), CompiledTemplate>,
     churners: Vec<Churner>,
     /// `deletePods` with `skipWaitToCompletion`: pods deleted in the background at a rate
     /// (next deletion time, interval, pods left).
@@ -219,11 +229,7 @@ impl Driver {
         };
         self.pods_created += 1;
         let uid = self.uids.next_uid();
-        let mut pod = (*template).clone();
-        pod.metadata.namespace = namespace.to_string();
-        let wk = self.snap.wk.clone();
-        let info = compile_pod(&pod, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
-            .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+        let info = self.compile_from_template(&template, namespace, &name, uid, file)?;
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -267,6 +273,43 @@ impl Driver {
         qp.timestamp_nanos = now;
         self.queue.add(qp, now);
         Ok(uid)
+    }
+
+    /// The compiled pod for `template` in `namespace`: compiled once per (template, namespace) and
+    /// cloned with the pod's own uid and name (and start time, when the template sets none).
+    fn compile_from_template(
+        &mut self,
+        template: &Arc<api::Pod>,
+        namespace: &str,
+        name: &str,
+        uid: PodUid,
+        file: &str,
+    ) -> Result<PodInfo, InputError> {
+        let key = (Arc::as_ptr(template) as usize, namespace.to_string());
+        if let Some(c) = self.compiled.get(&key).filter(|c| Arc::ptr_eq(&c.template, template)) {
+            let mut info = c.info.clone();
+            info.uid = uid;
+            info.name = name.to_string();
+            if c.start_from_uid {
+                info.constraints.start_time_ms = uid.0 as i64;
+            }
+            return Ok(info);
+        }
+        let mut pod = (**template).clone();
+        pod.metadata.namespace = namespace.to_string();
+        let wk = self.snap.wk.clone();
+        let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
+            .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+        let start_from_uid = pod
+            .status
+            .start_time
+            .as_deref()
+            .or(pod.metadata.creation_timestamp.as_deref())
+            .and_then(crate::snapshot::compile::rfc3339_ms)
+            .is_none();
+        let entry = CompiledTemplate { template: template.clone(), info: info.clone(), start_from_uid };
+        self.compiled.insert(key, entry);
+        Ok(info)
     }
 
     fn largest_shape_candidate(&self, info: &PodInfo) -> Option<(i64, i64)> {
@@ -327,6 +370,8 @@ impl Driver {
             }
             Object::PriorityClass(pc) => {
                 self.priorities.add(pc);
+                // Compiled templates resolved their priority against the old classes.
+                self.compiled.clear();
                 crate::cluster::register_object(&mut self.snap, obj);
                 self.cluster.priority_classes.push(pc.clone());
                 ChurnObject::Other
@@ -1005,6 +1050,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         bind_batch: Vec::new(),
         bind_batch_since_nanos: 0,
         templates: Templates::default(),
+        compiled: ahash::AHashMap::new(),
         churners: Vec::new(),
         deleters: Vec::new(),
         window: Window::default(),

@@ -13,7 +13,9 @@ use crate::error::InputError;
 use crate::workload::{is_templated, render_template, template_env, ParamValue};
 
 enum Template {
-    Static(Arc<Vec<Object>>),
+    /// Parsed once; a single Pod is also kept as one shared `Arc`, so a million pods made from it
+    /// share one template object.
+    Static(Arc<Vec<Object>>, Option<Arc<api::Pod>>),
     Dynamic(String),
 }
 
@@ -39,12 +41,17 @@ impl Templates {
             let t = if is_templated(&text) {
                 Template::Dynamic(text)
             } else {
-                Template::Static(Arc::new(api::parse_objects(&text, &file)?))
+                let objs = api::parse_objects(&text, &file)?;
+                let pod = match objs.as_slice() {
+                    [Object::Pod(p)] => Some(Arc::new(p.clone())),
+                    _ => None,
+                };
+                Template::Static(Arc::new(objs), pod)
             };
             self.by_path.insert(path.to_path_buf(), t);
         }
         match &self.by_path[path] {
-            Template::Static(objs) => Ok(objs.clone()),
+            Template::Static(objs, _) => Ok(objs.clone()),
             Template::Dynamic(text) => {
                 let env = template_env(index, count, params);
                 let rendered = render_template(text, &env).map_err(|e| InputError::new(&file, "", e))?;
@@ -81,6 +88,9 @@ impl Templates {
         params: &BTreeMap<String, ParamValue>,
     ) -> Result<Arc<api::Pod>, InputError> {
         let objs = self.instantiate(path, index, count, params)?;
+        if let Some(Template::Static(_, Some(pod))) = self.by_path.get(path) {
+            return Ok(pod.clone());
+        }
         match objs.as_slice() {
             [Object::Pod(p)] => Ok(Arc::new(p.clone())),
             _ => {
@@ -99,11 +109,14 @@ pub fn default_node() -> api::Node {
     }
 }
 
-/// scheduler_perf's built-in pod (`pod-default.yaml`): pause, 100m CPU, 500Mi.
+/// scheduler_perf's built-in pod (`pod-default.yaml`): pause, 100m CPU, 500Mi. One shared object.
 pub fn default_pod() -> Arc<api::Pod> {
-    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: pod-\nspec:\n  containers:\n  - name: pause\n    image: registry.k8s.io/pause:3.10\n    resources:\n      requests: {cpu: 100m, memory: 500Mi}\n";
-    match api::parse_objects(text, "<default pod>").expect("the built-in pod parses").remove(0) {
-        Object::Pod(p) => Arc::new(p),
-        _ => unreachable!("the built-in pod is a Pod"),
-    }
+    static POD: std::sync::LazyLock<Arc<api::Pod>> = std::sync::LazyLock::new(|| {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: pod-\nspec:\n  containers:\n  - name: pause\n    image: registry.k8s.io/pause:3.10\n    resources:\n      requests: {cpu: 100m, memory: 500Mi}\n";
+        match api::parse_objects(text, "<default pod>").expect("the built-in pod parses").remove(0) {
+            Object::Pod(p) => Arc::new(p),
+            _ => unreachable!("the built-in pod is a Pod"),
+        }
+    });
+    POD.clone()
 }
