@@ -481,11 +481,29 @@ impl Driver {
         true
     }
 
-    /// Hands the batched assumed pods to the binder.
+    /// Hands the batched assumed pods to the binder. Tokens come back only when this thread reads
+    /// the agent's events, so it reads them while the batch would not fit in the in-flight bound.
     fn flush_binds(&mut self) {
-        if let Some(b) = &self.binder {
-            if !self.bind_batch.is_empty() {
-                b.submit_batch(std::mem::take(&mut self.bind_batch));
+        let Some(b) = self.binder.clone() else { return };
+        if self.bind_batch.is_empty() {
+            return;
+        }
+        let n = self.bind_batch.len().min(b.max_in_flight());
+        while b.in_flight() + n > b.max_in_flight() {
+            match self.agent_events.recv_timeout(Duration::from_millis(20)) {
+                Ok(ev) => self.handle_agent_event(ev),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let batch = std::mem::take(&mut self.bind_batch);
+        if batch.len() <= n {
+            b.submit_batch(batch);
+        } else {
+            // Larger than the whole bound: one pod at a time, reading events in between.
+            for job in batch {
+                self.bind_batch.push(job);
+                self.flush_binds();
             }
         }
     }
@@ -609,20 +627,44 @@ impl Driver {
     }
 
     fn drain(&mut self) -> bool {
+        let mut any = self.drain_bind_results();
+        while let Ok(ev) = self.agent_events.try_recv() {
+            any = true;
+            self.handle_agent_event(ev);
+        }
+        any
+    }
+
+    fn drain_bind_results(&mut self) -> bool {
+        self.drain_bind_results_at(None)
+    }
+
+    /// Handles finished binding cycles; `at_nanos` is when the agent reported the outcome (else now).
+    fn drain_bind_results_at(&mut self, at_nanos: Option<u64>) -> bool {
         let mut any = false;
         while let Ok(r) = self.bind_results.try_recv() {
             any = true;
-            let at = self.now();
+            let at = at_nanos.unwrap_or_else(|| self.now());
             match r.outcome {
                 BindOutcome::Bound => self.on_bound(r.job.pod.uid, at),
                 BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
             }
         }
-        while let Ok(ev) = self.agent_events.try_recv() {
-            any = true;
-            self.on_agent_event(ev);
-        }
         any
+    }
+
+    /// One event from the agent. The scheduling thread is the binder's event reader (a router
+    /// thread would be one more hand-off per pod on two cores): an event that ends a binding cycle
+    /// makes the binder finish it (FinishBinding, PostBind) and send its result, which is handled
+    /// before the event itself so that `Bound` precedes `Running`.
+    fn handle_agent_event(&mut self, ev: AgentEvent) {
+        if let Some(b) = &self.binder {
+            if b.on_agent_event(&ev) {
+                // The pod was bound when the agent said so, not when this thread got to it.
+                self.drain_bind_results_at(Some(ev.at_nanos));
+            }
+        }
+        self.on_agent_event(ev);
     }
 
     fn fire_churn(&mut self) -> Result<(), InputError> {
@@ -733,7 +775,7 @@ impl Driver {
                                 BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
                             }
                         },
-                        recv(self.agent_events) -> e => if let Ok(e) = e { self.on_agent_event(e) },
+                        recv(self.agent_events) -> e => if let Ok(e) = e { self.handle_agent_event(e) },
                         default(timeout) => {},
                     }
                 }
@@ -1011,9 +1053,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             Some(cache.clone()),
             results_tx.clone(),
         ));
-        let (fwd_tx, fwd_rx) = crossbeam_channel::unbounded();
-        b.spawn_router(agent_rx, fwd_tx);
-        (Some(b), fwd_rx)
+        (Some(b), agent_rx)
     };
     let events_out = match &opts.events_file {
         Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| {
