@@ -9,8 +9,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use schedperf::error::InputError;
 use schedperf::explain::{explain, render_table, ExplainInput};
 
-// mimalloc: the run allocates many small per-pod objects from several threads; mimalloc's
-// thread-local free lists made a SchedulingBasic run faster than glibc malloc (figures in ARCHITECTURE.md).
+// mimalloc (the allocator named for the core), built without transparent huge pages: see
+// ARCHITECTURE.md, "The allocator".
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
