@@ -443,3 +443,24 @@ fn explain_shows_the_preemption_dry_run_for_a_pod_that_fits_nowhere() {
     assert_eq!(v["selected"], "node-b");
     assert!(v.get("preemption").is_none(), "{v}");
 }
+
+#[test]
+fn run_reports_unschedulable_pods_with_upstreams_message() {
+    // 3 default nodes hold 40 default pods each (4 CPU / 100m): 10 of 130 stay pending, and
+    // preemption cannot help (every pod has the same priority).
+    let d = tempfile::tempdir().unwrap();
+    let wl = write(
+        d.path(),
+        "wl.yaml",
+        "- name: Tiny\n  workloadTemplate:\n  - opcode: createNodes\n    count: 3\n  - opcode: createPods\n    count: 130\n    collectMetrics: true\n  workloads:\n  - name: w\n    labels: [short]\n",
+    );
+    let o = run(&["run", &wl, "--label-filter", "short", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &report["runs"][0];
+    assert_eq!(r["accounting"]["bound"], 120);
+    assert_eq!(r["accounting"]["unschedulable"], 10);
+    assert_eq!(r["accounting"]["lost"], 0);
+    let expected = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+    assert_eq!(r["unschedulableReasons"][expected], 10, "{}", r["unschedulableReasons"]);
+}

@@ -563,6 +563,32 @@ impl Engine {
         plugin.post_filter(fw, snap, pod, diag, &mut self.rng)
     }
 
+    /// Upstream's PostFilter message when preemption found no candidate (`FitError.Error()` over
+    /// the dry run's node statuses, e.g. "0/3 nodes are available: 1 Preemption is not helpful
+    /// for scheduling, 2 No preemption victims found for incoming pod."); `None` when the profile
+    /// has no DefaultPreemption or a candidate exists. Leaves the snapshot as it found it.
+    pub fn preemption_failure_message(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        args: &crate::config::DefaultPreemptionArgs,
+    ) -> Option<String> {
+        use crate::plugins::defaultpreemption::{DefaultPreemption, NoPreemption, NAME};
+        if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == NAME) {
+            return None;
+        }
+        let plugin = DefaultPreemption {
+            min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
+            min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
+        };
+        match plugin.dry_run(fw, snap, pod, diag) {
+            Ok(run) => run.message,
+            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(m),
+        }
+    }
+
     /// Host selection for `explain` (same RNG stream as the engine).
     pub fn select(&mut self, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
         select_host(&mut self.rng, feasible, totals)

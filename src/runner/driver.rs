@@ -445,16 +445,35 @@ impl Driver {
                 self.counters.unschedulable += 1;
                 let fw = &self.frameworks[profile];
                 let cx = CycleCx { snap: &self.snap, pod: &info };
-                let msg = diag.message(fw, cx, &CycleState::new());
+                let fit_msg = diag.message(fw, cx, &CycleState::new());
                 let rejectors: Vec<u8> = diag.rejector_plugins().into_iter().map(|p| p.min(63) as u8).collect();
-                if self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable {
-                    *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
-                }
-                self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
+                let record_reason = self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable;
                 self.rec_mut(uid).unschedulable = true;
                 // PostFilter: preemption nominates a node and evicts victims through the agent.
                 let args = self.preemption_args[profile].clone();
                 let post = self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args);
+                // When preemption does nothing, upstream's message carries its reasons after the
+                // filters' ("... 2 Too many pods. preemption: 0/3 nodes are available: ..."). The
+                // dry run that words them is only paid for when the message is recorded.
+                let msg = match &post {
+                    Err(_) if record_reason || self.events_out.is_some() => {
+                        match self.engine.preemption_failure_message(
+                            &self.frameworks[profile],
+                            &mut self.snap,
+                            &info,
+                            &diag,
+                            &args,
+                        ) {
+                            Some(p) => format!("{fit_msg} preemption: {p}"),
+                            None => fit_msg,
+                        }
+                    }
+                    _ => fit_msg,
+                };
+                if record_reason {
+                    *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
+                }
+                self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
                 if let Ok((pre, nominated)) = post {
                     self.counters.preemptions += 1;
                     self.counters.preemption_victims += pre.victims.len() as u64;
