@@ -203,7 +203,6 @@ impl Engine {
         diag: &mut Diagnosis,
     ) -> CycleResult {
         let snap = cx.snap;
-        let n_all = snap.nodes.len();
         let (skip, names, narrowing) = match Self::run_pre_filter(fw, cx, state) {
             Ok(v) => v,
             Err((pid, st)) => {
@@ -225,21 +224,7 @@ impl Engine {
             }
         }
 
-        let restricted: Option<Vec<NodeIdx>> =
-            names.map(|ns| ns.iter().filter_map(|n| snap.nodes.idx_of(*n)).collect());
-        if let Some(r) = &restricted {
-            diag.pre_filter_excluded = n_all - r.len();
-        }
-        let n = restricted.as_ref().map_or(n_all, |r| r.len());
-        let k = if !fw.has_score_plugins() {
-            1.min(n)
-        } else {
-            num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, self.global_percentage_of_nodes_to_score, n)
-        };
-        let start = if n == 0 { 0 } else { self.next_start_node_index % n };
-        let (feasible, failures) = self.find_feasible(fw, cx, state, &skip, restricted.as_deref(), n, start, k);
-        let processed = feasible.len() + failures.len() + diag.pre_filter_excluded;
-        self.next_start_node_index = (self.next_start_node_index + processed) % n_all;
+        let (feasible, failures) = self.sampled_filter_pass(fw, cx, state, &skip, names, diag);
         diag.failures = failures;
 
         match feasible.len() {
@@ -261,6 +246,38 @@ impl Engine {
                 }
             },
         }
+    }
+
+    /// The filter pass of a cycle, as upstream's `findNodesThatPassFilters`: the nodes a
+    /// PreFilterResult allows (`names`; the others are counted in `diag`), `numFeasibleNodesToFind`
+    /// of them wanted (1 without score plugins), from the rotating start index, which then moves
+    /// past every node processed.
+    fn sampled_filter_pass(
+        &mut self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        skip: &[bool],
+        names: Option<Vec<Sym>>,
+        diag: &mut Diagnosis,
+    ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
+        let n_all = cx.snap.nodes.len();
+        let restricted: Option<Vec<NodeIdx>> =
+            names.map(|ns| ns.iter().filter_map(|n| cx.snap.nodes.idx_of(*n)).collect());
+        if let Some(r) = &restricted {
+            diag.pre_filter_excluded = n_all - r.len();
+        }
+        let n = restricted.as_ref().map_or(n_all, |r| r.len());
+        let k = if !fw.has_score_plugins() {
+            1.min(n)
+        } else {
+            num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, self.global_percentage_of_nodes_to_score, n)
+        };
+        let start = if n == 0 { 0 } else { self.next_start_node_index % n };
+        let (feasible, failures) = self.find_feasible(fw, cx, state, skip, restricted.as_deref(), n, start, k);
+        let processed = feasible.len() + failures.len() + diag.pre_filter_excluded;
+        self.next_start_node_index = (self.next_start_node_index + processed) % n_all;
+        (feasible, failures)
     }
 
     /// The filter pass: evaluates nodes in rotation order from `start` in blocks until `k` are
@@ -469,27 +486,7 @@ impl Engine {
                         return (vec![nom], Vec::new());
                     }
                 }
-                let restricted: Option<Vec<NodeIdx>> =
-                    names.map(|ns| ns.iter().filter_map(|n| cx.snap.nodes.idx_of(*n)).collect());
-                if let Some(r) = &restricted {
-                    diag.pre_filter_excluded = n_all - r.len();
-                }
-                let n = restricted.as_ref().map_or(n_all, |r| r.len());
-                let k = if !fw.has_score_plugins() {
-                    1.min(n)
-                } else {
-                    num_feasible_nodes_to_find(
-                        fw.percentage_of_nodes_to_score,
-                        self.global_percentage_of_nodes_to_score,
-                        n,
-                    )
-                };
-                let start = if n == 0 { 0 } else { self.next_start_node_index % n };
-                let (feasible, failures) =
-                    self.find_feasible(fw, cx, &state, &skip, restricted.as_deref(), n, start, k);
-                let processed = feasible.len() + failures.len() + diag.pre_filter_excluded;
-                self.next_start_node_index = (self.next_start_node_index + processed) % n_all;
-                (feasible, failures)
+                self.sampled_filter_pass(fw, cx, &state, &skip, names, &mut diag)
             })
         };
         for (uid, _) in &added {
