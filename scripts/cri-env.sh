@@ -244,8 +244,9 @@ start_containerd() {
   # setsid execs containerd in place, so $! is containerd's PID; its own session outlives this shell.
   setsid containerd --config "$CONFIG" >>"$DIR/containerd.log" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
+  # A fresh, busy machine can take a while for containerd's first start: wait up to 60 s.
   local _
-  for _ in $(seq 200); do
+  for _ in $(seq 1200); do
     if [[ -S $SOCK ]] && ctr --address "$SOCK" version >/dev/null 2>&1; then
       say "containerd pid $(cat "$PIDFILE") on $SOCK (log: $DIR/containerd.log)"
       return 0

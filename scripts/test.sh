@@ -24,14 +24,37 @@ teardown() {
   local rc=$?
   scripts/cri-env.sh "$dir" down >/dev/null 2>&1 || true
   rm -rf --one-file-system "$dir" || true
+  rm -f "$dir.env"
   exit "$rc"
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-echo "== containerd up in $dir" >&2
-eval "$(scripts/cri-env.sh "$dir" up)"
+# `eval "$(cri-env.sh up)"` would go on with an empty environment when `up` fails (the status of a
+# command substitution inside eval is lost), and every CRI test would then fail with "CRI_ENDPOINT is
+# not set". So: the KEY=VALUE lines go to a file, a failed `up` is retried once after `down`, and a
+# second failure stops here with containerd's log.
+cri_up() {
+  local attempt
+  for attempt in 1 2; do
+    echo "== containerd up in $dir (attempt $attempt)" >&2
+    if scripts/cri-env.sh "$dir" up >"$dir.env"; then
+      return 0
+    fi
+    echo "== scripts/cri-env.sh $dir up failed; containerd log:" >&2
+    tail -n 40 "$dir/containerd.log" >&2 2>/dev/null || true
+    scripts/cri-env.sh "$dir" down >&2 || true
+  done
+  echo "error: could not start containerd for the CRI tests (scripts/cri-env.sh $dir up failed twice)" >&2
+  return 1
+}
+cri_up
+# shellcheck disable=SC1090
+source "$dir.env"
+rm -f "$dir.env"
+: "${CRI_ENDPOINT:?scripts/cri-env.sh up printed no CRI_ENDPOINT}" "${CRI_TEST_IMAGE:?}" "${CRI_SANDBOX_IMAGE:?}"
 export CRI_ENDPOINT CRI_TEST_IMAGE CRI_SANDBOX_IMAGE
+echo "== CRI_ENDPOINT=$CRI_ENDPOINT CRI_TEST_IMAGE=$CRI_TEST_IMAGE" >&2
 
 echo "== cargo test --release -- --include-ignored" >&2
 cargo test --release -- --include-ignored --test-threads 2
