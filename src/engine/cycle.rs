@@ -638,12 +638,14 @@ pub fn filter_nodes_with(
     alive.extend_from_slice(nodes);
     pos.clear();
     pos.extend(0..nodes.len() as u32);
+    // `out` is all `None` and as long as `alive` before every plugin: reset only after a plugin
+    // that rejected something.
+    out.clear();
+    out.resize(alive.len(), None);
     for &pid in &fw.filter {
         if skip[pid] || alive.is_empty() {
             continue;
         }
-        out.clear();
-        out.resize(alive.len(), None);
         super::profile::timed(pid, super::profile::Point::Filter, || fw.plugin(pid).filter(cx, state, alive, out));
         if out.iter().all(Option::is_none) {
             // Most plugins reject nothing for most pods: skip the compaction.
@@ -662,6 +664,8 @@ pub fn filter_nodes_with(
         }
         alive.truncate(w);
         pos.truncate(w);
+        out.clear();
+        out.resize(w, None);
     }
 }
 

@@ -144,28 +144,34 @@ fn score_columns<'a>(
     out
 }
 
-/// `a / b` rounded down, for `0 <= a`, `0 < b` and a small quotient (scores: at most a few
-/// hundred). Exact: an f64 estimate corrected by one integer multiply-compare each way, because a
-/// 64-bit integer division costs tens of cycles and the score kernels do one per node per resource.
+/// `a / b` rounded down, for `0 <= a`, `0 < b`, `a + 2b < 2^63` and a small quotient (`a / b <
+/// 2^51`; scores are at most a few hundred). Exact and branch-free: the f64 quotient rounded to the
+/// nearest integer by adding 2^52 (which leaves the integer in the low mantissa bits), then one
+/// integer multiply-compare each way fixes an estimate off by one. A 64-bit integer division costs
+/// tens of cycles and the score kernels do one per node per resource.
 #[inline]
 pub fn div_small(a: i64, b: i64) -> i64 {
     debug_assert!(a >= 0 && b > 0);
-    let mut q = (a as f64 / b as f64) as i64;
-    if q.saturating_mul(b) > a {
-        q -= 1;
-    } else if (q + 1).saturating_mul(b) <= a {
-        q += 1;
-    }
-    q
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    let x = a as f64 / b as f64 + TWO_52;
+    let q = x.to_bits().wrapping_sub(TWO_52.to_bits()) as i64;
+    let q = q - (q.wrapping_mul(b) > a) as i64;
+    q + ((q + 1).wrapping_mul(b) <= a) as i64
 }
 
 /// `leastRequestedScore`.
 #[inline]
 pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
-    if capacity == 0 || requested > capacity {
+    if capacity == 0 {
         return 0;
     }
-    div_small((capacity - requested) * MAX_NODE_SCORE, capacity)
+    least_requested_score_nonzero(requested, capacity)
+}
+
+/// `leastRequestedScore` for `capacity > 0`, without branches: requests above capacity score 0.
+#[inline]
+fn least_requested_score_nonzero(requested: i64, capacity: i64) -> i64 {
+    div_small((capacity - requested).max(0) * MAX_NODE_SCORE, capacity)
 }
 
 /// `mostRequestedScore`: requests above capacity count as capacity.
@@ -174,6 +180,12 @@ pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
     }
+    most_requested_score_nonzero(requested, capacity)
+}
+
+/// `mostRequestedScore` for `capacity > 0`, without branches.
+#[inline]
+fn most_requested_score_nonzero(requested: i64, capacity: i64) -> i64 {
     div_small(requested.min(capacity).max(0) * MAX_NODE_SCORE, capacity)
 }
 
@@ -269,24 +281,24 @@ impl Plugin for Fit {
         let columns = t.scalar_columns();
         let scalars: smallvec::SmallVec<[(i64, Option<&ScalarColumn>); 2]> =
             st.scalars.iter().map(|&(_, q, col)| (q, col.map(|c| &columns[c as usize]))).collect();
+        // A resource is checked only when the pod requests it (upstream skips zero requests; a pod
+        // requesting nothing is checked for the pod count only). The per-node checks are
+        // branch-free: each comparison sets its bit.
+        let (cpu, memory, ephemeral) = (r.cpu_milli > 0, r.memory > 0, r.ephemeral_storage > 0);
+        // Every column cut to the table's length: one bounds check per node covers them all.
+        let len = t.len();
+        let (pod_count, alloc_pods) = (&t.pod_count[..len], &t.alloc_pods[..len]);
+        let (alloc_cpu, req_cpu) = (&t.alloc_cpu_milli[..len], &t.req_cpu_milli[..len]);
+        let (alloc_memory, req_memory) = (&t.alloc_memory[..len], &t.req_memory[..len]);
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
-            let mut bits = 0u64;
-            if t.pod_count[i] as i64 + 1 > t.alloc_pods[i] {
-                bits |= FIT_PODS;
+            let mut bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS;
+            bits |= (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU;
+            bits |= (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
+            if ephemeral && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
+                bits |= FIT_EPHEMERAL;
             }
             if !all_zero {
-                if r.cpu_milli > 0 && r.cpu_milli > t.alloc_cpu_milli[i] - t.req_cpu_milli[i] {
-                    bits |= FIT_CPU;
-                }
-                if r.memory > 0 && r.memory > t.alloc_memory[i] - t.req_memory[i] {
-                    bits |= FIT_MEMORY;
-                }
-                if r.ephemeral_storage > 0
-                    && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i]
-                {
-                    bits |= FIT_EPHEMERAL;
-                }
                 for (j, &(q, col)) in scalars.iter().enumerate() {
                     let free = col.map_or(0, |c| c.free(*n));
                     if q > free {
@@ -334,8 +346,8 @@ impl Plugin for Fit {
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let cols = score_columns(cx.snap, cx, &self.resources, false);
         match &self.strategy {
-            StrategyKind::LeastAllocated => score_weighted(&cols, nodes, out, least_requested_score),
-            StrategyKind::MostAllocated => score_weighted(&cols, nodes, out, most_requested_score),
+            StrategyKind::LeastAllocated => score_weighted(&cols, nodes, out, least_requested_score_nonzero),
+            StrategyKind::MostAllocated => score_weighted(&cols, nodes, out, most_requested_score_nonzero),
             StrategyKind::RequestedToCapacityRatio(_) => {
                 let shape = self.shape_scaled();
                 score_rtcr(&cols, nodes, out, &shape)
@@ -345,7 +357,8 @@ impl Plugin for Fit {
     }
 }
 
-/// Least/MostAllocated: weighted integer average over resources the node has.
+/// Least/MostAllocated: weighted integer average over resources the node has. `f` is the
+/// per-resource score for a capacity above zero (resources with capacity 0 are left out).
 fn score_weighted<F: Fn(i64, i64) -> i64 + Copy>(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: F) {
     if let [a, b] = cols {
         // The common case (cpu and memory): when the weight sum is a power of two, the average's
@@ -353,16 +366,20 @@ fn score_weighted<F: Fn(i64, i64) -> i64 + Copy>(cols: &[ScoreColumn<'_>], nodes
         let wsum = a.weight + b.weight;
         if wsum > 0 && (wsum & (wsum - 1)) == 0 && a.weight > 0 && b.weight > 0 {
             let shift = wsum.trailing_zeros();
+            // Every column cut to one length: one bounds check per node covers them all.
+            let len = a.alloc.len();
+            let (a_alloc, a_req, b_alloc, b_req) =
+                (&a.alloc[..len], &a.requested[..len], &b.alloc[..len], &b.requested[..len]);
             for (n, o) in nodes.iter().zip(out.iter_mut()) {
                 let i = n.ix();
-                let (aa, ba) = (a.alloc[i], b.alloc[i]);
+                let (aa, ba) = (a_alloc[i], b_alloc[i]);
                 if aa != 0 && ba != 0 {
-                    let sa = f(a.requested[i] + a.pod_request, aa);
-                    let sb = f(b.requested[i] + b.pod_request, ba);
+                    let sa = f(a_req[i] + a.pod_request, aa);
+                    let sb = f(b_req[i] + b.pod_request, ba);
                     *o = (sa * a.weight + sb * b.weight) >> shift;
-                    continue;
+                } else {
+                    *o = weighted_one(cols, i, f);
                 }
-                *o = weighted_one(cols, i, f);
             }
             return;
         }
@@ -390,21 +407,29 @@ fn weighted_one<F: Fn(i64, i64) -> i64>(cols: &[ScoreColumn<'_>], i: usize, f: F
     }
 }
 
-/// The plain per-node loop the fast path is checked against.
+/// The plain per-node loop the fast path is checked against: upstream's formulas with integer
+/// division (`most`: MostAllocated, else LeastAllocated).
 #[cfg(test)]
-fn score_weighted_reference(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], f: fn(i64, i64) -> i64) {
+fn score_weighted_reference(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], most: bool) {
     for (n, o) in nodes.iter().zip(out.iter_mut()) {
         let i = n.ix();
         let (mut score, mut weights) = (0i64, 0i64);
         for c in cols {
-            let alloc = c.alloc[i];
-            if alloc == 0 {
+            let (requested, capacity) = (c.requested[i] + c.pod_request, c.alloc[i]);
+            if capacity == 0 {
                 continue;
             }
-            score += f(c.requested[i] + c.pod_request, alloc) * c.weight;
+            let s = if most {
+                requested.min(capacity) * MAX_NODE_SCORE / capacity
+            } else if requested > capacity {
+                0
+            } else {
+                (capacity - requested) * MAX_NODE_SCORE / capacity
+            };
+            score += s * c.weight;
             weights += c.weight;
         }
-        *o = if weights == 0 { 0 } else { div_small(score, weights) };
+        *o = if weights == 0 { 0 } else { score / weights };
     }
 }
 
@@ -455,37 +480,49 @@ impl Plugin for BalancedAllocation {
 
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let cols = score_columns(cx.snap, cx, &self.resources, true);
-        if let [a, b] = cols.as_slice() {
-            // The common case (cpu and memory), without the general path's buffer.
-            for (n, o) in nodes.iter().zip(out.iter_mut()) {
-                let i = n.ix();
-                let (aa, ba) = (a.alloc[i], b.alloc[i]);
-                let fa =
-                    if aa == 0 { None } else { Some(((a.requested[i] + a.pod_request) as f64 / aa as f64).min(1.0)) };
-                let fb =
-                    if ba == 0 { None } else { Some(((b.requested[i] + b.pod_request) as f64 / ba as f64).min(1.0)) };
-                *o = match (fa, fb) {
-                    (Some(x), Some(y)) => ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64,
-                    _ => MAX_NODE_SCORE,
-                };
-            }
-            return Ok(());
-        }
-        let mut fr: smallvec::SmallVec<[f64; 4]> = smallvec::SmallVec::new();
-        for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            let i = n.ix();
-            fr.clear();
-            for c in &cols {
-                let alloc = c.alloc[i];
-                if alloc == 0 {
-                    continue;
-                }
-                let f = (c.requested[i] + c.pod_request) as f64 / alloc as f64;
-                fr.push(f.min(1.0));
-            }
-            *o = balanced_score(&fr);
+        match cols.as_slice() {
+            [a, b] => balanced_two(a, b, nodes, out),
+            _ => balanced_general(&cols, nodes, out),
         }
         Ok(())
+    }
+}
+
+/// BalancedAllocation over two resources (cpu and memory, the common case), without the general
+/// path's buffer. A node missing either resource has at most one fraction: standard deviation 0,
+/// score 100.
+fn balanced_two(a: &ScoreColumn<'_>, b: &ScoreColumn<'_>, nodes: &[NodeIdx], out: &mut [i64]) {
+    // Every column cut to one length: one bounds check per node covers them all.
+    let len = a.alloc.len();
+    let (a_alloc, a_req, b_alloc, b_req) = (&a.alloc[..len], &a.requested[..len], &b.alloc[..len], &b.requested[..len]);
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let i = n.ix();
+        let (aa, ba) = (a_alloc[i], b_alloc[i]);
+        *o = if aa == 0 || ba == 0 {
+            MAX_NODE_SCORE
+        } else {
+            let x = ((a_req[i] + a.pod_request) as f64 / aa as f64).min(1.0);
+            let y = ((b_req[i] + b.pod_request) as f64 / ba as f64).min(1.0);
+            ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64
+        };
+    }
+}
+
+/// BalancedAllocation over any number of resources: `balancedResourceScorer` per node.
+fn balanced_general(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64]) {
+    let mut fr: smallvec::SmallVec<[f64; 4]> = smallvec::SmallVec::new();
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let i = n.ix();
+        fr.clear();
+        for c in cols {
+            let alloc = c.alloc[i];
+            if alloc == 0 {
+                continue;
+            }
+            let f = (c.requested[i] + c.pod_request) as f64 / alloc as f64;
+            fr.push(f.min(1.0));
+        }
+        *o = balanced_score(&fr);
     }
 }
 
@@ -695,25 +732,52 @@ mod tests {
             weights in (1i64..4, 1i64..4),
             most in proptest::bool::ANY,
         ) {
-            let alloc_cpu: Vec<i64> = nodes.iter().map(|n| n.0).collect();
+            // Some nodes without the resource (capacity 0) take the general path.
+            let alloc_cpu: Vec<i64> = nodes.iter().map(|n| if n.0 % 17 == 0 { 0 } else { n.0 }).collect();
             let req_cpu: Vec<i64> = nodes.iter().map(|n| n.1).collect();
-            let alloc_mem: Vec<i64> = nodes.iter().map(|n| n.2).collect();
+            let alloc_mem: Vec<i64> = nodes.iter().map(|n| if n.2 % 13 == 0 { 0 } else { n.2 }).collect();
             let req_mem: Vec<i64> = nodes.iter().map(|n| n.3).collect();
             let cols = [
                 ScoreColumn { alloc: Cow::Borrowed(&alloc_cpu), requested: Cow::Borrowed(&req_cpu), pod_request: pod.0, weight: weights.0 },
                 ScoreColumn { alloc: Cow::Borrowed(&alloc_mem), requested: Cow::Borrowed(&req_mem), pod_request: pod.1, weight: weights.1 },
             ];
             let idx: Vec<NodeIdx> = (0..nodes.len() as u32).rev().map(NodeIdx).collect();
-            let f = if most { most_requested_score } else { least_requested_score };
+            let f = if most { most_requested_score_nonzero } else { least_requested_score_nonzero };
             let (mut fast, mut slow) = (vec![0; idx.len()], vec![0; idx.len()]);
             score_weighted(&cols, &idx, &mut fast, f);
-            score_weighted_reference(&cols, &idx, &mut slow, f);
+            score_weighted_reference(&cols, &idx, &mut slow, most);
+            proptest::prop_assert_eq!(fast, slow);
+        }
+
+        #[test]
+        fn balanced_two_matches_the_general_scorer(
+            nodes in proptest::collection::vec((0i64..64_000, 0i64..70_000, 0i64..(1i64 << 36), 0i64..(1i64 << 37)), 1..64),
+            pod in (0i64..8_000, 0i64..(1i64 << 33)),
+        ) {
+            let alloc_cpu: Vec<i64> = nodes.iter().map(|n| if n.0 % 17 == 0 { 0 } else { n.0 }).collect();
+            let req_cpu: Vec<i64> = nodes.iter().map(|n| n.1).collect();
+            let alloc_mem: Vec<i64> = nodes.iter().map(|n| if n.2 % 13 == 0 { 0 } else { n.2 }).collect();
+            let req_mem: Vec<i64> = nodes.iter().map(|n| n.3).collect();
+            let cols = [
+                ScoreColumn { alloc: Cow::Borrowed(&alloc_cpu), requested: Cow::Borrowed(&req_cpu), pod_request: pod.0, weight: 1 },
+                ScoreColumn { alloc: Cow::Borrowed(&alloc_mem), requested: Cow::Borrowed(&req_mem), pod_request: pod.1, weight: 1 },
+            ];
+            let idx: Vec<NodeIdx> = (0..nodes.len() as u32).rev().map(NodeIdx).collect();
+            let (mut fast, mut slow) = (vec![0; idx.len()], vec![0; idx.len()]);
+            balanced_two(&cols[0], &cols[1], &idx, &mut fast);
+            balanced_general(&cols, &idx, &mut slow);
             proptest::prop_assert_eq!(fast, slow);
         }
 
         #[test]
         fn div_small_is_integer_division(a in 0i64..(1i64 << 50), b in 1i64..(1i64 << 50)) {
             let a = a % (b.saturating_mul(300).max(1));
+            proptest::prop_assert_eq!(div_small(a, b), a / b);
+        }
+
+        #[test]
+        fn div_small_is_exact_at_multiples_and_near_them(b in 1i64..(1i64 << 54), q in 0i64..=100, d in -2i64..=2) {
+            let a = (q * b + d).max(0);
             proptest::prop_assert_eq!(div_small(a, b), a / b);
         }
     }

@@ -51,7 +51,19 @@ fn score_table(cx: CycleCx<'_>) -> Vec<i64> {
         .collect()
 }
 
-struct PreScoreState(Vec<i64>);
+/// The per-taint-set score table, and whether it is all zero (no node has a PreferNoSchedule
+/// taint the pod does not tolerate: every score is 0, and normalized in reverse, 100).
+struct PreScoreState {
+    table: Vec<i64>,
+    all_zero: bool,
+}
+
+impl PreScoreState {
+    fn new(table: Vec<i64>) -> Self {
+        let all_zero = table.iter().all(|&c| c == 0);
+        PreScoreState { table, all_zero }
+    }
+}
 
 impl Plugin for TaintToleration {
     fn name(&self) -> &'static str {
@@ -82,27 +94,36 @@ impl Plugin for TaintToleration {
     }
 
     fn pre_score(&self, cx: CycleCx<'_>, state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
-        state.write(NAME, PreScoreState(score_table(cx)));
+        state.write(NAME, PreScoreState::new(score_table(cx)));
         Status::success()
     }
 
     fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let owned;
-        let table = match state.read::<PreScoreState>(NAME) {
-            Some(s) => &s.0,
+        let st = match state.read::<PreScoreState>(NAME) {
+            Some(s) => s,
             None => {
-                owned = score_table(cx);
+                owned = PreScoreState::new(score_table(cx));
                 &owned
             }
         };
+        if st.all_zero {
+            out.fill(0);
+            return Ok(());
+        }
         let col = &cx.snap.nodes.taint_set;
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            *o = table[col[n.ix()] as usize];
+            *o = st.table[col[n.ix()] as usize];
         }
         Ok(())
     }
 
-    fn normalize(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], scores: &mut [i64]) {
+    fn normalize(&self, _cx: CycleCx<'_>, state: &CycleState, _nodes: &[NodeIdx], scores: &mut [i64]) {
+        if state.read::<PreScoreState>(NAME).is_some_and(|s| s.all_zero) {
+            // What the reverse normalization makes of all-zero scores, without the pass for the maximum.
+            scores.fill(MAX_NODE_SCORE);
+            return;
+        }
         default_normalize_score(MAX_NODE_SCORE, true, scores);
     }
 }
