@@ -57,6 +57,20 @@ our_pid() {
   echo "$pid"
 }
 
+# Finds the containerd started with OUR config among all processes (when $! was not its PID).
+find_our_pid() {
+  local f pid
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    if [[ $(tr '\0' ' ' <"$f" 2>/dev/null) == "containerd --config $CONFIG " ]]; then
+      echo "$pid"
+      return 0
+    fi
+  done
+  return 1
+}
+
 ensure_packages() {
   local wanted=(containerd runc containernetworking-plugins busybox-static gcc libc6-dev iproute2)
   local missing=() p
@@ -241,7 +255,10 @@ start_containerd() {
   fi
   rm -f "$SOCK" "$SOCK.ttrpc"
   cp "$CONFIG" "$CONFIG.started"
-  # setsid execs containerd in place, so $! is containerd's PID; its own session outlives this shell.
+  # In its own session, so it outlives this shell. setsid execs containerd in place, so $! is
+  # containerd's PID, unless the background job leads its process group (a shell with job control
+  # on): then setsid forks first and $! is gone at once. So the PID is confirmed below by the
+  # command line, and looked up by it if need be.
   setsid containerd --config "$CONFIG" >>"$DIR/containerd.log" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   # A fresh, busy machine can take a while for containerd's first start: wait up to 60 s.
@@ -251,11 +268,13 @@ start_containerd() {
       say "containerd pid $(cat "$PIDFILE") on $SOCK (log: $DIR/containerd.log)"
       return 0
     fi
-    our_pid >/dev/null || break
+    if ! our_pid >/dev/null; then
+      find_our_pid >"$PIDFILE.new" && mv "$PIDFILE.new" "$PIDFILE" || rm -f "$PIDFILE.new"
+    fi
     sleep 0.05
   done
   tail -n 20 "$DIR/containerd.log" >&2
-  die "containerd did not come up"
+  die "containerd did not come up within 60 s (pid file: $(cat "$PIDFILE" 2>/dev/null || echo none); log: $DIR/containerd.log)"
 }
 
 import_images() { # SNAPSHOTTER
