@@ -29,6 +29,8 @@
 # cgroup v1/v2 hybrid layout; image names start with localhost/ so a missing image fails at once
 # instead of reaching out to a registry.
 set -euo pipefail
+# runc, ip and friends live in the sbin directories, which a non-login root shell may not have.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 DIR=${1:?usage: cri-env.sh DIR up|down|status}
 ACTION=${2:?usage: cri-env.sh DIR up|down|status}

@@ -10,6 +10,8 @@
 #    nothing is skipped: `cargo test --release -- --include-ignored`.
 # 4. Runs the loom models of the lock-free assume cache (`--cfg schedperf_loom`, own target dir).
 set -euo pipefail
+# runc, ip and friends live in the sbin directories, which a non-login root shell may not have.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 cd "$(dirname "$0")/.."
 
 if ! command -v chromium >/dev/null 2>&1; then
