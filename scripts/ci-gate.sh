@@ -32,11 +32,30 @@ fi
 
 out="${SCHEDPERF_CI_OUT:-$(mktemp -d /tmp/schedperf-ci-gate.XXXXXX)}"
 mkdir -p "$out"
-echo "== perf gate: workloads/ci/ x 6 reps vs $baseline (policy gate.toml), outputs in $out"
-"$SCHEDPERF" run workloads/ci/ --label-filter ci --reps 6 "${config[@]}" --format json > "$out/current.json"
+
+# One measurement (6 fresh-process reps of every ci workload) gated against the baseline; the
+# outputs of try N go to $out (try 1) or $out/try-N.
+gate_once() { # TRY
+  local dir="$out"
+  [ "$1" = 1 ] || dir="$out/try-$1"
+  mkdir -p "$dir"
+  echo "== perf gate (try $1): workloads/ci/ x 6 reps vs $baseline (policy gate.toml), outputs in $dir"
+  "$SCHEDPERF" run workloads/ci/ --label-filter ci --reps 6 "${config[@]}" --format json > "$dir/current.json"
+  "$SCHEDPERF" gate "$baseline" "$dir/current.json" --policy gate.toml --format table,json,markdown,junit --out "$dir"
+}
+
+# A stored baseline is compared across time and machines, and a shared VM's neighbours can slow every
+# workload at once for minutes. So a regression is confirmed by a second, fresh measurement: the gate
+# fails only when it reproduces (as ci-gates.md's stored-baseline mode asks).
 set +e
-"$SCHEDPERF" gate "$baseline" "$out/current.json" --policy gate.toml --format table,json,markdown,junit --out "$out"
+gate_once 1
 code=$?
+if [ "$code" = 1 ]; then
+  echo "== perf gate: a regression; confirming it with a fresh measurement"
+  gate_once 2
+  code=$?
+  [ "$code" = 1 ] && echo "== perf gate: the regression reproduced"
+fi
 set -e
 echo "== perf gate: exit $code"
 exit "$code"
