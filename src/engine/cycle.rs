@@ -707,6 +707,49 @@ pub fn select_host(rng: &mut ChaCha8Rng, feasible: &[NodeIdx], totals: &[i64]) -
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// The block pass (plugins in turn, compacting the survivors, resetting its output only
+        /// after a plugin that rejected something) gives every node the verdict of the plain
+        /// per-node path: its first failing filter plugin, with the same detail.
+        #[test]
+        fn filter_block_matches_the_per_node_path(
+            nodes in proptest::collection::vec((0u8..4, 1i64..4, 0u8..3), 1..40),
+            pod_cpu in 0i64..3000,
+            tolerate in proptest::bool::ANY,
+        ) {
+            use crate::snapshot::testing::{MakeNode, MakePod};
+            use crate::snapshot::{Snapshot, TaintEffect, TolerationOp};
+            let mut snap = Snapshot::new();
+            for (i, &(kind, cpus, pods)) in nodes.iter().enumerate() {
+                // kind 1: unschedulable; 2: a NoSchedule taint; 3: both.
+                let mut n = MakeNode::new(&mut snap, &format!("n{i}")).capacity(cpus * 1000, 1 << 34).pods(pods as i64);
+                if kind & 1 != 0 {
+                    n = n.unschedulable();
+                }
+                if kind & 2 != 0 {
+                    n = n.taint("dedicated", "x", TaintEffect::NoSchedule);
+                }
+                n.add();
+            }
+            let mut p = MakePod::new(&mut snap, "p").req(pod_cpu, 1 << 20);
+            if tolerate {
+                p = p.toleration("dedicated", TolerationOp::Equal, "x", Some(TaintEffect::NoSchedule));
+            }
+            let pod = p.build();
+            let config = crate::config::SchedulerConfig::defaults();
+            let fw = Framework::new(&config.profiles[0], &crate::plugins::CompiledArgs::default(), &mut snap.interner)
+                .expect("the default profile builds");
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let mut state = CycleState::new();
+            let (skip, _, _) = Engine::run_pre_filter(&fw, cx, &mut state).expect("no PreFilter rejects this pod");
+            let ids: Vec<NodeIdx> = (0..snap.nodes.len() as u32).rev().map(NodeIdx).collect();
+            let mut verdicts = Vec::new();
+            filter_nodes(&fw, cx, &state, &skip, &ids, &mut verdicts);
+            let plain: Vec<_> = ids.iter().map(|&n| filter_node(&fw, cx, &state, &skip, n)).collect();
+            proptest::prop_assert_eq!(verdicts, plain);
+        }
+    }
+
     #[test]
     fn select_host_picks_max_and_spreads_ties() {
         let nodes: Vec<NodeIdx> = (0..4).map(NodeIdx).collect();
