@@ -132,15 +132,39 @@ fn load(input: &ExplainInput) -> Result<Loaded, InputError> {
     };
     let cluster_file = input.cluster.first().map(|p| p.display().to_string()).unwrap_or_default();
     let cluster = Cluster::load(&input.cluster)?;
-    let mut uids = UidGen::default();
-    let (mut snap, _pending) = build_snapshot(&cluster, &cluster_file, &mut uids)?;
     let pod_file = input.pod.display().to_string();
     let raw_pod = load_pod(&input.pod)?;
+    compile_inputs(&config, &cluster, &cluster_file, &raw_pod, &pod_file)
+}
+
+/// Explains one pod given as parsed inputs (what `schedperf verify` generates in memory).
+pub fn explain_parsed(
+    config: &SchedulerConfig,
+    cluster: &Cluster,
+    cluster_file: &str,
+    raw_pod: &api::Pod,
+    pod_file: &str,
+    seed: u64,
+) -> Result<Explanation, InputError> {
+    let mut l = compile_inputs(config, cluster, cluster_file, raw_pod, pod_file)?;
+    let mut engine = Engine::new(seed, 1, l.percentage_of_nodes_to_score);
+    Ok(explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args))
+}
+
+fn compile_inputs(
+    config: &SchedulerConfig,
+    cluster: &Cluster,
+    cluster_file: &str,
+    raw_pod: &api::Pod,
+    pod_file: &str,
+) -> Result<Loaded, InputError> {
+    let mut uids = UidGen::default();
+    let (mut snap, _pending) = build_snapshot(cluster, cluster_file, &mut uids)?;
     let scheduler_name =
         if raw_pod.spec.scheduler_name.is_empty() { "default-scheduler" } else { &raw_pod.spec.scheduler_name };
     let profile = config.profile(scheduler_name).ok_or_else(|| {
         InputError::new(
-            &pod_file,
+            pod_file,
             "spec.schedulerName",
             format!(
                 "no profile named {scheduler_name:?} in {}; profiles: {:?}",
@@ -155,8 +179,8 @@ fn load(input: &ExplainInput) -> Result<Loaded, InputError> {
         raw_pod.metadata.name.clone()
     };
     let wk = snap.wk.clone();
-    let pod = compile_pod(&raw_pod, &name, uids.next_uid(), &cluster.priorities(), &mut snap.interner, &wk)
-        .map_err(|e| InputError::new(&pod_file, "spec.priorityClassName", e))?;
+    let pod = compile_pod(raw_pod, &name, uids.next_uid(), &cluster.priorities(), &mut snap.interner, &wk)
+        .map_err(|e| InputError::new(pod_file, "spec.priorityClassName", e))?;
     let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
     let fw = Framework::new(profile, &compiled, &mut snap.interner)
         .map_err(|e| InputError::new(&config.source, "profiles", e))?;

@@ -2,6 +2,21 @@
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
 
+/// The Kubernetes release whose kube-scheduler schedperf reproduces, as a literal for `concat!`.
+/// The oracle (`oracle/go.mod`) embeds the same release.
+#[macro_export]
+macro_rules! upstream_kubernetes {
+    () => {
+        "v1.37.2"
+    };
+}
+
+/// The Kubernetes release whose kube-scheduler schedperf reproduces (reports carry it).
+pub const UPSTREAM_KUBERNETES: &str = upstream_kubernetes!();
+
+/// `schedperf --version`: the crate version and the reproduced release.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kube-scheduler ", upstream_kubernetes!(), ")");
+
 pub mod agent;
 pub mod api;
 pub mod binder;
@@ -22,4 +37,5 @@ pub mod runner;
 pub mod snapshot;
 pub mod stats;
 pub mod sync;
+pub mod verify;
 pub mod workload;

@@ -17,7 +17,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(
     name = "schedperf",
-    version,
+    version = schedperf::VERSION,
     about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks"
 )]
 struct Cli {
@@ -62,6 +62,9 @@ enum Command {
     Ab(schedperf::gate::AbArgs),
     /// An A/A run of one build: the noise floor per metric and suggested budgets as a gate.toml.
     Calibrate(schedperf::gate::CalibrateArgs),
+    /// Check decisions against the real kube-scheduler (the oracle): generated cases, or a lockstep
+    /// replay of workload files (exit 0 all agree, 1 a divergence or an oracle failure, 2 bad input).
+    Verify(Box<schedperf::verify::VerifyArgs>),
     /// List the test cases, workloads, labels and thresholds of workload files.
     List {
         /// A workload file or a directory of them.
@@ -94,6 +97,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         Command::Cri(args) => Ok(ExitCode::from(schedperf::runner::cri::cri_command(&args)? as u8)),
         Command::Ab(args) => Ok(ExitCode::from(schedperf::gate::run_ab_command(&args)? as u8)),
         Command::Calibrate(args) => Ok(ExitCode::from(schedperf::gate::run_calibrate(&args)? as u8)),
+        Command::Verify(args) => Ok(ExitCode::from(schedperf::verify::run_verify(&args)? as u8)),
         Command::List { path } => {
             print!("{}", schedperf::workload::list(&path)?);
             Ok(ExitCode::SUCCESS)

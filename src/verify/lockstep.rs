@@ -1,0 +1,582 @@
+//! Lockstep replay of scheduler_perf workloads against the oracle.
+//!
+//! Both sides start from the same empty cluster and receive the same objects, rendered once from
+//! the workload's templates (so neither sees a field the other does not). Pods are scheduled one
+//! at a time, in creation order, each right after it is created: the oracle runs one real
+//! scheduling cycle for that pod (`schedule`), schedperf runs its cycle on its own snapshot, and
+//! the two choices must be the same node (or both none). Both then hold the pod on that node.
+//!
+//! Preemption: upstream starts its candidate search at a random offset, so when the two sides
+//! nominate different nodes the replay accepts it when schedperf's own candidates include the
+//! oracle's node with the same victims; schedperf then follows the oracle's victims and
+//! nomination so the states stay equal, and the preemptor is retried at once on both sides.
+//! Unschedulable pods stay pending; pending pods are retried (in PrioritySort order) after pods
+//! are deleted.
+//!
+//! What a workload does that lockstep cannot replay (churn, steady state, updates) makes it skip
+//! that workload with the reason, never count it as agreement.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{start_oracle, Oracle, OracleError, VerifyArgs};
+use crate::api::{self, Object};
+use crate::cluster::{register_object, UidGen};
+use crate::config::{DefaultPreemptionArgs, SchedulerConfig};
+use crate::engine::cycle::CycleResult;
+use crate::engine::Engine;
+use crate::error::InputError;
+use crate::framework::Framework;
+use crate::plugins::compile_args;
+use crate::plugins::defaultpreemption::DefaultPreemption;
+use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
+use crate::snapshot::{PodInfo, Snapshot};
+use crate::workload::{
+    apply_node_allocatable, label_node_prepare, load_path, render_template, resolve, template_env, unique_node_label,
+    LabelFilter, ParamValue, ResolvedOp, ResolvedWorkload,
+};
+
+/// The outcome of one workload's replay.
+#[derive(Debug, Default)]
+pub struct Replay {
+    pub pods: u64,
+    pub agreed: u64,
+    /// Preemptions where the two sides nominated different nodes that schedperf also found valid.
+    pub preemption_ties: u64,
+    pub first_divergence: Option<String>,
+}
+
+pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
+    let workloads = select(args)?;
+    let mut oracle = start_oracle(args)?;
+    let mut failed = false;
+    let (mut total, mut agreed) = (0u64, 0u64);
+    for w in &workloads {
+        if let Some(reason) = unsupported(w) {
+            println!("verify: {}: skipped ({reason})", w.name);
+            continue;
+        }
+        match replay(w, &mut oracle) {
+            Ok(r) => {
+                total += r.pods;
+                agreed += r.agreed;
+                let ties = if r.preemption_ties > 0 {
+                    format!(", {} preemption ties upstream breaks at random", r.preemption_ties)
+                } else {
+                    String::new()
+                };
+                println!("verify: {}: {}/{} pods agree{ties}", w.name, r.agreed, r.pods);
+                if let Some(d) = r.first_divergence {
+                    failed = true;
+                    let dir = args.out.join(w.name.replace('/', "_"));
+                    let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("diff.txt"), &d));
+                    println!("verify: {}: first divergence (also in {}):\n{d}", w.name, dir.join("diff.txt").display());
+                }
+            }
+            Err(ReplayError::Input(e)) => return Err(e),
+            Err(ReplayError::Oracle(e)) => {
+                println!("verify: {}: the oracle failed: {e}", w.name);
+                return Ok(1);
+            }
+        }
+    }
+    println!("verify: {agreed}/{total} pods agree");
+    Ok(if failed || agreed != total { 1 } else { 0 })
+}
+
+fn select(args: &VerifyArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
+    let filter = LabelFilter::parse(args.label_filter.as_deref().unwrap_or("short"))?;
+    let mut out = Vec::new();
+    for path in &args.paths {
+        for (_, cases) in load_path(path)? {
+            for tc in &cases {
+                if !args.test_case.is_empty() && !args.test_case.contains(&tc.name) {
+                    continue;
+                }
+                for w in &tc.workloads {
+                    if !args.workload.is_empty() && !args.workload.contains(&w.name) {
+                        continue;
+                    }
+                    let r = resolve(tc, w)?;
+                    if !args.workload.is_empty() || filter.matches(&r.labels) {
+                        out.push(r);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(InputError::new(
+            "verify",
+            "",
+            "no workload matches the paths, --test-case, --workload and --label-filter",
+        ));
+    }
+    Ok(out)
+}
+
+/// Why a workload cannot be replayed in lockstep, if it cannot.
+fn unsupported(w: &ResolvedWorkload) -> Option<String> {
+    w.ops.iter().find_map(|op| match op {
+        ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
+        ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
+        ResolvedOp::UpdateAny { .. } => Some("updateAny".to_string()),
+        ResolvedOp::CreatePods { persistent_volume_claim_template_path: Some(_), .. } => {
+            Some("persistent volumes".to_string())
+        }
+        _ => None,
+    })
+}
+
+enum ReplayError {
+    Input(InputError),
+    Oracle(OracleError),
+}
+
+impl From<InputError> for ReplayError {
+    fn from(e: InputError) -> Self {
+        ReplayError::Input(e)
+    }
+}
+
+impl From<OracleError> for ReplayError {
+    fn from(e: OracleError) -> Self {
+        ReplayError::Oracle(e)
+    }
+}
+
+/// One side of the replay: schedperf's snapshot and engine.
+struct Ours {
+    snap: Snapshot,
+    engine: Engine,
+    frameworks: Vec<Framework>,
+    preemption_args: Vec<DefaultPreemptionArgs>,
+    priorities: Priorities,
+    uids: UidGen,
+    /// Pods by `namespace/name`: their compiled form and the node they are on.
+    pods: BTreeMap<String, (Arc<PodInfo>, Option<String>)>,
+    /// Pending pods in creation order.
+    pending: Vec<String>,
+    /// Raw objects by `namespace/name`, for label-selector deletes.
+    labels: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+struct Objects {
+    nodes_created: u64,
+    pods_created: u64,
+}
+
+fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayError> {
+    let (config, config_text) = match &w.scheduler_config_path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                InputError::new(p.display().to_string(), "", format!("cannot read the scheduler config: {e}"))
+            })?;
+            (SchedulerConfig::load(p)?, Some(text))
+        }
+        None => (SchedulerConfig::defaults(), None),
+    };
+    oracle.call(&json!({"op": "init", "config": config_text, "featureGates": w.feature_gates}))?;
+    let mut snap = Snapshot::new();
+    let mut frameworks = Vec::new();
+    let mut preemption_args = Vec::new();
+    for profile in &config.profiles {
+        let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
+        frameworks.push(
+            Framework::new(profile, &compiled, &mut snap.interner)
+                .map_err(|e| InputError::new(&config.source, "profiles", e))?,
+        );
+        preemption_args.push(profile.args.default_preemption.clone());
+    }
+    let mut ours = Ours {
+        snap,
+        engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
+        frameworks,
+        preemption_args,
+        priorities: Priorities::default(),
+        uids: UidGen::default(),
+        pods: BTreeMap::new(),
+        pending: Vec::new(),
+        labels: BTreeMap::new(),
+    };
+    let mut objs = Objects { nodes_created: 0, pods_created: 0 };
+    let mut out = Replay::default();
+    for op in &w.ops {
+        match op {
+            ResolvedOp::CreateNodes {
+                count,
+                node_template_path,
+                node_allocatable_strategy,
+                label_node_prepare_strategy,
+                unique_node_label_strategy,
+                template_params,
+            } => {
+                for i in 0..*count {
+                    let mut node = match node_template_path {
+                        Some(p) => single(instantiate(p, i, *count, template_params)?, p, "Node")?,
+                        None => {
+                            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"generateName": "scheduler-perf-"},
+                            "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+                                       "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"}}})
+                        }
+                    };
+                    let name = node["metadata"]["name"]
+                        .as_str()
+                        .filter(|n| !n.is_empty())
+                        .map(String::from)
+                        .unwrap_or_else(|| {
+                            let prefix =
+                                node["metadata"]["generateName"].as_str().filter(|p| !p.is_empty()).unwrap_or("node-");
+                            format!("{prefix}{}", objs.nodes_created)
+                        });
+                    node["metadata"]["name"] = json!(name);
+                    let labels = &mut node["metadata"]["labels"];
+                    if labels.is_null() {
+                        *labels = json!({});
+                    }
+                    if labels.get("kubernetes.io/hostname").is_none() {
+                        labels["kubernetes.io/hostname"] = json!(name);
+                    }
+                    if let Some((k, v)) = label_node_prepare_strategy.as_ref().and_then(|s| label_node_prepare(i, s)) {
+                        labels[k] = json!(v);
+                    }
+                    if let Some(s) = unique_node_label_strategy {
+                        let (k, v) = unique_node_label(objs.nodes_created, s);
+                        labels[k] = json!(v);
+                    }
+                    if let Some(s) = node_allocatable_strategy {
+                        let base: BTreeMap<String, String> = node["status"]["allocatable"]
+                            .as_object()
+                            .map(|m| {
+                                m.iter()
+                                    .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), String::from)))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        for (k, v) in apply_node_allocatable(&base, s) {
+                            node["status"]["allocatable"][k] = json!(v);
+                        }
+                    }
+                    objs.nodes_created += 1;
+                    apply(&mut ours, oracle, vec![node], None)?;
+                }
+            }
+            ResolvedOp::CreateNamespaces { prefix, count, .. } => {
+                let nss: Vec<Value> = (0..*count)
+                    .map(|i| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("{prefix}-{i}")}}))
+                    .collect();
+                apply(&mut ours, oracle, nss, None)?;
+            }
+            ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
+                for i in 0..*count {
+                    let docs = instantiate(template_path, i, *count, template_params)?;
+                    apply(&mut ours, oracle, docs, namespace.as_deref())?;
+                }
+            }
+            ResolvedOp::CreatePods { count, namespace, pod_template_path, template_params, .. } => {
+                ensure_namespace(&mut ours, oracle, namespace)?;
+                for i in 0..*count {
+                    let mut pod = match pod_template_path {
+                        Some(p) => single(instantiate(p, i, *count, template_params)?, p, "Pod")?,
+                        None => json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+                            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}),
+                    };
+                    let prefix = pod["metadata"]["generateName"]
+                        .as_str()
+                        .filter(|p| !p.is_empty())
+                        .unwrap_or("pod-")
+                        .to_string();
+                    pod["metadata"]["name"] = json!(format!("{prefix}{:06}", objs.pods_created));
+                    pod["metadata"]["namespace"] = json!(namespace);
+                    objs.pods_created += 1;
+                    let key = format!("{namespace}/{}", pod["metadata"]["name"].as_str().unwrap_or(""));
+                    apply(&mut ours, oracle, vec![pod], Some(namespace))?;
+                    schedule(&mut ours, oracle, &key, &mut out)?;
+                    if out.first_divergence.is_some() {
+                        return Ok(out);
+                    }
+                }
+            }
+            ResolvedOp::DeletePods { namespace, label_selector, .. } => {
+                let keys: Vec<String> = ours
+                    .labels
+                    .iter()
+                    .filter(|(k, labels)| {
+                        k.split('/').next() == Some(namespace.as_str())
+                            && ours.pods.contains_key(*k)
+                            && label_selector.iter().all(|(lk, lv)| labels.get(lk) == Some(lv))
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                delete_pods(&mut ours, oracle, &keys)?;
+                retry_pending(&mut ours, oracle, &mut out)?;
+                if out.first_divergence.is_some() {
+                    return Ok(out);
+                }
+            }
+            ResolvedOp::Barrier { .. }
+            | ResolvedOp::Sleep { .. }
+            | ResolvedOp::StartCollectingMetrics { .. }
+            | ResolvedOp::StopCollectingMetrics => {}
+            ResolvedOp::Churn { .. } | ResolvedOp::UpdateAny { .. } => {
+                unreachable!("unsupported() screens these ops out")
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The rendered documents of a template, as JSON values.
+fn instantiate(
+    path: &Path,
+    index: u64,
+    count: u64,
+    params: &BTreeMap<String, ParamValue>,
+) -> Result<Vec<Value>, InputError> {
+    use serde::Deserialize;
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(&file, "", format!("cannot read the template: {e}")))?;
+    let rendered =
+        render_template(&text, &template_env(index, count, params)).map_err(|e| InputError::new(&file, "", e))?;
+    let mut docs = Vec::new();
+    for doc in serde_norway::Deserializer::from_str(&rendered) {
+        let v = Value::deserialize(doc).map_err(|e| InputError::new(&file, "", format!("not YAML: {e}")))?;
+        if !v.is_null() {
+            docs.push(v);
+        }
+    }
+    Ok(docs)
+}
+
+fn single(mut docs: Vec<Value>, path: &Path, kind: &str) -> Result<Value, InputError> {
+    match docs.len() {
+        1 if docs[0]["kind"] == kind => Ok(docs.remove(0)),
+        _ => Err(InputError::new(
+            path.display().to_string(),
+            "kind",
+            format!("expected exactly one {kind} in the template"),
+        )),
+    }
+}
+
+fn ensure_namespace(ours: &mut Ours, oracle: &mut Oracle, ns: &str) -> Result<(), ReplayError> {
+    if ours.labels.contains_key(&format!("namespace/{ns}")) {
+        return Ok(());
+    }
+    apply(ours, oracle, vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})], None)
+}
+
+/// Creates objects on both sides. Pods are created pending (they are scheduled by [`schedule`]).
+fn apply(
+    ours: &mut Ours,
+    oracle: &mut Oracle,
+    mut docs: Vec<Value>,
+    namespace: Option<&str>,
+) -> Result<(), ReplayError> {
+    for d in &mut docs {
+        let namespaced = !matches!(d["kind"].as_str(), Some("Node" | "Namespace" | "PriorityClass"));
+        if namespaced && d["metadata"]["namespace"].as_str().is_none_or(str::is_empty) {
+            d["metadata"]["namespace"] = json!(namespace.unwrap_or("default"));
+        }
+    }
+    oracle.call(&json!({"op": "apply", "objects": docs}))?;
+    let text = super::to_json_stream(&docs);
+    for obj in api::parse_objects(&text, "<workload object>")? {
+        match &obj {
+            Object::Node(n) => {
+                let spec = compile_node(n, &mut ours.snap.interner);
+                ours.snap.add_node(&spec).map_err(|e| InputError::new("<workload node>", "metadata.name", e))?;
+            }
+            Object::Pod(p) => {
+                let key = format!("{}/{}", p.namespace(), p.metadata.name);
+                let wk = ours.snap.wk.clone();
+                let info = compile_pod(
+                    p,
+                    &p.metadata.name,
+                    ours.uids.next_uid(),
+                    &ours.priorities,
+                    &mut ours.snap.interner,
+                    &wk,
+                )
+                .map_err(|e| InputError::new("<workload pod>", "spec.priorityClassName", e))?;
+                ours.snap.prepare_pod(&info);
+                ours.labels.insert(key.clone(), p.metadata.labels.clone());
+                ours.pods.insert(key.clone(), (Arc::new(info), None));
+                ours.pending.push(key);
+            }
+            Object::PriorityClass(pc) => {
+                ours.priorities.add(pc);
+            }
+            Object::Namespace(n) => {
+                ours.labels.insert(format!("namespace/{}", n.metadata.name), n.metadata.labels.clone());
+                register_object(&mut ours.snap, &obj);
+            }
+            other => register_object(&mut ours.snap, other),
+        }
+    }
+    Ok(())
+}
+
+fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<(), ReplayError> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let refs: Vec<Value> = keys
+        .iter()
+        .map(|k| {
+            let (ns, name) = k.split_once('/').unwrap_or(("default", k));
+            json!({"kind": "Pod", "namespace": ns, "name": name})
+        })
+        .collect();
+    oracle.call(&json!({"op": "delete", "objects": refs}))?;
+    for k in keys {
+        if let Some((info, node)) = ours.pods.remove(k) {
+            if node.is_some() {
+                ours.snap.unplace_pod(info.uid);
+            }
+            ours.snap.clear_nomination(info.uid);
+        }
+        ours.pending.retain(|p| p != k);
+        ours.labels.remove(k);
+    }
+    Ok(())
+}
+
+/// Pending pods, highest priority first, then in creation order (PrioritySort).
+fn retry_pending(ours: &mut Ours, oracle: &mut Oracle, out: &mut Replay) -> Result<(), ReplayError> {
+    let mut keys = ours.pending.clone();
+    keys.sort_by_key(|k| std::cmp::Reverse(ours.pods[k].0.priority));
+    for k in keys {
+        schedule(ours, oracle, &k, out)?;
+        if out.first_divergence.is_some() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One cycle for pod `key` on both sides; records agreement or the first divergence.
+fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -> Result<(), ReplayError> {
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    for attempt in 0..2 {
+        let theirs = oracle.call(&json!({"op": "schedule", "namespace": ns, "name": name}))?;
+        let info = ours.pods[key].0.clone();
+        let profile = ours
+            .frameworks
+            .iter()
+            .position(|f| ours.snap.interner.resolve(info.scheduler_name) == f.scheduler_name)
+            .unwrap_or(0);
+        let fw = &ours.frameworks[profile];
+        let result = ours.engine.schedule_one_nominated(fw, &mut ours.snap, &info);
+        let their_node = theirs["selected"].as_str().map(String::from);
+        out.pods += u64::from(attempt == 0);
+        match result {
+            CycleResult::Scheduled { node, evaluated_nodes, feasible_nodes } => {
+                let our_node = ours.snap.node_name(node).to_string();
+                if their_node.as_deref() != Some(our_node.as_str()) {
+                    out.first_divergence = Some(format!(
+                        "pod {key}: schedperf chose {our_node} (evaluated {evaluated_nodes}, feasible {feasible_nodes}); \
+                         kube-scheduler chose {} (evaluated {}, feasible {}; top nodes {}; message {})",
+                        their_node.as_deref().unwrap_or("no node"),
+                        theirs["evaluatedNodes"],
+                        theirs["feasibleNodes"],
+                        theirs["topNodes"],
+                        theirs["message"]
+                    ));
+                    return Ok(());
+                }
+                let sym = ours.snap.nodes.name[node.ix()];
+                ours.snap.clear_nomination(info.uid);
+                ours.snap.place_pod(info.clone(), sym).map_err(|e| InputError::new("<lockstep>", key, e))?;
+                ours.pods.get_mut(key).expect("a known pod").1 = Some(our_node);
+                ours.pending.retain(|p| p != key);
+                out.agreed += 1;
+                return Ok(());
+            }
+            CycleResult::Error(st) => {
+                out.first_divergence =
+                    Some(format!("pod {key}: schedperf's cycle failed: {} {:?}", st.plugin, st.reasons));
+                return Ok(());
+            }
+            CycleResult::Unschedulable(diag) => {
+                if let Some(n) = their_node {
+                    out.first_divergence = Some(format!(
+                        "pod {key}: schedperf found no node; kube-scheduler chose {n} (evaluated {}, feasible {})",
+                        theirs["evaluatedNodes"], theirs["feasibleNodes"]
+                    ));
+                    return Ok(());
+                }
+                let args = ours.preemption_args[profile].clone();
+                let their_nominated = theirs["nominatedNode"].as_str().map(String::from);
+                let their_victims: Vec<String> = theirs["victims"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                    .unwrap_or_default();
+                // Every candidate schedperf finds, to judge a different nomination.
+                let plugin = DefaultPreemption {
+                    min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
+                    min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
+                };
+                let candidates: Vec<(String, Vec<String>)> = match plugin.dry_run(fw, &mut ours.snap, &info, &diag) {
+                    Ok(run) => run
+                        .candidates
+                        .iter()
+                        .map(|c| {
+                            let victims = c
+                                .victims
+                                .iter()
+                                .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
+                                .collect();
+                            (ours.snap.interner.resolve(c.node).to_string(), victims)
+                        })
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                let post = ours.engine.post_filter(fw, &mut ours.snap, &info, &diag, &args);
+                let our_nominated = post.as_ref().ok().map(|(p, _)| ours.snap.interner.resolve(p.node).to_string());
+                match (&our_nominated, &their_nominated) {
+                    (None, None) => {
+                        out.agreed += u64::from(attempt == 0);
+                        return Ok(());
+                    }
+                    (Some(a), Some(b)) if a == b => {}
+                    (Some(_), Some(b)) if candidates.iter().any(|(n, v)| n == b && *v == their_victims) => {
+                        out.preemption_ties += 1;
+                    }
+                    _ => {
+                        out.first_divergence = Some(format!(
+                            "pod {key}: preemption: schedperf nominated {:?}, kube-scheduler {:?} (victims {:?}; schedperf's candidates {:?})",
+                            our_nominated, their_nominated, their_victims, candidates
+                        ));
+                        return Ok(());
+                    }
+                }
+                // Follow the oracle's nomination and victims so both states stay equal.
+                let node_name = their_nominated.expect("both nominated");
+                let sym = ours.snap.interner.intern(&node_name);
+                let mut nominated = (*info).clone();
+                nominated.nominated_node = Some(sym);
+                let nominated = Arc::new(nominated);
+                ours.snap.clear_nomination(info.uid);
+                ours.snap.nominate(nominated.clone(), sym);
+                ours.pods.get_mut(key).expect("a known pod").0 = nominated;
+                for v in &their_victims {
+                    if let Some((vi, _)) = ours.pods.remove(v) {
+                        ours.snap.unplace_pod(vi.uid);
+                        ours.pending.retain(|p| p != v);
+                        ours.labels.remove(v);
+                    }
+                }
+                if attempt == 1 {
+                    out.first_divergence = Some(format!("pod {key}: nominated twice without fitting"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
