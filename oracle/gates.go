@@ -9,6 +9,7 @@ import (
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
 	_ "k8s.io/kubernetes/pkg/features" // Registers the kube feature gates in DefaultMutableFeatureGate.
 )
 
@@ -59,7 +60,16 @@ func applyGates(overrides map[string]bool) error {
 	if currentGates != nil && mapsEqual(currentGates, want) {
 		return nil
 	}
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMapWithLogger(logr.Discard(), want); err != nil {
+	// The gate warns (through klog) about every GA or deprecated gate set explicitly; that is noise here.
+	var err error
+	if g, ok := utilfeature.DefaultMutableFeatureGate.(interface {
+		SetFromMapWithLogger(klog.Logger, map[string]bool) error
+	}); ok {
+		err = g.SetFromMapWithLogger(logr.Discard(), want)
+	} else {
+		err = utilfeature.DefaultMutableFeatureGate.SetFromMap(want)
+	}
+	if err != nil {
 		return fmt.Errorf("featureGates: %v", err)
 	}
 	currentGates = want
