@@ -44,6 +44,8 @@ type lockstep struct {
 	victims  []string
 	victimPo []*v1.Pod
 	failures chan struct{}
+	// numAllNodes is the FitError's node count when the cycle found no fit.
+	numAllNodes int
 }
 
 // scoreCapture is the profile's framework with RunScorePlugins observed (the scores of the real cycle).
@@ -87,11 +89,13 @@ func newLockstep(cfg *config.KubeSchedulerConfiguration) (*lockstep, error) {
 	schedulePod := s.SchedulePod
 	s.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
 		r, err := schedulePod(ctx, scoreCapture{Framework: f, l: l}, state, pi)
+		l.mu.Lock()
 		if err == nil {
-			l.mu.Lock()
 			l.result = &r
-			l.mu.Unlock()
+		} else if fe, ok := err.(*framework.FitError); ok {
+			l.numAllNodes = fe.NumAllNodes
 		}
+		l.mu.Unlock()
 		return r, err
 	}
 	failure := s.FailureHandler
@@ -403,7 +407,7 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 		return nil, fmt.Errorf("schedule: pod %s is not in the scheduling queue", key)
 	}
 	l.mu.Lock()
-	l.target, l.parked, l.result, l.scores, l.scored = pod.UID, nil, nil, nil, false
+	l.target, l.parked, l.result, l.scores, l.scored, l.numAllNodes = pod.UID, nil, nil, nil, false, 0
 	l.failed, l.failMsg, l.nominate, l.victims, l.victimPo = false, "", "", nil, nil
 	l.mu.Unlock()
 	select {
@@ -474,6 +478,8 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 	}
 	if result != nil {
 		resp.EvaluatedNodes, resp.FeasibleNodes = result.EvaluatedNodes, result.FeasibleNodes
+	} else {
+		resp.EvaluatedNodes = l.numAllNodes
 	}
 	if l.scored {
 		var best int64

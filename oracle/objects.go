@@ -107,17 +107,20 @@ func decodeOne(source string, doc int, js []byte) ([]runtime.Object, error) {
 		}
 		var out []runtime.Object
 		for _, it := range items {
-			out = append(out, keepKind(source, doc, it)...)
+			out = append(out, keepKind(source, doc, "", it)...)
 		}
 		return out, nil
 	}
-	return keepKind(source, doc, obj), nil
+	return keepKind(source, doc, tm.Kind, obj), nil
 }
 
 // keepKind drops (with a note) kinds the oracle does not load into the cluster.
-func keepKind(source string, doc int, obj runtime.Object) []runtime.Object {
+func keepKind(source string, doc int, kind string, obj runtime.Object) []runtime.Object {
 	if _, ok := clusterGVR(obj); !ok {
-		fmt.Fprintf(os.Stderr, "note: %s: document %d: kind %T ignored\n", source, doc, obj)
+		if kind == "" {
+			kind = fmt.Sprintf("%T", obj)
+		}
+		fmt.Fprintf(os.Stderr, "note: %s: document %d: kind %s ignored\n", source, doc, kind)
 		return nil
 	}
 	return []runtime.Object{obj}
