@@ -180,13 +180,15 @@ func explainPod(cfg *config.KubeSchedulerConfiguration, cluster []runtime.Object
 		if st := fw.RunPreScorePlugins(ctx, detail, pod, feasible); !st.IsSuccess() {
 			return nil, fmt.Errorf("PreScore: %v", st.AsError())
 		}
-		out.SkippedScorePlugins = sets.List(detail.GetSkipScorePlugins())
-		if out.SkippedScorePlugins == nil {
-			out.SkippedScorePlugins = []string{}
-		}
+		// The skip set has no order: report it in the profile's score-plugin order.
+		skipped := detail.GetSkipScorePlugins()
+		listed := fw.ListPlugins()
 		weights := map[string]int64{}
-		for _, p := range fw.ListPlugins().Score.Enabled {
+		for _, p := range listed.Score.Enabled {
 			weights[p.Name] = int64(p.Weight)
+			if skipped.Has(p.Name) {
+				out.SkippedScorePlugins = append(out.SkippedScorePlugins, p.Name)
+			}
 		}
 		scores, st := fw.RunScorePlugins(ctx, detail, pod, feasible)
 		if !st.IsSuccess() {

@@ -274,3 +274,28 @@ func TestBadInputExits2(t *testing.T) {
 		t.Fatalf("good input: exit %d: %s", code, errb.String())
 	}
 }
+
+// TestServeAnswersEveryLine: one response line per request line, errors included.
+func TestServeAnswersEveryLine(t *testing.T) {
+	explain, _ := json.Marshal(map[string]any{"op": "explain", "cluster": testNodes,
+		"pod": pod("  containers: [{name: c, image: x}]\n"), "config": nil, "featureGates": nil})
+	in := string(explain) + "\n{not json\n" + `{"op":"schedule","name":"p"}` + "\n" + `{"op":"nope"}` + "\n"
+	var out bytes.Buffer
+	if err := serve(strings.NewReader(in), &out, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d response lines, want 4: %q", len(lines), out.String())
+	}
+	var first explanation
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Selected == nil || *first.Selected != "n2" {
+		t.Errorf("explain answered %s", lines[0])
+	}
+	for _, l := range lines[1:] {
+		var e errorResponse
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Error == "" {
+			t.Errorf("want an error response, got %s", l)
+		}
+	}
+}
