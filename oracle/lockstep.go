@@ -1,0 +1,604 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+)
+
+// settleTimeout bounds every wait for the scheduler to observe a change.
+const settleTimeout = 30 * time.Second
+
+// lockstep is one persistent Scheduler driven one operation at a time.
+type lockstep struct {
+	e     *env
+	gates map[string]bool
+	rv    int64
+
+	mu       sync.Mutex
+	target   types.UID
+	parked   []framework.QueuedEntityInfo
+	result   *scheduler.ScheduleResult
+	scores   []fwk.NodePluginScores
+	scored   bool
+	failed   bool
+	failMsg  string
+	nominate string
+	victims  []string
+	victimPo []*v1.Pod
+	failures chan struct{}
+	// numAllNodes is the FitError's node count when the cycle found no fit.
+	numAllNodes int
+}
+
+// scoreCapture is the profile's framework with RunScorePlugins observed (the scores of the real cycle).
+type scoreCapture struct {
+	framework.Framework
+	l *lockstep
+}
+
+func (c scoreCapture) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
+	s, st := c.Framework.RunScorePlugins(ctx, state, pod, nodes)
+	c.l.mu.Lock()
+	c.l.scores, c.l.scored = s, true
+	c.l.mu.Unlock()
+	return s, st
+}
+
+func newLockstep(cfg *config.KubeSchedulerConfiguration) (*lockstep, error) {
+	e, err := newEnv(cfg, cfg.Profiles, cfg.PercentageOfNodesToScore, nil)
+	if err != nil {
+		return nil, err
+	}
+	l := &lockstep{e: e, gates: currentGates, failures: make(chan struct{}, 1)}
+	s := e.sched
+	if s.APIDispatcher != nil {
+		s.APIDispatcher.Run(e.logger)
+	}
+	queue := s.SchedulingQueue
+	// Only the requested pod is scheduled: others popped before it are parked and put back afterwards.
+	s.NextEntity = func(logger klog.Logger) (framework.QueuedEntityInfo, error) {
+		for {
+			ent, err := queue.Pop(logger)
+			if err != nil || ent == nil {
+				return ent, err
+			}
+			if qpi, ok := ent.(*framework.QueuedPodInfo); ok && qpi.Pod != nil && qpi.Pod.UID == l.target {
+				return ent, nil
+			}
+			l.parked = append(l.parked, ent)
+		}
+	}
+	schedulePod := s.SchedulePod
+	s.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		r, err := schedulePod(ctx, scoreCapture{Framework: f, l: l}, state, pi)
+		l.mu.Lock()
+		if err == nil {
+			l.result = &r
+		} else if fe, ok := err.(*framework.FitError); ok {
+			l.numAllNodes = fe.NumAllNodes
+		}
+		l.mu.Unlock()
+		return r, err
+	}
+	failure := s.FailureHandler
+	s.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, status *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
+		failure(ctx, f, pi, status, ni, start)
+		if pi.Pod.UID != l.target {
+			return
+		}
+		l.mu.Lock()
+		l.failed, l.failMsg = true, status.Message()
+		if ni != nil && ni.Mode() == fwk.ModeOverride {
+			l.nominate = ni.NominatedNodeName
+		}
+		l.mu.Unlock()
+		select {
+		case l.failures <- struct{}{}:
+		default:
+		}
+	}
+	for _, f := range s.Profiles {
+		dp := defaultPreemptionOf(f)
+		if dp == nil {
+			continue
+		}
+		preemptPod := dp.Executor.PreemptPod
+		dp.Executor.PreemptPod = func(ctx context.Context, c preemption.Candidate, p preemption.ExecutorPreemptor, victim *v1.Pod, plugin string) (bool, error) {
+			l.mu.Lock()
+			if l.victims == nil {
+				l.victims = victimNames(c.Victims().Pods)
+				l.victimPo = c.Victims().Pods
+			}
+			l.mu.Unlock()
+			return preemptPod(ctx, c, p, victim, plugin)
+		}
+	}
+	return l, nil
+}
+
+func (l *lockstep) close() {
+	if l.e.sched.APIDispatcher != nil {
+		l.e.sched.APIDispatcher.Close()
+	}
+	l.e.sched.SchedulingQueue.Close()
+	l.e.close()
+}
+
+// waitFor polls cond until it holds.
+func waitFor(what string, cond func() bool) error {
+	deadline := time.Now().Add(settleTimeout)
+	sleep := 50 * time.Microsecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for %s", what)
+		}
+		time.Sleep(sleep)
+		if sleep < 2*time.Millisecond {
+			sleep *= 2
+		}
+	}
+	return nil
+}
+
+func (l *lockstep) podLister() func(ns, name string) (*v1.Pod, error) {
+	pl := l.e.informers.Core().V1().Pods().Lister()
+	return func(ns, name string) (*v1.Pod, error) { return pl.Pods(ns).Get(name) }
+}
+
+// apply creates or updates objects and waits until the scheduler's cache, queue or listers show them.
+func (l *lockstep) apply(raws []json.RawMessage) (any, error) {
+	if err := applyGates(l.gates); err != nil {
+		return nil, err
+	}
+	classes := map[string]*schedulingv1PC{}
+	pcs, _ := l.e.informers.Scheduling().V1().PriorityClasses().Lister().List(labels.Everything())
+	for _, pc := range pcs {
+		classes[pc.Name] = pc
+	}
+	var objs []k8sruntime.Object
+	for i, raw := range raws {
+		decoded, err := decodeOne("objects", i+1, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range decoded {
+			if pc, ok := o.(*schedulingv1PC); ok {
+				classes[pc.Name] = pc
+			}
+		}
+		objs = append(objs, decoded...)
+	}
+	tracker := l.e.client.Tracker()
+	for _, obj := range objs {
+		if err := normalize(obj, classes); err != nil {
+			return nil, fmt.Errorf("objects: %v", err)
+		}
+		gvr, _ := clusterGVR(obj)
+		acc, _ := meta.Accessor(obj)
+		ns, name := acc.GetNamespace(), acc.GetName()
+		_, getErr := tracker.Get(gvr, ns, name)
+		exists := getErr == nil
+		if terminal(obj) {
+			// The scheduler's pod informer never sees Succeeded/Failed pods: for it they are deleted.
+			if exists {
+				if err := l.deleteOne(gvr, ns, name); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		l.rv++
+		rv := strconv.FormatInt(l.rv, 10)
+		acc.SetResourceVersion(rv)
+		var err error
+		if exists {
+			err = tracker.Update(gvr, obj, ns)
+		} else {
+			err = tracker.Create(gvr, obj, ns)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("objects: %s %s/%s: %v", gvr.Resource, ns, name, err)
+		}
+		if err := l.waitSeen(gvr, obj, rv); err != nil {
+			return nil, err
+		}
+	}
+	return map[string]any{"ok": true}, nil
+}
+
+type schedulingv1PC = schedulingv1PriorityClass
+
+// waitSeen waits until the scheduler's structures hold obj at resourceVersion rv.
+func (l *lockstep) waitSeen(gvr schema.GroupVersionResource, obj k8sruntime.Object, rv string) error {
+	s := l.e.sched
+	switch o := obj.(type) {
+	case *v1.Node:
+		return waitFor("node "+o.Name, func() bool {
+			ni, err := s.Cache.GetNode(o.Name)
+			return err == nil && ni.Node() != nil && ni.Node().ResourceVersion == rv
+		})
+	case *v1.Pod:
+		key := podKey(o)
+		if o.Spec.NodeName != "" {
+			return waitFor("pod "+key+" in the cache", func() bool {
+				p, err := s.Cache.GetPod(o)
+				return err == nil && p.ResourceVersion == rv
+			})
+		}
+		if _, ours := s.Profiles[o.Spec.SchedulerName]; ours {
+			return waitFor("pod "+key+" in the scheduling queue", func() bool {
+				qpi, ok := s.SchedulingQueue.GetPod(o.Name, o.Namespace, o.Spec.SchedulingGroup)
+				return ok && qpi.Pod.ResourceVersion == rv
+			})
+		}
+	}
+	gi, err := l.e.informers.ForResource(gvr)
+	if err != nil || !gi.Informer().HasSynced() {
+		return nil // Nobody in the scheduler watches this kind.
+	}
+	acc, _ := meta.Accessor(obj)
+	key := acc.GetName()
+	if acc.GetNamespace() != "" {
+		key = acc.GetNamespace() + "/" + key
+	}
+	return waitFor(gvr.Resource+" "+key, func() bool {
+		got, exists, err := gi.Informer().GetIndexer().GetByKey(key)
+		if err != nil || !exists {
+			return false
+		}
+		a, err := meta.Accessor(got)
+		return err == nil && a.GetResourceVersion() == rv
+	})
+}
+
+type objectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+var kindGVR = map[string]schema.GroupVersionResource{}
+
+func init() {
+	for kind, obj := range map[string]k8sruntime.Object{
+		"Node": &v1.Node{}, "Pod": &v1.Pod{}, "Namespace": &v1.Namespace{}, "Service": &v1.Service{},
+		"ReplicationController": &v1.ReplicationController{}, "PersistentVolume": &v1.PersistentVolume{},
+		"PersistentVolumeClaim": &v1.PersistentVolumeClaim{}, "PriorityClass": &schedulingv1PriorityClass{},
+		"PodDisruptionBudget": &policyv1PDB{}, "ReplicaSet": &appsv1RS{}, "StatefulSet": &appsv1SS{},
+		"StorageClass": &storagev1SC{}, "CSINode": &storagev1CSINode{},
+	} {
+		gvr, _ := clusterGVR(obj)
+		kindGVR[kind] = gvr
+	}
+}
+
+// delete removes objects and waits until the scheduler no longer holds them.
+func (l *lockstep) delete(raws []json.RawMessage) (any, error) {
+	if err := applyGates(l.gates); err != nil {
+		return nil, err
+	}
+	for i, raw := range raws {
+		var ref objectRef
+		if err := json.Unmarshal(raw, &ref); err != nil {
+			return nil, fmt.Errorf("objects[%d]: %v", i, err)
+		}
+		gvr, ok := kindGVR[ref.Kind]
+		if !ok {
+			return nil, fmt.Errorf("objects[%d].kind: unsupported %q", i, ref.Kind)
+		}
+		ns := ref.Namespace
+		if ns == "" && ref.Kind != "Node" && ref.Kind != "Namespace" && ref.Kind != "PriorityClass" &&
+			ref.Kind != "PersistentVolume" && ref.Kind != "StorageClass" && ref.Kind != "CSINode" {
+			ns = "default"
+		}
+		if err := l.deleteOne(gvr, ns, ref.Name); err != nil {
+			return nil, fmt.Errorf("objects[%d]: %v", i, err)
+		}
+	}
+	return map[string]any{"ok": true}, nil
+}
+
+func (l *lockstep) deleteOne(gvr schema.GroupVersionResource, ns, name string) error {
+	tracker := l.e.client.Tracker()
+	obj, err := tracker.Get(gvr, ns, name)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	if err := tracker.Delete(gvr, ns, name); err != nil {
+		return fmt.Errorf("%s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	return l.waitGone(gvr, obj)
+}
+
+func (l *lockstep) waitGone(gvr schema.GroupVersionResource, obj k8sruntime.Object) error {
+	s := l.e.sched
+	switch o := obj.(type) {
+	case *v1.Node:
+		return waitFor("node "+o.Name+" removed", func() bool {
+			ni, err := s.Cache.GetNode(o.Name)
+			return err != nil || ni.Node() == nil
+		})
+	case *v1.Pod:
+		get := l.podLister()
+		return waitFor("pod "+podKey(o)+" removed", func() bool {
+			if _, err := get(o.Namespace, o.Name); err == nil {
+				return false
+			}
+			if _, err := s.Cache.GetPod(o); err == nil {
+				return false
+			}
+			_, queued := s.SchedulingQueue.GetPod(o.Name, o.Namespace, o.Spec.SchedulingGroup)
+			return !queued
+		})
+	}
+	gi, err := l.e.informers.ForResource(gvr)
+	if err != nil || !gi.Informer().HasSynced() {
+		return nil
+	}
+	acc, _ := meta.Accessor(obj)
+	key := acc.GetName()
+	if acc.GetNamespace() != "" {
+		key = acc.GetNamespace() + "/" + key
+	}
+	return waitFor(gvr.Resource+" "+key+" removed", func() bool {
+		_, exists, err := gi.Informer().GetIndexer().GetByKey(key)
+		return err == nil && !exists
+	})
+}
+
+type scheduleResponse struct {
+	Pod            string   `json:"pod"`
+	Selected       *string  `json:"selected"`
+	EvaluatedNodes int      `json:"evaluatedNodes"`
+	FeasibleNodes  int      `json:"feasibleNodes"`
+	Message        *string  `json:"message"`
+	NominatedNode  *string  `json:"nominatedNode"`
+	Victims        []string `json:"victims"`
+	TopNodes       []string `json:"topNodes"`
+}
+
+// schedule runs one real scheduling cycle (ScheduleOne) for the named pending pod and waits until its
+// outcome is settled.
+func (l *lockstep) schedule(ns, name string) (any, error) {
+	if err := applyGates(l.gates); err != nil {
+		return nil, err
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	s := l.e.sched
+	key := ns + "/" + name
+	pod, err := l.podLister()(ns, name)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: pod %s: %v", key, err)
+	}
+	if pod.Spec.NodeName != "" {
+		return nil, fmt.Errorf("schedule: pod %s is already bound to %s", key, pod.Spec.NodeName)
+	}
+	if _, ok := s.Profiles[pod.Spec.SchedulerName]; !ok {
+		return nil, fmt.Errorf("schedule: pod %s: spec.schedulerName %q has no profile", key, pod.Spec.SchedulerName)
+	}
+	if !l.inActiveQ(pod.UID) {
+		s.SchedulingQueue.Activate(l.e.logger, map[string]*v1.Pod{key: pod})
+	}
+	if !l.inActiveQ(pod.UID) {
+		qpi, ok := s.SchedulingQueue.GetPod(name, ns, pod.Spec.SchedulingGroup)
+		if ok && qpi.GatingPlugin != "" {
+			return nil, fmt.Errorf("schedule: pod %s is gated by PreEnqueue plugin %s", key, qpi.GatingPlugin)
+		}
+		return nil, fmt.Errorf("schedule: pod %s is not in the scheduling queue", key)
+	}
+	l.mu.Lock()
+	l.target, l.parked, l.result, l.scores, l.scored, l.numAllNodes = pod.UID, nil, nil, nil, false, 0
+	l.failed, l.failMsg, l.nominate, l.victims, l.victimPo = false, "", "", nil, nil
+	l.mu.Unlock()
+	select {
+	case <-l.failures:
+	default:
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.ScheduleOne(l.e.ctx)
+	}()
+	select {
+	case <-done:
+	case <-time.After(settleTimeout):
+		return nil, fmt.Errorf("schedule: pod %s: the scheduling cycle did not finish", key)
+	}
+	l.unpark()
+
+	l.mu.Lock()
+	result := l.result
+	l.mu.Unlock()
+	if result != nil {
+		// Bound and confirmed in the cache, or the binding cycle failed.
+		err := waitFor("pod "+key+" bound", func() bool {
+			l.mu.Lock()
+			failed := l.failed
+			l.mu.Unlock()
+			if failed {
+				return true
+			}
+			p, err := l.podLister()(ns, name)
+			if err != nil || p.Spec.NodeName == "" {
+				return false
+			}
+			assumed, err := s.Cache.IsAssumedPod(p)
+			return err == nil && !assumed
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	l.mu.Lock()
+	failed := l.failed
+	l.mu.Unlock()
+	if failed {
+		if err := l.settlePreemption(pod); err != nil {
+			return nil, err
+		}
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	resp := &scheduleResponse{Pod: key, Victims: []string{}}
+	if l.failed {
+		msg := l.failMsg
+		resp.Message = &msg
+		if l.nominate != "" {
+			nn := l.nominate
+			resp.NominatedNode = &nn
+		}
+		if l.victims != nil {
+			resp.Victims = l.victims
+		}
+	} else if result != nil {
+		sel := result.SuggestedHost
+		resp.Selected = &sel
+	}
+	if result != nil {
+		resp.EvaluatedNodes, resp.FeasibleNodes = result.EvaluatedNodes, result.FeasibleNodes
+	} else {
+		resp.EvaluatedNodes = l.numAllNodes
+	}
+	if l.scored {
+		var best int64
+		for i, ns := range l.scores {
+			if i == 0 || ns.TotalScore > best {
+				best = ns.TotalScore
+			}
+		}
+		resp.TopNodes = []string{}
+		for _, ns := range l.scores {
+			if ns.TotalScore == best {
+				resp.TopNodes = append(resp.TopNodes, ns.Name)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// settlePreemption waits for an asynchronous preemption to finish, its victims to leave the cache, and
+// the nominated node to reach the pod object.
+func (l *lockstep) settlePreemption(pod *v1.Pod) error {
+	s := l.e.sched
+	for _, f := range s.Profiles {
+		if dp := defaultPreemptionOf(f); dp != nil {
+			if err := waitFor("preemption by "+podKey(pod), func() bool { return !dp.Executor.IsPodRunningPreemption(pod.UID) }); err != nil {
+				return err
+			}
+		}
+	}
+	l.mu.Lock()
+	victims := append([]*v1.Pod(nil), l.victimPo...)
+	nominated := l.nominate
+	l.mu.Unlock()
+	get := l.podLister()
+	for _, v := range victims {
+		if err := waitFor("victim "+podKey(v)+" deleted", func() bool {
+			if _, err := get(v.Namespace, v.Name); err == nil {
+				return false
+			}
+			_, err := s.Cache.GetPod(v)
+			return err != nil
+		}); err != nil {
+			return err
+		}
+	}
+	if nominated != "" {
+		return waitFor("nominated node of "+podKey(pod), func() bool {
+			p, err := get(pod.Namespace, pod.Name)
+			return err != nil || p.Status.NominatedNodeName == nominated
+		})
+	}
+	return nil
+}
+
+func cutKey(k string) (string, string, bool) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			return k[:i], k[i+1:], true
+		}
+	}
+	return "", k, false
+}
+
+func (l *lockstep) inActiveQ(uid types.UID) bool {
+	for _, p := range l.e.sched.SchedulingQueue.PodsInActiveQ() {
+		if p.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// unpark returns pods popped before the requested one to the active queue.
+func (l *lockstep) unpark() {
+	q := l.e.sched.SchedulingQueue
+	for _, ent := range l.parked {
+		qpi, ok := ent.(*framework.QueuedPodInfo)
+		if !ok || qpi.Pod == nil {
+			continue
+		}
+		if err := q.AddUnschedulablePodIfNotPresent(l.e.logger, qpi, q.SchedulingCycle()); err == nil {
+			q.Activate(l.e.logger, map[string]*v1.Pod{podKey(qpi.Pod): qpi.Pod})
+		}
+	}
+	l.parked = nil
+}
+
+type stateResponse struct {
+	Pods  map[string]string `json:"pods"`
+	Nodes []string          `json:"nodes"`
+}
+
+func (l *lockstep) state() (any, error) {
+	pods, err := l.e.informers.Core().V1().Pods().Lister().List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	resp := stateResponse{Pods: map[string]string{}, Nodes: []string{}}
+	for _, p := range pods {
+		resp.Pods[podKey(p)] = p.Spec.NodeName
+	}
+	snap := internalcache.NewEmptySnapshot()
+	if err := l.e.sched.Cache.UpdateSnapshot(l.e.logger, snap); err != nil {
+		return nil, err
+	}
+	nodes, err := snap.NodeInfos().List()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		resp.Nodes = append(resp.Nodes, n.Node().Name)
+	}
+	return resp, nil
+}
+
+func (l *lockstep) advance(seconds float64) (any, error) {
+	if seconds < 0 {
+		return nil, fmt.Errorf("seconds: must be >= 0")
+	}
+	l.e.clock.Step(time.Duration(seconds * float64(time.Second)))
+	return map[string]any{"ok": true}, nil
+}
