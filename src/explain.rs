@@ -278,7 +278,9 @@ fn evaluate(
         Ok((skip, names, narrowing)) => {
             filter_nodes(fw, cx, &state, &skip, &all, &mut verdicts);
             if let Some(names) = names {
-                let plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
+                let mut plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
+                plugins.sort_unstable();
+                plugins.dedup();
                 for node in &all {
                     let outside = !names.contains(&snap.nodes.name[node.ix()]);
                     excluded[node.ix()] = outside;
@@ -301,8 +303,13 @@ fn evaluate(
         .filter(|node| !excluded[node.ix()])
         .filter_map(|node| verdicts[node.ix()].map(|(plugin, reject)| NodeFailure { node: *node, plugin, reject }))
         .collect();
-    let feasible: Vec<NodeIdx> =
-        all.iter().copied().filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none()).collect();
+    // In scan order, as the filter pass finds them: host selection breaks ties by heap position.
+    let feasible: Vec<NodeIdx> = snap
+        .scan_order()
+        .iter()
+        .copied()
+        .filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none())
+        .collect();
     let table = if feasible.is_empty() {
         None
     } else {

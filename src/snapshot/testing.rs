@@ -69,6 +69,11 @@ impl<'a> MakeNode<'a> {
         self
     }
 
+    /// The spec, not added (for `update_node`).
+    pub fn spec(self) -> NodeSpec {
+        self.spec
+    }
+
     /// Adds the node to the snapshot.
     pub fn add(self) -> NodeIdx {
         let MakeNode { snap, spec } = self;
