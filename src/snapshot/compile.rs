@@ -136,9 +136,14 @@ pub fn compile_node(node: &api::Node, interner: &mut Interner) -> NodeSpec {
     }
 }
 
-/// Compiles one node selector term. Requirements that upstream's parser rejects (empty `In`
-/// values, values on `Exists`, a non-integer `Gt`, a field other than `metadata.name`) make the
-/// term match nothing, as a term with parse errors does upstream.
+/// Compiles one node selector term as component-helpers' `newNodeSelectorTerm` parses it. A
+/// requirement `labels.NewRequirement` rejects (a key that is not a qualified name, a value that
+/// is not a valid label value (so `Gt "-1"` too), no values for `In`/`NotIn`, values for
+/// `Exists`/`DoesNotExist`, not exactly one integer for `Gt`/`Lt`), or a field requirement that
+/// is not `In`/`NotIn` with one value, makes the term invalid: it matches nothing (and a preferred
+/// one is an error at PreScore). An empty term is marked invalid too (upstream skips it).
+/// A field other than `metadata.name` reads as "" on every node: `In ""` and `NotIn x` (x ≠ "")
+/// always hold and are dropped; `In x` and `NotIn ""` never hold and become [`never_matches`].
 pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> NodeTerm {
     use api::NodeSelectorOperator as Op;
     let mut out = NodeTerm { labels: Vec::new(), fields: Vec::new(), valid: true };
@@ -147,13 +152,14 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
         return out;
     }
     for r in &term.match_expressions {
-        let key = interner.intern(&r.key);
-        let vals =
-            |interner: &mut Interner| -> SmallVec<[Sym; 4]> { r.values.iter().map(|v| interner.intern(v)).collect() };
+        let key_ok = crate::config::validate_qualified_name(&r.key).is_ok();
+        let values_ok = r.values.iter().all(|v| is_label_value(v));
         let int = || if r.values.len() == 1 { r.values[0].parse::<i64>().ok() } else { None };
         let op = match r.operator {
-            Op::In if !r.values.is_empty() => Some(LabelOp::In(vals(interner))),
-            Op::NotIn if !r.values.is_empty() => Some(LabelOp::NotIn(vals(interner))),
+            Op::In if !r.values.is_empty() => Some(LabelOp::In(r.values.iter().map(|v| interner.intern(v)).collect())),
+            Op::NotIn if !r.values.is_empty() => {
+                Some(LabelOp::NotIn(r.values.iter().map(|v| interner.intern(v)).collect()))
+            }
             Op::Exists if r.values.is_empty() => Some(LabelOp::Exists),
             Op::DoesNotExist if r.values.is_empty() => Some(LabelOp::DoesNotExist),
             Op::Gt => int().map(LabelOp::Gt),
@@ -161,32 +167,57 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
             _ => None,
         };
         match op {
-            Some(op) => out.labels.push(LabelRequirement { key, op }),
-            None => out.valid = false,
-        }
-    }
-    for f in &term.match_fields {
-        let ok = f.key == "metadata.name" && f.values.len() == 1;
-        match (ok, f.operator) {
-            (true, Op::In) => out.fields.push(NameRequirement { in_set: true, name: interner.intern(&f.values[0]) }),
-            (true, Op::NotIn) => {
-                out.fields.push(NameRequirement { in_set: false, name: interner.intern(&f.values[0]) })
-            }
+            Some(op) if key_ok && values_ok => out.labels.push(LabelRequirement { key: interner.intern(&r.key), op }),
             _ => out.valid = false,
         }
     }
+    for f in &term.match_fields {
+        let in_set = match f.operator {
+            Op::In if f.values.len() == 1 => true,
+            Op::NotIn if f.values.len() == 1 => false,
+            _ => {
+                out.valid = false;
+                continue;
+            }
+        };
+        let value = &f.values[0];
+        if f.key == "metadata.name" {
+            out.fields.push(NameRequirement { in_set, name: interner.intern(value) });
+        } else if in_set != value.is_empty() {
+            out.labels.push(never_matches(interner));
+        }
+    }
     out
+}
+
+/// A requirement no node satisfies (`In` with no values, which the parser never produces).
+pub fn never_matches(interner: &mut Interner) -> LabelRequirement {
+    LabelRequirement { key: interner.intern(""), op: LabelOp::In(SmallVec::new()) }
+}
+
+/// Kubernetes `IsValidLabelValue`: empty, or at most 63 characters of `[A-Za-z0-9_.-]` starting
+/// and ending with a letter or digit.
+pub fn is_label_value(v: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    v.is_empty()
+        || (v.len() <= 63
+            && v.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.'))
+            && v.starts_with(alnum)
+            && v.ends_with(alnum))
 }
 
 pub fn compile_node_selector(sel: &api::NodeSelector, interner: &mut Interner) -> NodeSelector {
     NodeSelector { terms: sel.node_selector_terms.iter().map(|t| compile_term(t, interner)).collect() }
 }
 
-/// Preferred terms of weight 0 are dropped, as upstream.
+/// Preferred terms of weight 0 and empty terms are dropped, as upstream's
+/// `NewPreferredSchedulingTerms` skips them; an invalid term is kept (`valid: false`): PreScore
+/// turns it into an error.
 pub fn compile_preferred(terms: &[api::PreferredSchedulingTerm], interner: &mut Interner) -> Vec<PreferredTerm> {
     terms
         .iter()
         .filter(|t| t.weight != 0)
+        .filter(|t| !t.preference.match_expressions.is_empty() || !t.preference.match_fields.is_empty())
         .map(|t| PreferredTerm { weight: t.weight, term: compile_term(&t.preference, interner) })
         .collect()
 }
