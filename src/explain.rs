@@ -589,7 +589,7 @@ profiles:
                 }),
             ),
             (
-                "too small even when emptied; an unresolvable node is not tried",
+                "allocatable below the request; an unresolvable node is not tried",
                 vec![
                     node("node-a", "1", false),
                     pod("low", Some("node-a"), "500m", 1, ""),
@@ -602,9 +602,9 @@ profiles:
                     nominated: None,
                     victims: vec![],
                     candidates: vec![],
-                    message: Some(
-                        "0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
-                    ),
+                    // node-a's 1 cpu is below the request: UnschedulableAndUnresolvable since
+                    // v1.37, so preemption does not try it either.
+                    message: Some("0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
                 }),
             ),
             (

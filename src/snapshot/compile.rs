@@ -49,18 +49,58 @@ fn is_sidecar(c: &api::Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
 
-/// `resourcehelper.PodRequests`: max(sum of containers and sidecars, the largest init container
-/// with the sidecars started before it) + overhead. `non_missing` applies the scoring defaults to
-/// containers without a CPU or memory request.
-pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
+/// A container's requests after API defaulting (`SetDefaults_Pod`): a resource with a limit and
+/// no request requests its limit.
+fn container_requests(c: &api::Container) -> ResourceList {
+    let mut r = c.resources.requests.clone();
+    for (k, v) in &c.resources.limits {
+        r.entry(k.clone()).or_insert(*v);
+    }
+    r
+}
+
+/// `IsSupportedPodLevelResource`: cpu, memory and hugepages.
+fn is_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// The pod-level requests (`spec.resources.requests`, PodLevelResources on by default) after API
+/// defaulting (`defaultPodRequests`): when pod-level limits are set, a supported resource without
+/// a pod-level request takes the containers' aggregated request when cpu or memory has one, else
+/// its pod-level limit. `None` unless a supported resource ends up requested
+/// (`IsPodLevelRequestsSet`).
+fn pod_level_requests(spec: &api::PodSpec) -> Option<ResourceList> {
+    let res = spec.resources.as_ref()?;
+    let mut reqs = res.requests.clone();
+    if !res.limits.is_empty() {
+        let containers = aggregate_container_requests(spec, false);
+        for (k, v) in &containers {
+            if (k == "cpu" || k == "memory") && !reqs.contains_key(k) {
+                reqs.insert(k.clone(), *v);
+            }
+        }
+        for (k, v) in &res.limits {
+            if is_pod_level_resource(k) && !reqs.contains_key(k) {
+                reqs.insert(k.clone(), *v);
+            }
+        }
+    }
+    reqs.retain(|k, _| is_pod_level_resource(k));
+    (!reqs.is_empty()).then_some(reqs)
+}
+
+/// `resourcehelper.AggregateContainerRequests`: max(sum of containers and sidecars, the largest
+/// init container with the sidecars started before it). `non_missing` applies the scoring
+/// defaults to containers without a CPU or memory request.
+fn aggregate_container_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
     let mut reqs = BTreeMap::new();
     for c in &spec.containers {
-        add_list(&mut reqs, &with_defaults(&c.resources.requests, non_missing));
+        add_list(&mut reqs, &with_defaults(&container_requests(c), non_missing));
     }
     let mut restartable = BTreeMap::new();
     let mut init = BTreeMap::new();
     for c in &spec.init_containers {
-        let creqs = with_defaults(&c.resources.requests, non_missing);
+        let creqs = with_defaults(&container_requests(c), non_missing);
         let use_reqs = if is_sidecar(c) {
             add_list(&mut reqs, &creqs);
             add_list(&mut restartable, &creqs);
@@ -73,6 +113,19 @@ pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, 
         max_list(&mut init, &use_reqs);
     }
     max_list(&mut reqs, &init);
+    reqs
+}
+
+/// `resourcehelper.PodRequests`: the containers' aggregated requests, with cpu, memory and
+/// hugepages replaced by the pod-level requests when those are set, + overhead. `non_missing`
+/// applies the scoring defaults to containers without a CPU or memory request.
+pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
+    let mut reqs = aggregate_container_requests(spec, non_missing);
+    if let Some(pod_level) = pod_level_requests(spec) {
+        for (k, v) in pod_level {
+            reqs.insert(k, v);
+        }
+    }
     add_list(&mut reqs, &spec.overhead);
     reqs
 }
@@ -520,6 +573,16 @@ mod tests {
             // A sidecar adds to the containers and to every later init container.
             ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}, {name: i, resources: {requests: {cpu: 1500m}}}]", 2500, 0, 2500, 2 * 200 * 1024 * 1024),
             ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  overhead: {cpu: 250m, memory: 10Mi}", 1250, 10 << 20, 1250, (10 << 20) + 200 * 1024 * 1024),
+            // A limit without a request requests the limit (API defaulting).
+            ("containers: [{name: a, resources: {limits: {cpu: 2, memory: 1Gi}}}]", 2000, 1 << 30, 2000, 1 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}, limits: {cpu: 2}}}]", 1000, 0, 1000, 200 * 1024 * 1024),
+            // Pod-level requests replace the containers' cpu and memory (PodLevelResources).
+            ("containers: [{name: a, resources: {requests: {cpu: 100m}}}, {name: b}]\n  resources: {requests: {cpu: 3, memory: 2Gi}}", 3000, 2 << 30, 3000, 2 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {requests: {memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30),
+            // Pod-level limits default the pod-level requests: containers' cpu, then the limit for memory.
+            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {limits: {cpu: 4, memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30),
+            // Overhead is added after the pod-level requests.
+            ("containers: [{name: a}]\n  resources: {requests: {cpu: 1}}\n  overhead: {cpu: 250m}", 1250, 0, 1250, 200 * 1024 * 1024),
         ];
         for (spec, cpu, mem, nz_cpu, nz_mem) in cases {
             let (p, _) = compile(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {spec}\n"));
