@@ -57,7 +57,7 @@ impl Diagnosis {
         v
     }
 
-    /// `FitError.Error()`: "0/N nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {...}."
+    /// `FitError.Error()`: "0/N nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint(s)."
     /// A PreFilter rejection gives its own message once ("0/N nodes are available: <reasons>.");
     /// otherwise each evaluated node's reasons are counted, and the nodes with no status of their
     /// own (outside a PreFilterResult) count under the framework's reason.
