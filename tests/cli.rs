@@ -428,10 +428,7 @@ fn explain_shows_the_preemption_dry_run_for_a_pod_that_fits_nowhere() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["preemption"]["nominatedNode"], serde_json::Value::Null);
-    assert_eq!(
-        v["preemption"]["message"],
-        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
-    );
+    assert_eq!(v["preemption"]["message"], "0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
     let pod = write(
         d.path(),
         "pod.yaml",
