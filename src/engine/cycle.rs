@@ -900,6 +900,105 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_nominated_node_keeps_its_status() {
+        // evaluateNominatedNode shares the diagnosis: a nominated node that fails and that the
+        // sampled pass does not reach still counts in NodeToStatus, so in nextStartNodeIndex.
+        // 200 nodes: 100 feasible wanted, found in n0..n99; the nominated n199 is too small.
+        use crate::snapshot::testing::{MakeNode, MakePod};
+        let mut snap = Snapshot::new();
+        for i in 0..200 {
+            let cpu = if i == 199 { 10 } else { 4000 };
+            MakeNode::new(&mut snap, &format!("n{i}")).capacity(cpu, 1 << 34).add();
+        }
+        let fw = default_fw(&mut snap);
+        let mut pod = MakePod::new(&mut snap, "p").req(100, 1 << 20).build();
+        pod.nominated_node = Some(snap.interner.intern("n199"));
+        let mut engine = Engine::new(1, 1, None);
+        let r = engine.schedule_one(&fw, &snap, &pod);
+        assert!(matches!(r, CycleResult::Scheduled { evaluated_nodes: 101, feasible_nodes: 100, .. }), "{r:?}");
+        assert_eq!(engine.next_start_node_index, 101);
+    }
+
+    /// A PreFilter-only plugin with a fixed outcome (and an optional node-name restriction).
+    struct FixedPreFilter(&'static str, Code, Option<Vec<Sym>>);
+
+    impl crate::framework::Plugin for FixedPreFilter {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn pre_filter(&self, _cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, crate::framework::PreFilterResult) {
+            let st = if self.1 == Code::Success { Status::success() } else { Status::new(self.1, self.0) };
+            (st, crate::framework::PreFilterResult { node_names: self.2.clone() })
+        }
+    }
+
+    #[test]
+    fn pre_filter_outcome_as_run_pre_filter_plugins() {
+        // (plugins in order as (name, code, names), want Ok(names) or Err((code, reason))).
+        let mut snap = five_nodes();
+        let (a, b) = (snap.interner.intern("n1"), snap.interner.intern("n2"));
+        type Case = (Vec<FixedPreFilter>, Result<Option<Vec<Sym>>, (Code, &'static str)>);
+        let cases: Vec<Case> = vec![
+            // Unschedulable lets the later plugins run; their U&U wins.
+            (
+                vec![
+                    FixedPreFilter("A", Code::Unschedulable, None),
+                    FixedPreFilter("B", Code::UnschedulableAndUnresolvable, None),
+                ],
+                Err((Code::UnschedulableAndUnresolvable, "B")),
+            ),
+            // ... and is returned at the end otherwise.
+            (
+                vec![FixedPreFilter("A", Code::Unschedulable, None), FixedPreFilter("B", Code::Success, None)],
+                Err((Code::Unschedulable, "A")),
+            ),
+            // U&U stops at once.
+            (
+                vec![
+                    FixedPreFilter("A", Code::UnschedulableAndUnresolvable, None),
+                    FixedPreFilter("B", Code::Unschedulable, None),
+                ],
+                Err((Code::UnschedulableAndUnresolvable, "A")),
+            ),
+            // Disjoint PreFilterResults: the framework's own status.
+            (
+                vec![
+                    FixedPreFilter("B", Code::Success, Some(vec![a])),
+                    FixedPreFilter("A", Code::Success, Some(vec![b])),
+                ],
+                Err((Code::UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [A B] simultaneously")),
+            ),
+            (
+                vec![FixedPreFilter("A", Code::Success, Some(vec![]))],
+                Err((Code::UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin A")),
+            ),
+            (
+                vec![
+                    FixedPreFilter("A", Code::Success, Some(vec![a, b])),
+                    FixedPreFilter("B", Code::Success, Some(vec![b])),
+                ],
+                Ok(Some(vec![b])),
+            ),
+            // An Error is wrapped with the plugin's name.
+            (vec![FixedPreFilter("A", Code::Error, None)], Err((Code::Error, "running PreFilter plugin \"A\": A"))),
+        ];
+        let pod = crate::snapshot::testing::MakePod::new(&mut snap, "p").build();
+        for (plugins, want) in cases {
+            let mut fw = default_fw(&mut snap);
+            fw.plugins = plugins
+                .into_iter()
+                .map(|p| std::sync::Arc::new(p) as std::sync::Arc<dyn crate::framework::Plugin>)
+                .collect();
+            fw.pre_filter = (0..fw.plugins.len()).collect();
+            let got = Engine::run_pre_filter(&fw, CycleCx { snap: &snap, pod: &pod }, &mut CycleState::new())
+                .map(|(_, names, _)| names)
+                .map_err(|(_, st)| (st.code, st.reasons.join(", ")));
+            let want = want.map_err(|(c, r)| (c, r.to_string()));
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
     fn filter_pass_scans_zones_round_robin() {
         // Added a1, a2, b1, b2: the scan order is a1, b1, a2, b2 (node tree), so the first two
         // feasible nodes from index 0 are a1 and b1, and from index 1 b1 and a2.
