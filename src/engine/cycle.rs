@@ -831,6 +831,7 @@ mod tests {
                 labels: vec![],
                 fields: names.iter().map(|n| NameRequirement { in_set: true, name: snap.interner.intern(n) }).collect(),
                 valid: true,
+                pinned: None,
             })
             .collect();
         let mut pod = MakePod::new(snap, "p").req(100, 1 << 20).build();

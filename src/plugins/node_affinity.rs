@@ -28,12 +28,14 @@ impl NodeAffinity {
     fn pinned_node_names(sel: &NodeSelector) -> Option<Vec<Sym>> {
         let mut union: Option<Vec<Sym>> = None;
         for term in &sel.terms {
-            let mut term_names: Option<Vec<Sym>> = None;
-            for f in term.fields.iter().filter(|f| f.in_set) {
-                term_names = Some(match term_names {
-                    None => vec![f.name],
-                    Some(prev) => prev.into_iter().filter(|n| *n == f.name).collect(),
-                });
+            let mut term_names: Option<Vec<Sym>> = term.pinned.clone();
+            if term.pinned.is_none() {
+                for f in term.fields.iter().filter(|f| f.in_set) {
+                    term_names = Some(match term_names {
+                        None => vec![f.name],
+                        Some(prev) => prev.into_iter().filter(|n| *n == f.name).collect(),
+                    });
+                }
             }
             let names = term_names?;
             let u = union.get_or_insert_with(Vec::new);
@@ -216,6 +218,7 @@ mod tests {
                     labels: vec![LabelRequirement { key, op: op.clone() }],
                     fields: vec![],
                     valid: true,
+                    pinned: None,
                 }],
             });
             assert_eq!(filter_one(&NodeAffinity::default(), &snap, &pod, &name).is_ok(), want, "{op:?} on {val:?}");
@@ -234,6 +237,7 @@ mod tests {
                 labels: vec![],
                 fields: vec![NameRequirement { in_set: true, name: a }],
                 valid: true,
+                pinned: None,
             }],
         });
         let cx = CycleCx { snap: &snap, pod: &pod };
@@ -249,6 +253,7 @@ mod tests {
                     labels: vec![],
                     fields: vec![NameRequirement { in_set: true, name: a }],
                     valid: true,
+                    pinned: None,
                 }],
             }),
             added_preferred: vec![],
@@ -327,6 +332,31 @@ mod tests {
             let pod = pod_with_node_affinity(&mut snap, yaml);
             let got = filter_one(&NodeAffinity::default(), &snap, &pod, "node1");
             assert_eq!(got.is_ok(), *want, "{name}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn pre_filter_pins_names_from_the_raw_fields() {
+        // NodeAffinity.PreFilter reads `matchFields` as written: `metadata.name In [a, b]` (invalid
+        // for the term: one value only) still pins {a, b}; a term without such a field pins none.
+        let req = |terms: &str| {
+            format!("{{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{terms}]}}}}")
+        };
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("{matchFields: [{key: metadata.name, operator: In, values: [a, b]}]}", Some(&["a", "b"])),
+            ("{matchFields: [{key: metadata.name, operator: In, values: [a]}, {key: metadata.name, operator: In, values: [a, b]}]}", Some(&["a"])),
+            ("{matchFields: [{key: metadata.name, operator: In, values: [a]}]}, {matchExpressions: [{key: foo, operator: Exists}]}", None),
+            ("{matchFields: [{key: metadata.name, operator: NotIn, values: [a]}]}", None),
+        ];
+        for (terms, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "a").add();
+            let pod = pod_with_node_affinity(&mut snap, &req(terms));
+            let (st, res) =
+                NodeAffinity::default().pre_filter(CycleCx { snap: &snap, pod: &pod }, &mut CycleState::new());
+            assert!(st.is_success(), "{terms}: {st:?}");
+            let got: Option<Vec<&str>> = res.node_names.map(|v| v.iter().map(|s| snap.interner.resolve(*s)).collect());
+            assert_eq!(got.as_deref(), *want, "{terms}");
         }
     }
 

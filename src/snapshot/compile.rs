@@ -199,7 +199,7 @@ pub fn compile_node(node: &api::Node, interner: &mut Interner) -> NodeSpec {
 /// always hold and are dropped; `In x` and `NotIn ""` never hold and become [`never_matches`].
 pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> NodeTerm {
     use api::NodeSelectorOperator as Op;
-    let mut out = NodeTerm { labels: Vec::new(), fields: Vec::new(), valid: true };
+    let mut out = NodeTerm { labels: Vec::new(), fields: Vec::new(), valid: true, pinned: None };
     if term.match_expressions.is_empty() && term.match_fields.is_empty() {
         out.valid = false;
         return out;
@@ -223,6 +223,13 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
             Some(op) if key_ok && values_ok => out.labels.push(LabelRequirement { key: interner.intern(&r.key), op }),
             _ => out.valid = false,
         }
+    }
+    for f in term.match_fields.iter().filter(|f| f.key == "metadata.name" && f.operator == Op::In) {
+        let names: Vec<Sym> = f.values.iter().map(|v| interner.intern(v)).collect();
+        out.pinned = Some(match out.pinned.take() {
+            None => names,
+            Some(prev) => prev.into_iter().filter(|n| names.contains(n)).collect(),
+        });
     }
     for f in &term.match_fields {
         let in_set = match f.operator {
