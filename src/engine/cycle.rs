@@ -62,6 +62,10 @@ impl Diagnosis {
     /// otherwise each evaluated node's reasons are counted, and the nodes with no status of their
     /// own (outside a PreFilterResult) count under the framework's reason.
     pub fn message(&self, fw: &Framework, cx: CycleCx<'_>, state: &CycleState) -> String {
+        if self.num_all_nodes == 0 {
+            // `ErrNoNodesAvailable`: the cycle ends before PreFilter.
+            return "no nodes available to schedule pods".to_string();
+        }
         if let Some((_, st)) = &self.pre_filter {
             return format!("0/{} nodes are available: {}.", self.num_all_nodes, st.reasons.join(", "));
         }
@@ -877,6 +881,18 @@ mod tests {
         let cx = CycleCx { snap: &snap, pod: &pod };
         assert_eq!(diag.message(&fw, cx, &CycleState::new()), "0/5 nodes are available: pod affinity terms conflict.");
         assert_eq!(engine.next_start_node_index, 0, "a PreFilter rejection does not move the index");
+    }
+
+    #[test]
+    fn no_nodes_is_errnonodesavailable() {
+        let mut snap = Snapshot::new();
+        let fw = default_fw(&mut snap);
+        let pod = crate::snapshot::testing::MakePod::new(&mut snap, "p").build();
+        let CycleResult::Unschedulable(diag) = Engine::new(1, 1, None).schedule_one(&fw, &snap, &pod) else {
+            panic!("no node to fit")
+        };
+        let cx = CycleCx { snap: &snap, pod: &pod };
+        assert_eq!(diag.message(&fw, cx, &CycleState::new()), "no nodes available to schedule pods");
     }
 
     #[test]
