@@ -345,14 +345,18 @@ impl Engine {
         start: usize,
         k: usize,
     ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
+        // The scan order; `None` when it is the row order (no indirection per node).
         let order = match restricted {
-            Some(r) => r,
-            None => cx.snap.scan_order(),
+            Some(r) => Some(r),
+            None => (!cx.snap.scan_order_is_row_order()).then(|| cx.snap.scan_order()),
         };
         let node_at = |pos: usize| -> NodeIdx {
             // start < n and pos < n, so one conditional subtraction wraps (no division per node).
             let j = if start + pos >= n { start + pos - n } else { start + pos };
-            order[j]
+            match order {
+                Some(o) => o[j],
+                None => NodeIdx(j as u32),
+            }
         };
         let mut feasible = Vec::with_capacity(k.min(n));
         let mut failures = Vec::new();

@@ -290,28 +290,33 @@ impl Plugin for Fit {
         let (pod_count, alloc_pods) = (&t.pod_count[..len], &t.alloc_pods[..len]);
         let (alloc_cpu, req_cpu) = (&t.alloc_cpu_milli[..len], &t.req_cpu_milli[..len]);
         let (alloc_memory, req_memory) = (&t.alloc_memory[..len], &t.req_memory[..len]);
-        // A resource the pod requests more of than the node's allocatable can never fit there:
-        // UnschedulableAndUnresolvable (preemption skips the node), as v1.37's fitsRequest.
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
             let mut bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS;
             bits |= (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU;
             bits |= (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
-            let mut unresolvable = (cpu & (r.cpu_milli > alloc_cpu[i])) | (memory & (r.memory > alloc_memory[i]));
             if ephemeral && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
                 bits |= FIT_EPHEMERAL;
-                unresolvable |= r.ephemeral_storage > t.alloc_ephemeral_storage[i];
             }
             if !all_zero {
                 for (j, &(q, col)) in scalars.iter().enumerate() {
                     let free = col.map_or(0, |c| c.free(*n));
                     if q > free {
                         bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
-                        unresolvable |= q > col.map_or(0, |c| c.allocatable(*n));
                     }
                 }
             }
             if bits != 0 {
+                // A resource requested beyond the node's allocatable can never fit there:
+                // UnschedulableAndUnresolvable (preemption skips the node), as v1.37's fitsRequest.
+                // Worked out only for rejected nodes, off the hot path.
+                let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
+                    || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i])
+                    || (bits & FIT_EPHEMERAL != 0 && r.ephemeral_storage > t.alloc_ephemeral_storage[i])
+                    || scalars.iter().enumerate().any(|(j, &(q, col))| {
+                        bits & (1 << (FIT_SCALAR_SHIFT + j.min(59) as u32)) != 0
+                            && q > col.map_or(0, |c| c.allocatable(*n))
+                    });
                 *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
             }
         }

@@ -324,6 +324,11 @@ impl Snapshot {
         self.node_tree.list(&self.nodes)
     }
 
+    /// Whether [`Snapshot::scan_order`] is `0, 1, 2, ...`.
+    pub fn scan_order_is_row_order(&self) -> bool {
+        self.node_tree.is_row_order(&self.nodes)
+    }
+
     /// The name of node `idx`.
     pub fn node_name(&self, idx: NodeIdx) -> &str {
         self.interner.resolve(self.nodes.name[idx.ix()])

@@ -47,8 +47,9 @@ pub struct NodeTree {
     zones: Vec<(ZoneKey, Vec<Sym>)>,
     zone_of: AHashMap<Sym, ZoneKey>,
     num_nodes: usize,
-    /// The round-robin list as row indices; emptied by add and remove, rebuilt on first use.
-    list: OnceLock<Vec<NodeIdx>>,
+    /// The round-robin list as row indices, and whether it is `0, 1, 2, ...`; emptied by add
+    /// and remove, rebuilt on first use.
+    list: OnceLock<(Vec<NodeIdx>, bool)>,
 }
 
 impl NodeTree {
@@ -99,6 +100,16 @@ impl NodeTree {
 
     /// The scan order: every node row once, round-robin over zones.
     pub fn list(&self, nodes: &NodeTable) -> &[NodeIdx] {
+        &self.built(nodes).0
+    }
+
+    /// Whether the scan order is the row order (one zone, no row moved by a removal): the filter
+    /// pass then skips the indirection.
+    pub fn is_row_order(&self, nodes: &NodeTable) -> bool {
+        self.built(nodes).1
+    }
+
+    fn built(&self, nodes: &NodeTable) -> &(Vec<NodeIdx>, bool) {
         self.list.get_or_init(|| {
             let mut out = Vec::with_capacity(self.num_nodes);
             let longest = self.zones.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
@@ -109,7 +120,8 @@ impl NodeTree {
                     }
                 }
             }
-            out
+            let identity = out.iter().enumerate().all(|(i, n)| n.ix() == i);
+            (out, identity)
         })
     }
 }
@@ -117,7 +129,7 @@ impl NodeTree {
 #[cfg(test)]
 mod tests {
     use crate::snapshot::testing::MakeNode;
-    use crate::snapshot::Snapshot;
+    use crate::snapshot::{NodeIdx, Snapshot};
 
     const REGION: &str = "topology.kubernetes.io/region";
     const ZONE: &str = "topology.kubernetes.io/zone";
@@ -184,6 +196,9 @@ mod tests {
                 snap.remove_node(name);
             }
             assert_eq!(order(&snap), want, "adds {adds:?} removes {removes:?}");
+            let rows: Vec<String> =
+                (0..snap.nodes.len() as u32).map(|i| snap.node_name(NodeIdx(i)).to_string()).collect();
+            assert_eq!(snap.scan_order_is_row_order(), rows == want, "adds {adds:?} removes {removes:?}");
         }
     }
 
