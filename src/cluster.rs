@@ -149,7 +149,7 @@ impl UidGen {
     }
 }
 
-/// A snapshot of `cluster`: its nodes in input order, and its pods that name a node placed there.
+/// A snapshot of `cluster`: its nodes added in name order, and its pods that name a node placed there.
 /// Returns the pods that are not bound (pending), compiled, in input order.
 pub fn build_snapshot(
     cluster: &Cluster,
@@ -157,12 +157,19 @@ pub fn build_snapshot(
     uids: &mut UidGen,
 ) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
     let mut snap = Snapshot::new();
+    // The scheduler learns pre-existing nodes from an informer's List, which returns them in name
+    // order (byte-wise); the node tree (the scan order) keeps that insertion order per zone.
+    let mut specs = Vec::with_capacity(cluster.nodes.len());
     for (i, node) in cluster.nodes.iter().enumerate() {
         let mut spec = compile_node(node, &mut snap.interner);
         if node.metadata.name.is_empty() {
             spec.name = snap.interner.intern(&format!("{}{i:05}", node.metadata.generate_name));
         }
-        snap.add_node(&spec).map_err(|e| InputError::new(file, format!("nodes[{i}].metadata.name"), e))?;
+        specs.push((i, spec));
+    }
+    specs.sort_by(|a, b| snap.interner.resolve(a.1.name).cmp(snap.interner.resolve(b.1.name)).then(a.0.cmp(&b.0)));
+    for (i, spec) in &specs {
+        snap.add_node(spec).map_err(|e| InputError::new(file, format!("nodes[{i}].metadata.name"), e))?;
     }
     for ns in &cluster.namespaces {
         register_object(&mut snap, &Object::Namespace(ns.clone()));

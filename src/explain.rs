@@ -302,7 +302,9 @@ fn evaluate(
         Ok((skip, names, narrowing)) => {
             filter_nodes(fw, cx, &state, &skip, &all, &mut verdicts);
             if let Some(names) = names {
-                let plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
+                let mut plugins: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
+                plugins.sort_unstable();
+                plugins.dedup();
                 for node in &all {
                     let outside = !names.contains(&snap.nodes.name[node.ix()]);
                     excluded[node.ix()] = outside;
@@ -325,8 +327,13 @@ fn evaluate(
         .filter(|node| !excluded[node.ix()])
         .filter_map(|node| verdicts[node.ix()].map(|(plugin, reject)| NodeFailure { node: *node, plugin, reject }))
         .collect();
-    let feasible: Vec<NodeIdx> =
-        all.iter().copied().filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none()).collect();
+    // In scan order, as the filter pass finds them: host selection breaks ties by heap position.
+    let feasible: Vec<NodeIdx> = snap
+        .scan_order()
+        .iter()
+        .copied()
+        .filter(|i| verdicts[i.ix()].is_none() && framework_reject[i.ix()].is_none())
+        .collect();
     let table = if feasible.is_empty() {
         None
     } else {
@@ -606,7 +613,7 @@ profiles:
                 }),
             ),
             (
-                "too small even when emptied; an unresolvable node is not tried",
+                "allocatable below the request; an unresolvable node is not tried",
                 vec![
                     node("node-a", "1", false),
                     pod("low", Some("node-a"), "500m", 1, ""),
@@ -619,9 +626,9 @@ profiles:
                     nominated: None,
                     victims: vec![],
                     candidates: vec![],
-                    message: Some(
-                        "0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
-                    ),
+                    // node-a's 1 cpu is below the request: UnschedulableAndUnresolvable since
+                    // v1.37, so preemption does not try it either.
+                    message: Some("0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
                 }),
             ),
             (

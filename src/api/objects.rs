@@ -166,6 +166,9 @@ pub struct PodSpec {
     pub scheduling_gates: Vec<PodSchedulingGate>,
     #[serde(default)]
     pub host_network: bool,
+    /// Pod-level requests and limits (`spec.resources`, PodLevelResources).
+    #[serde(default)]
+    pub resources: Option<ResourceRequirements>,
 }
 
 /// `v1.PodSchedulingGate`: while a pod has gates, it is not scheduled.

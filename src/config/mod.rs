@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub(crate) use args::validate_qualified_name;
 pub use args::{
     BalancedAllocationArgs, DefaultPreemptionArgs, DefaultingType, InterPodAffinityArgs, NodeAffinityArgs,
     NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, ResourceSpec, ScoringStrategy, ScoringStrategyType,

@@ -28,12 +28,14 @@ impl NodeAffinity {
     fn pinned_node_names(sel: &NodeSelector) -> Option<Vec<Sym>> {
         let mut union: Option<Vec<Sym>> = None;
         for term in &sel.terms {
-            let mut term_names: Option<Vec<Sym>> = None;
-            for f in term.fields.iter().filter(|f| f.in_set) {
-                term_names = Some(match term_names {
-                    None => vec![f.name],
-                    Some(prev) => prev.into_iter().filter(|n| *n == f.name).collect(),
-                });
+            let mut term_names: Option<Vec<Sym>> = term.pinned.clone();
+            if term.pinned.is_none() {
+                for f in term.fields.iter().filter(|f| f.in_set) {
+                    term_names = Some(match term_names {
+                        None => vec![f.name],
+                        Some(prev) => prev.into_iter().filter(|n| *n == f.name).collect(),
+                    });
+                }
             }
             let names = term_names?;
             let u = union.get_or_insert_with(Vec::new);
@@ -90,6 +92,13 @@ impl Plugin for NodeAffinity {
     }
 
     fn pre_score(&self, cx: CycleCx<'_>, _state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
+        // `NewPreferredSchedulingTerms` fails on any term with a parse error: an Error status.
+        if let Some(i) = cx.pod.preferred_affinity.iter().position(|t| !t.term.valid) {
+            return Status::new(
+                Code::Error,
+                format!("[{i}]: preferred node affinity term {i} has an invalid requirement (key, operator or values)"),
+            );
+        }
         if cx.pod.preferred_affinity.is_empty() && self.added_preferred.is_empty() {
             return Status::skip();
         }
@@ -209,6 +218,7 @@ mod tests {
                     labels: vec![LabelRequirement { key, op: op.clone() }],
                     fields: vec![],
                     valid: true,
+                    pinned: None,
                 }],
             });
             assert_eq!(filter_one(&NodeAffinity::default(), &snap, &pod, &name).is_ok(), want, "{op:?} on {val:?}");
@@ -227,6 +237,7 @@ mod tests {
                 labels: vec![],
                 fields: vec![NameRequirement { in_set: true, name: a }],
                 valid: true,
+                pinned: None,
             }],
         });
         let cx = CycleCx { snap: &snap, pod: &pod };
@@ -242,6 +253,7 @@ mod tests {
                     labels: vec![],
                     fields: vec![NameRequirement { in_set: true, name: a }],
                     valid: true,
+                    pinned: None,
                 }],
             }),
             added_preferred: vec![],
@@ -252,6 +264,134 @@ mod tests {
             Err((Code::UnschedulableAndUnresolvable, vec![ERR_REASON_ENFORCED.to_string()]))
         );
         assert!(filter_one(&plugin, &snap, &plain, "a").is_ok());
+    }
+
+    /// Compiles a pod whose node affinity is given as YAML (the `affinity.nodeAffinity` value).
+    fn pod_with_node_affinity(snap: &mut Snapshot, yaml: &str) -> crate::snapshot::PodInfo {
+        let doc = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers: [{{name: c}}]\n  affinity:\n    nodeAffinity: {yaml}\n"
+        );
+        let pod = match crate::api::parse_objects(&doc, "pod.yaml").unwrap().remove(0) {
+            crate::api::Object::Pod(p) => p,
+            o => panic!("not a pod: {o:?}"),
+        };
+        let wk = snap.wk.clone();
+        let prio = crate::snapshot::compile::Priorities::default();
+        crate::snapshot::compile::compile_pod(&pod, "p", crate::agent::PodUid(1), &prio, &mut snap.interner, &wk)
+            .unwrap()
+    }
+
+    #[test]
+    fn required_terms_parse_with_label_validation() {
+        // node_affinity_test.go TestNodeAffinity "invalid value in Affinity term", plus the other
+        // parse errors of labels.NewRequirement: the term matches nothing. Node labels foo=bar, n=5.
+        let req = |exprs: &str| {
+            format!("{{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{exprs}]}}}}")
+        };
+        let cases: &[(&str, String, bool)] = &[
+            (
+                "NotIn with an invalid value",
+                req(r#"{matchExpressions: [{key: foo, operator: NotIn, values: ["invalid value: ___@#$%^"]}]}"#),
+                false,
+            ),
+            ("NotIn with a valid value", req("{matchExpressions: [{key: foo, operator: NotIn, values: [baz]}]}"), true),
+            (
+                "Gt -1 is not a label value",
+                req(r#"{matchExpressions: [{key: n, operator: Gt, values: ["-1"]}]}"#),
+                false,
+            ),
+            ("Gt 4", req(r#"{matchExpressions: [{key: n, operator: Gt, values: ["4"]}]}"#), true),
+            ("an invalid key", req("{matchExpressions: [{key: 'invalid key', operator: DoesNotExist}]}"), false),
+            ("In without values", req("{matchExpressions: [{key: foo, operator: In, values: []}]}"), false),
+            (
+                "an invalid term does not spoil a valid one",
+                req(
+                    r#"{matchExpressions: [{key: n, operator: Lt, values: ["-1"]}]}, {matchExpressions: [{key: foo, operator: In, values: [bar]}]}"#,
+                ),
+                true,
+            ),
+            (
+                "a field other than metadata.name reads as empty: In x",
+                req("{matchFields: [{key: metadata.uid, operator: In, values: [x]}]}"),
+                false,
+            ),
+            (
+                "a field other than metadata.name reads as empty: NotIn x",
+                req("{matchFields: [{key: metadata.uid, operator: NotIn, values: [x]}]}"),
+                true,
+            ),
+            (
+                "a field with two values",
+                req("{matchFields: [{key: metadata.name, operator: NotIn, values: [a, b]}]}"),
+                false,
+            ),
+        ];
+        for (name, yaml, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "node1").label("foo", "bar").label("n", "5").add();
+            let pod = pod_with_node_affinity(&mut snap, yaml);
+            let got = filter_one(&NodeAffinity::default(), &snap, &pod, "node1");
+            assert_eq!(got.is_ok(), *want, "{name}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn pre_filter_pins_names_from_the_raw_fields() {
+        // NodeAffinity.PreFilter reads `matchFields` as written: `metadata.name In [a, b]` (invalid
+        // for the term: one value only) still pins {a, b}; a term without such a field pins none.
+        let req = |terms: &str| {
+            format!("{{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{terms}]}}}}")
+        };
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("{matchFields: [{key: metadata.name, operator: In, values: [a, b]}]}", Some(&["a", "b"])),
+            ("{matchFields: [{key: metadata.name, operator: In, values: [a]}, {key: metadata.name, operator: In, values: [a, b]}]}", Some(&["a"])),
+            ("{matchFields: [{key: metadata.name, operator: In, values: [a]}]}, {matchExpressions: [{key: foo, operator: Exists}]}", None),
+            ("{matchFields: [{key: metadata.name, operator: NotIn, values: [a]}]}", None),
+        ];
+        for (terms, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "a").add();
+            let pod = pod_with_node_affinity(&mut snap, &req(terms));
+            let (st, res) =
+                NodeAffinity::default().pre_filter(CycleCx { snap: &snap, pod: &pod }, &mut CycleState::new());
+            assert!(st.is_success(), "{terms}: {st:?}");
+            let got: Option<Vec<&str>> = res.node_names.map(|v| v.iter().map(|s| snap.interner.resolve(*s)).collect());
+            assert_eq!(got.as_deref(), *want, "{terms}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_preferred_term_is_a_pre_score_error() {
+        // TestNodeAffinityPriority "PreScore returns error when an incoming Pod has a broken affinity".
+        let cases: &[(&str, Option<Code>)] = &[
+            (
+                "[{weight: 2, preference: {matchExpressions: [{key: 'invalid key', operator: In, values: [bar]}]}}]",
+                Some(Code::Error),
+            ),
+            (
+                r#"[{weight: 2, preference: {matchExpressions: [{key: foo, operator: Gt, values: ["-1"]}]}}]"#,
+                Some(Code::Error),
+            ),
+            // Weight 0 and empty terms are skipped before parsing.
+            (
+                "[{weight: 0, preference: {matchExpressions: [{key: 'invalid key', operator: In, values: [bar]}]}}]",
+                Some(Code::Skip),
+            ),
+            ("[{weight: 3, preference: {}}]", Some(Code::Skip)),
+            ("[{weight: 3, preference: {matchExpressions: [{key: foo, operator: In, values: [bar]}]}}]", None),
+        ];
+        for (terms, want) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "node1").label("foo", "bar").add();
+            let pod = pod_with_node_affinity(
+                &mut snap,
+                &format!("{{preferredDuringSchedulingIgnoredDuringExecution: {terms}}}"),
+            );
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let st = NodeAffinity::default().pre_score(cx, &mut CycleState::new(), &[NodeIdx(0)]);
+            let got = (st.code != Code::Success).then_some(st.code);
+            assert_eq!(got, *want, "{terms}: {st:?}");
+        }
     }
 
     #[test]

@@ -307,7 +307,17 @@ impl Plugin for Fit {
                 }
             }
             if bits != 0 {
-                *o = Some(Reject::unschedulable(bits));
+                // A resource requested beyond the node's allocatable can never fit there:
+                // UnschedulableAndUnresolvable (preemption skips the node), as v1.37's fitsRequest.
+                // Worked out only for rejected nodes, off the hot path.
+                let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
+                    || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i])
+                    || (bits & FIT_EPHEMERAL != 0 && r.ephemeral_storage > t.alloc_ephemeral_storage[i])
+                    || scalars.iter().enumerate().any(|(j, &(q, col))| {
+                        bits & (1 << (FIT_SCALAR_SHIFT + j.min(59) as u32)) != 0
+                            && q > col.map_or(0, |c| c.allocatable(*n))
+                    });
+                *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
             }
         }
     }
@@ -478,6 +488,24 @@ impl Plugin for BalancedAllocation {
         BALANCED
     }
 
+    /// Skips pods that request none of the scored resources (`isBestEffortPod` over the real
+    /// requests, no scoring defaults), so best-effort pods do not pile onto one node.
+    fn pre_score(&self, cx: CycleCx<'_>, _state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
+        let r = &cx.pod.requests;
+        let requests_any = self.resources.iter().any(|res| match res_kind(cx.snap, res.name) {
+            ResKind::Cpu => r.cpu_milli != 0,
+            ResKind::Memory => r.memory != 0,
+            ResKind::Ephemeral => r.ephemeral_storage != 0,
+            ResKind::Scalar(name) => r.scalar(name) != 0,
+            ResKind::Other => false,
+        });
+        if requests_any {
+            Status::success()
+        } else {
+            Status::skip()
+        }
+    }
+
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let cols = score_columns(cx.snap, cx, &self.resources, true);
         match cols.as_slice() {
@@ -547,20 +575,37 @@ mod tests {
     #[test]
     fn enough_requests_table() {
         // fit_test.go TestEnoughRequests: node 10 cpu / 20 memory / 32 pods with 5/19 used by an existing pod,
-        // extended resource example.com/aaa: 5. (name, pod cpu, pod mem, pod scalar aaa, existing cpu, existing mem, want reasons)
-        type Case<'a> = (&'a str, i64, i64, i64, i64, i64, &'a [&'a str]);
+        // extended resource example.com/aaa: 5. A request above the node's allocatable is
+        // UnschedulableAndUnresolvable (U&U). (name, pod cpu, pod mem, pod scalar aaa, existing
+        // cpu, existing mem, want code, want reasons)
+        const U: Code = Code::Unschedulable;
+        const UU: Code = Code::UnschedulableAndUnresolvable;
+        type Case<'a> = (&'a str, i64, i64, i64, i64, i64, Code, &'a [&'a str]);
         let cases: &[Case] = &[
-            ("no resources requested always fits", 0, 0, 0, 10, 20, &[]),
-            ("too many resources fails", 1, 1, 0, 10, 20, &["Insufficient cpu", "Insufficient memory"]),
-            ("too many cpu fails", 1, 1, 0, 10, 1, &["Insufficient cpu"]),
-            ("fits exactly", 5, 5, 0, 5, 15, &[]),
-            ("one resource memory fits", 2, 1, 0, 9, 5, &["Insufficient cpu"]),
-            ("one resource cpu fits", 1, 2, 0, 5, 19, &["Insufficient memory"]),
-            ("equal edge case", 5, 1, 0, 5, 19, &[]),
-            ("extended resource fits", 1, 1, 1, 0, 0, &[]),
-            ("extended resource capacity enforced", 1, 1, 10, 0, 0, &["Insufficient example.com/aaa"]),
+            ("no resources requested always fits", 0, 0, 0, 10, 20, U, &[]),
+            ("too many resources fails", 1, 1, 0, 10, 20, U, &["Insufficient cpu", "Insufficient memory"]),
+            ("too many cpu fails", 1, 1, 0, 10, 1, U, &["Insufficient cpu"]),
+            ("fits exactly", 5, 5, 0, 5, 15, U, &[]),
+            ("one resource memory fits", 2, 1, 0, 9, 5, U, &["Insufficient cpu"]),
+            ("one resource cpu fits", 1, 2, 0, 5, 19, U, &["Insufficient memory"]),
+            ("equal edge case", 5, 1, 0, 5, 19, U, &[]),
+            ("extended resource fits", 1, 1, 1, 0, 0, U, &[]),
+            ("extended resource capacity enforced", 1, 1, 10, 0, 0, UU, &["Insufficient example.com/aaa"]),
+            ("cpu above allocatable", 11, 1, 0, 0, 0, UU, &["Insufficient cpu"]),
+            ("memory above allocatable", 1, 21, 0, 0, 0, UU, &["Insufficient memory"]),
+            (
+                "one resource above allocatable makes it unresolvable",
+                11,
+                1,
+                0,
+                10,
+                20,
+                UU,
+                &["Insufficient cpu", "Insufficient memory"],
+            ),
+            ("exactly the allocatable is resolvable", 10, 1, 0, 1, 0, U, &["Insufficient cpu"]),
         ];
-        for (name, cpu, mem, aaa, ecpu, emem, want) in cases {
+        for (name, cpu, mem, aaa, ecpu, emem, want_code, want) in cases {
             let mut snap = Snapshot::new();
             MakeNode::new(&mut snap, "n").capacity(10, 20).pods(32).scalar("example.com/aaa", 5).add();
             if *ecpu > 0 || *emem > 0 {
@@ -577,9 +622,34 @@ mod tests {
                 assert!(got.is_ok(), "{name}: {got:?}");
             } else {
                 let (code, reasons) = got.expect_err(name);
-                assert_eq!(code, Code::Unschedulable, "{name}");
+                assert_eq!(code, *want_code, "{name}");
                 assert_eq!(reasons, want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{name}");
             }
+        }
+    }
+
+    #[test]
+    fn balanced_allocation_skips_pods_requesting_none_of_its_resources() {
+        // balanced_allocation_test.go: PreScore returns Skip for a best-effort pod (requests, not
+        // the scoring defaults); any request of a scored resource keeps it.
+        let cases: &[(i64, i64, &str, bool)] = &[
+            (0, 0, "", true),
+            (100, 0, "", false),
+            (0, 1 << 20, "", false),
+            // A scalar the plugin does not score does not count.
+            (0, 0, "example.com/gpu", true),
+        ];
+        for &(cpu, mem, scalar, skip) in cases {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "n").capacity(4000, 1 << 34).scalar("example.com/gpu", 4).add();
+            let mut p = MakePod::new(&mut snap, "p").req(cpu, mem);
+            if !scalar.is_empty() {
+                p = p.scalar_req(scalar, 1);
+            }
+            let pod = p.build();
+            let plugin = BalancedAllocation { resources: cpu_mem(&mut snap) };
+            let st = plugin.pre_score(CycleCx { snap: &snap, pod: &pod }, &mut CycleState::new(), &[NodeIdx(0)]);
+            assert_eq!(st.code == Code::Skip, skip, "cpu {cpu} memory {mem} scalar {scalar:?}");
         }
     }
 
@@ -599,22 +669,25 @@ mod tests {
         let rare = snap.interner.intern("example.com/rare");
         assert!(snap.nodes.scalar_column(gpu).is_some_and(|c| c.is_dense()));
         assert!(snap.nodes.scalar_column(rare).is_some_and(|c| !c.is_dense()));
-        // (node, gpu request, rare request, want reasons)
-        type Case<'a> = (&'a str, i64, i64, &'a [&'a str]);
+        // (node, gpu request, rare request, want code, want reasons): more than the node's
+        // allocatable (0 where it has none) is UnschedulableAndUnresolvable.
+        const U: Code = Code::Unschedulable;
+        const UU: Code = Code::UnschedulableAndUnresolvable;
+        type Case<'a> = (&'a str, i64, i64, Code, &'a [&'a str]);
         let cases: &[Case] = &[
-            ("n1", 2, 0, &[]),
-            ("n1", 3, 0, &["Insufficient example.com/gpu"]),
-            ("n2", 1, 0, &[]),
-            ("n2", 2, 0, &["Insufficient example.com/gpu"]),
-            ("n0", 1, 0, &["Insufficient example.com/gpu"]),
-            ("n0", 0, 1, &[]),
-            ("n0", 0, 2, &["Insufficient example.com/rare"]),
-            ("n5", 0, 1, &["Insufficient example.com/rare"]),
-            ("n5", 1, 1, &["Insufficient example.com/rare"]),
-            ("n0", 1, 1, &["Insufficient example.com/gpu"]),
+            ("n1", 2, 0, U, &[]),
+            ("n1", 3, 0, UU, &["Insufficient example.com/gpu"]),
+            ("n2", 1, 0, U, &[]),
+            ("n2", 2, 0, U, &["Insufficient example.com/gpu"]),
+            ("n0", 1, 0, UU, &["Insufficient example.com/gpu"]),
+            ("n0", 0, 1, U, &[]),
+            ("n0", 0, 2, UU, &["Insufficient example.com/rare"]),
+            ("n5", 0, 1, UU, &["Insufficient example.com/rare"]),
+            ("n5", 1, 1, UU, &["Insufficient example.com/rare"]),
+            ("n0", 1, 1, UU, &["Insufficient example.com/gpu"]),
         ];
         let plugin = fit(&mut snap, StrategyKind::LeastAllocated);
-        for &(node, g, r, want) in cases {
+        for &(node, g, r, code, want) in cases {
             let mut p = MakePod::new(&mut snap, "p").req(1, 1);
             if g > 0 {
                 p = p.scalar_req("example.com/gpu", g);
@@ -629,7 +702,7 @@ mod tests {
             if want.is_empty() {
                 assert!(got.is_ok(), "{node} gpu {g} rare {r}: {got:?}");
             } else {
-                assert_eq!(got, Err((Code::Unschedulable, want)), "{node} gpu {g} rare {r}");
+                assert_eq!(got, Err((code, want)), "{node} gpu {g} rare {r}");
             }
         }
     }

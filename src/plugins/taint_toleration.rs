@@ -8,6 +8,8 @@ use crate::framework::{default_normalize_score, CycleCx, CycleState, Plugin, Rej
 use crate::snapshot::{tolerations_tolerate, NodeIdx, TaintEffect, Toleration};
 
 pub const NAME: &str = "TaintToleration";
+/// The Filter reason (v1.37 `TaintToleration.Filter`).
+pub const ERR_REASON_UNTOLERATED: &str = "node(s) had untolerated taint(s)";
 
 /// "No untolerated taint" in the per-set filter table.
 const TOLERATED: u32 = u32::MAX;
@@ -85,12 +87,10 @@ impl Plugin for TaintToleration {
         }
     }
 
-    fn reasons(&self, cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
-        let set = (reject.detail >> 32) as u32;
-        let idx = (reject.detail & 0xffff_ffff) as usize;
-        let taint = cx.snap.nodes.taint_sets.get(set)[idx];
-        let i = &cx.snap.interner;
-        vec![format!("node(s) had untolerated taint {{{}: {}}}", i.resolve(taint.key), i.resolve(taint.value))]
+    /// v1.37 words every untolerated-taint rejection the same way, without the taint (which is
+    /// only logged), so that nodes with different taints count under one reason.
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, _reject: Reject) -> Vec<String> {
+        vec![ERR_REASON_UNTOLERATED.to_string()]
     }
 
     fn pre_score(&self, cx: CycleCx<'_>, state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
@@ -147,7 +147,7 @@ mod tests {
                 "no tolerations, tainted node",
                 vec![("dedicated", "user1", NoSchedule)],
                 vec![],
-                Some("node(s) had untolerated taint {dedicated: user1}"),
+                Some(ERR_REASON_UNTOLERATED),
             ),
             (
                 "toleration matches",
@@ -159,7 +159,7 @@ mod tests {
                 "toleration value differs",
                 vec![("dedicated", "user1", NoSchedule)],
                 vec![("dedicated", Equal, "user2", Some(NoSchedule))],
-                Some("node(s) had untolerated taint {dedicated: user1}"),
+                Some(ERR_REASON_UNTOLERATED),
             ),
             (
                 "exists tolerates any value",
@@ -177,7 +177,7 @@ mod tests {
                 "effect mismatch",
                 vec![("foo", "bar", NoSchedule)],
                 vec![("foo", Equal, "bar", Some(PreferNoSchedule))],
-                Some("node(s) had untolerated taint {foo: bar}"),
+                Some(ERR_REASON_UNTOLERATED),
             ),
             ("PreferNoSchedule taint is ignored by filter", vec![("foo", "bar", PreferNoSchedule)], vec![], None),
             (

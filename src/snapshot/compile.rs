@@ -49,18 +49,58 @@ fn is_sidecar(c: &api::Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
 
-/// `resourcehelper.PodRequests`: max(sum of containers and sidecars, the largest init container
-/// with the sidecars started before it) + overhead. `non_missing` applies the scoring defaults to
-/// containers without a CPU or memory request.
-pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
+/// A container's requests after API defaulting (`SetDefaults_Pod`): a resource with a limit and
+/// no request requests its limit.
+fn container_requests(c: &api::Container) -> ResourceList {
+    let mut r = c.resources.requests.clone();
+    for (k, v) in &c.resources.limits {
+        r.entry(k.clone()).or_insert(*v);
+    }
+    r
+}
+
+/// `IsSupportedPodLevelResource`: cpu, memory and hugepages.
+fn is_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// The pod-level requests (`spec.resources.requests`, PodLevelResources on by default) after API
+/// defaulting (`defaultPodRequests`): when pod-level limits are set, a supported resource without
+/// a pod-level request takes the containers' aggregated request when cpu or memory has one, else
+/// its pod-level limit. `None` unless a supported resource ends up requested
+/// (`IsPodLevelRequestsSet`).
+fn pod_level_requests(spec: &api::PodSpec) -> Option<ResourceList> {
+    let res = spec.resources.as_ref()?;
+    let mut reqs = res.requests.clone();
+    if !res.limits.is_empty() {
+        let containers = aggregate_container_requests(spec, false);
+        for (k, v) in &containers {
+            if (k == "cpu" || k == "memory") && !reqs.contains_key(k) {
+                reqs.insert(k.clone(), *v);
+            }
+        }
+        for (k, v) in &res.limits {
+            if is_pod_level_resource(k) && !reqs.contains_key(k) {
+                reqs.insert(k.clone(), *v);
+            }
+        }
+    }
+    reqs.retain(|k, _| is_pod_level_resource(k));
+    (!reqs.is_empty()).then_some(reqs)
+}
+
+/// `resourcehelper.AggregateContainerRequests`: max(sum of containers and sidecars, the largest
+/// init container with the sidecars started before it). `non_missing` applies the scoring
+/// defaults to containers without a CPU or memory request.
+fn aggregate_container_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
     let mut reqs = BTreeMap::new();
     for c in &spec.containers {
-        add_list(&mut reqs, &with_defaults(&c.resources.requests, non_missing));
+        add_list(&mut reqs, &with_defaults(&container_requests(c), non_missing));
     }
     let mut restartable = BTreeMap::new();
     let mut init = BTreeMap::new();
     for c in &spec.init_containers {
-        let creqs = with_defaults(&c.resources.requests, non_missing);
+        let creqs = with_defaults(&container_requests(c), non_missing);
         let use_reqs = if is_sidecar(c) {
             add_list(&mut reqs, &creqs);
             add_list(&mut restartable, &creqs);
@@ -73,6 +113,19 @@ pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, 
         max_list(&mut init, &use_reqs);
     }
     max_list(&mut reqs, &init);
+    reqs
+}
+
+/// `resourcehelper.PodRequests`: the containers' aggregated requests, with cpu, memory and
+/// hugepages replaced by the pod-level requests when those are set, + overhead. `non_missing`
+/// applies the scoring defaults to containers without a CPU or memory request.
+pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
+    let mut reqs = aggregate_container_requests(spec, non_missing);
+    if let Some(pod_level) = pod_level_requests(spec) {
+        for (k, v) in pod_level {
+            reqs.insert(k, v);
+        }
+    }
     add_list(&mut reqs, &spec.overhead);
     reqs
 }
@@ -136,24 +189,30 @@ pub fn compile_node(node: &api::Node, interner: &mut Interner) -> NodeSpec {
     }
 }
 
-/// Compiles one node selector term. Requirements that upstream's parser rejects (empty `In`
-/// values, values on `Exists`, a non-integer `Gt`, a field other than `metadata.name`) make the
-/// term match nothing, as a term with parse errors does upstream.
+/// Compiles one node selector term as component-helpers' `newNodeSelectorTerm` parses it. A
+/// requirement `labels.NewRequirement` rejects (a key that is not a qualified name, a value that
+/// is not a valid label value (so `Gt "-1"` too), no values for `In`/`NotIn`, values for
+/// `Exists`/`DoesNotExist`, not exactly one integer for `Gt`/`Lt`), or a field requirement that
+/// is not `In`/`NotIn` with one value, makes the term invalid: it matches nothing (and a preferred
+/// one is an error at PreScore). An empty term is marked invalid too (upstream skips it).
+/// A field other than `metadata.name` reads as "" on every node: `In ""` and `NotIn x` (x ≠ "")
+/// always hold and are dropped; `In x` and `NotIn ""` never hold and become [`never_matches`].
 pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> NodeTerm {
     use api::NodeSelectorOperator as Op;
-    let mut out = NodeTerm { labels: Vec::new(), fields: Vec::new(), valid: true };
+    let mut out = NodeTerm { labels: Vec::new(), fields: Vec::new(), valid: true, pinned: None };
     if term.match_expressions.is_empty() && term.match_fields.is_empty() {
         out.valid = false;
         return out;
     }
     for r in &term.match_expressions {
-        let key = interner.intern(&r.key);
-        let vals =
-            |interner: &mut Interner| -> SmallVec<[Sym; 4]> { r.values.iter().map(|v| interner.intern(v)).collect() };
+        let key_ok = crate::config::validate_qualified_name(&r.key).is_ok();
+        let values_ok = r.values.iter().all(|v| is_label_value(v));
         let int = || if r.values.len() == 1 { r.values[0].parse::<i64>().ok() } else { None };
         let op = match r.operator {
-            Op::In if !r.values.is_empty() => Some(LabelOp::In(vals(interner))),
-            Op::NotIn if !r.values.is_empty() => Some(LabelOp::NotIn(vals(interner))),
+            Op::In if !r.values.is_empty() => Some(LabelOp::In(r.values.iter().map(|v| interner.intern(v)).collect())),
+            Op::NotIn if !r.values.is_empty() => {
+                Some(LabelOp::NotIn(r.values.iter().map(|v| interner.intern(v)).collect()))
+            }
             Op::Exists if r.values.is_empty() => Some(LabelOp::Exists),
             Op::DoesNotExist if r.values.is_empty() => Some(LabelOp::DoesNotExist),
             Op::Gt => int().map(LabelOp::Gt),
@@ -161,32 +220,64 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
             _ => None,
         };
         match op {
-            Some(op) => out.labels.push(LabelRequirement { key, op }),
-            None => out.valid = false,
-        }
-    }
-    for f in &term.match_fields {
-        let ok = f.key == "metadata.name" && f.values.len() == 1;
-        match (ok, f.operator) {
-            (true, Op::In) => out.fields.push(NameRequirement { in_set: true, name: interner.intern(&f.values[0]) }),
-            (true, Op::NotIn) => {
-                out.fields.push(NameRequirement { in_set: false, name: interner.intern(&f.values[0]) })
-            }
+            Some(op) if key_ok && values_ok => out.labels.push(LabelRequirement { key: interner.intern(&r.key), op }),
             _ => out.valid = false,
         }
     }
+    for f in term.match_fields.iter().filter(|f| f.key == "metadata.name" && f.operator == Op::In) {
+        let names: Vec<Sym> = f.values.iter().map(|v| interner.intern(v)).collect();
+        out.pinned = Some(match out.pinned.take() {
+            None => names,
+            Some(prev) => prev.into_iter().filter(|n| names.contains(n)).collect(),
+        });
+    }
+    for f in &term.match_fields {
+        let in_set = match f.operator {
+            Op::In if f.values.len() == 1 => true,
+            Op::NotIn if f.values.len() == 1 => false,
+            _ => {
+                out.valid = false;
+                continue;
+            }
+        };
+        let value = &f.values[0];
+        if f.key == "metadata.name" {
+            out.fields.push(NameRequirement { in_set, name: interner.intern(value) });
+        } else if in_set != value.is_empty() {
+            out.labels.push(never_matches(interner));
+        }
+    }
     out
+}
+
+/// A requirement no node satisfies (`In` with no values, which the parser never produces).
+pub fn never_matches(interner: &mut Interner) -> LabelRequirement {
+    LabelRequirement { key: interner.intern(""), op: LabelOp::In(SmallVec::new()) }
+}
+
+/// Kubernetes `IsValidLabelValue`: empty, or at most 63 characters of `[A-Za-z0-9_.-]` starting
+/// and ending with a letter or digit.
+pub fn is_label_value(v: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    v.is_empty()
+        || (v.len() <= 63
+            && v.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.'))
+            && v.starts_with(alnum)
+            && v.ends_with(alnum))
 }
 
 pub fn compile_node_selector(sel: &api::NodeSelector, interner: &mut Interner) -> NodeSelector {
     NodeSelector { terms: sel.node_selector_terms.iter().map(|t| compile_term(t, interner)).collect() }
 }
 
-/// Preferred terms of weight 0 are dropped, as upstream.
+/// Preferred terms of weight 0 and empty terms are dropped, as upstream's
+/// `NewPreferredSchedulingTerms` skips them; an invalid term is kept (`valid: false`): PreScore
+/// turns it into an error.
 pub fn compile_preferred(terms: &[api::PreferredSchedulingTerm], interner: &mut Interner) -> Vec<PreferredTerm> {
     terms
         .iter()
         .filter(|t| t.weight != 0)
+        .filter(|t| !t.preference.match_expressions.is_empty() || !t.preference.match_fields.is_empty())
         .map(|t| PreferredTerm { weight: t.weight, term: compile_term(&t.preference, interner) })
         .collect()
 }
@@ -489,6 +580,16 @@ mod tests {
             // A sidecar adds to the containers and to every later init container.
             ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}, {name: i, resources: {requests: {cpu: 1500m}}}]", 2500, 0, 2500, 2 * 200 * 1024 * 1024),
             ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  overhead: {cpu: 250m, memory: 10Mi}", 1250, 10 << 20, 1250, (10 << 20) + 200 * 1024 * 1024),
+            // A limit without a request requests the limit (API defaulting).
+            ("containers: [{name: a, resources: {limits: {cpu: 2, memory: 1Gi}}}]", 2000, 1 << 30, 2000, 1 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}, limits: {cpu: 2}}}]", 1000, 0, 1000, 200 * 1024 * 1024),
+            // Pod-level requests replace the containers' cpu and memory (PodLevelResources).
+            ("containers: [{name: a, resources: {requests: {cpu: 100m}}}, {name: b}]\n  resources: {requests: {cpu: 3, memory: 2Gi}}", 3000, 2 << 30, 3000, 2 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {requests: {memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30),
+            // Pod-level limits default the pod-level requests: containers' cpu, then the limit for memory.
+            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {limits: {cpu: 4, memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30),
+            // Overhead is added after the pod-level requests.
+            ("containers: [{name: a}]\n  resources: {requests: {cpu: 1}}\n  overhead: {cpu: 250m}", 1250, 0, 1250, 200 * 1024 * 1024),
         ];
         for (spec, cpu, mem, nz_cpu, nz_mem) in cases {
             let (p, _) = compile(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {spec}\n"));

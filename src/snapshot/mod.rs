@@ -6,6 +6,7 @@
 pub mod compile;
 pub mod intern;
 pub mod model;
+pub mod node_tree;
 pub mod nodes;
 pub mod pod_index;
 #[cfg(test)]
@@ -17,6 +18,7 @@ use ahash::AHashMap;
 
 pub use intern::{Interner, Sym};
 pub use model::*;
+pub use node_tree::{NodeTree, ZoneLabels};
 pub use nodes::{NodeIdx, NodeTable};
 pub use pod_index::PodIndex;
 
@@ -33,6 +35,8 @@ pub struct WellKnown {
     pub zone_key: Sym,
     pub default_namespace: Sym,
     pub default_scheduler: Sym,
+    /// The labels of a node's zone key (`GetZoneKey`), for the scan order.
+    pub zone_labels: ZoneLabels,
 }
 
 impl WellKnown {
@@ -46,6 +50,13 @@ impl WellKnown {
             zone_key: i.intern("topology.kubernetes.io/zone"),
             default_namespace: i.intern("default"),
             default_scheduler: i.intern("default-scheduler"),
+            zone_labels: ZoneLabels {
+                beta_zone: i.intern("failure-domain.beta.kubernetes.io/zone"),
+                zone: i.intern("topology.kubernetes.io/zone"),
+                beta_region: i.intern("failure-domain.beta.kubernetes.io/region"),
+                region: i.intern("topology.kubernetes.io/region"),
+                empty: i.intern(""),
+            },
         }
     }
 }
@@ -108,6 +119,8 @@ pub struct Snapshot {
     /// Pods nominated to a node by preemption and not yet placed: node -> pods (upstream's
     /// nominator). Filtering other pods counts them (`RunFilterPluginsWithNominatedPods`).
     pub nominated: AHashMap<Sym, Vec<Arc<PodInfo>>>,
+    /// Zones and their nodes in upstream's order; gives the scan order ([`Snapshot::scan_order`]).
+    pub node_tree: NodeTree,
 }
 
 impl Default for Snapshot {
@@ -128,6 +141,7 @@ impl Snapshot {
             pod_index: PodIndex::default(),
             cluster: ClusterObjects::default(),
             nominated: AHashMap::new(),
+            node_tree: NodeTree::default(),
         }
     }
 
@@ -137,6 +151,7 @@ impl Snapshot {
             return Err(format!("node {:?} exists already", self.interner.resolve(spec.name)));
         }
         let idx = self.nodes.add_node(spec);
+        self.node_tree.add(spec.name, self.wk.zone_labels.key_of(&spec.labels));
         self.pod_index.on_add_node(&self.nodes, idx);
         self.pod_index.grow_domains();
         Ok(idx)
@@ -153,6 +168,7 @@ impl Snapshot {
             self.index_pod(idx, p, -1);
         }
         self.nodes.update_node(idx, spec);
+        self.node_tree.update(spec.name, self.wk.zone_labels.key_of(&spec.labels));
         self.pod_index.on_relabel_node(&self.nodes, idx);
         self.pod_index.grow_domains();
         for p in &pods {
@@ -297,7 +313,20 @@ impl Snapshot {
         let idx = self.nodes.idx_of(name).expect("node still present");
         self.pod_index.on_remove_node(idx);
         self.nodes.remove_node(idx);
+        self.node_tree.remove(name);
         removed
+    }
+
+    /// The order the filter pass scans nodes in (`nextStartNodeIndex` indexes it): upstream's
+    /// node list, round-robin over zones (see [`node_tree`]). Built once after nodes are added or
+    /// removed.
+    pub fn scan_order(&self) -> &[NodeIdx] {
+        self.node_tree.list(&self.nodes)
+    }
+
+    /// Whether [`Snapshot::scan_order`] is `0, 1, 2, ...`.
+    pub fn scan_order_is_row_order(&self) -> bool {
+        self.node_tree.is_row_order(&self.nodes)
     }
 
     /// The name of node `idx`.

@@ -139,6 +139,10 @@ pub struct NodeTerm {
     pub fields: Vec<NameRequirement>,
     /// False for an empty term or one that failed to parse (bad operator values): it matches nothing.
     pub valid: bool,
+    /// The names NodeAffinity's PreFilter pins from the term's raw `metadata.name In` fields
+    /// (intersected; read even when the term is invalid, as upstream reads the spec). `None`:
+    /// derive them from `fields` (terms built by hand) or the term pins none.
+    pub pinned: Option<Vec<Sym>>,
 }
 
 /// Required node affinity: terms ORed.

@@ -69,6 +69,11 @@ impl<'a> MakeNode<'a> {
         self
     }
 
+    /// The spec, not added (for `update_node`).
+    pub fn spec(self) -> NodeSpec {
+        self.spec
+    }
+
     /// Adds the node to the snapshot.
     pub fn add(self) -> NodeIdx {
         let MakeNode { snap, spec } = self;
@@ -174,8 +179,12 @@ impl<'a> MakePod<'a> {
     pub fn affinity_in(mut self, key: &str, values: &[&str]) -> Self {
         let key = self.snap.interner.intern(key);
         let vals: SmallVec<[Sym; 4]> = values.iter().map(|v| self.snap.interner.intern(v)).collect();
-        let term =
-            NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
+        let term = NodeTerm {
+            labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }],
+            fields: vec![],
+            valid: true,
+            pinned: None,
+        };
         self.pod.required_affinity.get_or_insert_with(NodeSelector::default).terms.push(term);
         self
     }
@@ -183,8 +192,12 @@ impl<'a> MakePod<'a> {
     pub fn preferred_in(mut self, weight: i32, key: &str, values: &[&str]) -> Self {
         let key = self.snap.interner.intern(key);
         let vals: SmallVec<[Sym; 4]> = values.iter().map(|v| self.snap.interner.intern(v)).collect();
-        let term =
-            NodeTerm { labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }], fields: vec![], valid: true };
+        let term = NodeTerm {
+            labels: vec![LabelRequirement { key, op: LabelOp::In(vals) }],
+            fields: vec![],
+            valid: true,
+            pinned: None,
+        };
         self.pod.preferred_affinity.push(PreferredTerm { weight, term });
         self
     }

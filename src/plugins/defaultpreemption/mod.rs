@@ -357,7 +357,8 @@ impl DefaultPreemption {
         eligible_to_preempt(snap, pod, Some(diag))?;
         // A PreFilter rejection applies to every node with its code.
         let potential: Vec<NodeIdx> = match &diag.pre_filter {
-            Some((_, st)) if st.code == Code::Unschedulable => (0..snap.nodes.len() as u32).map(NodeIdx).collect(),
+            // The snapshot's node list, in its order (the scan order).
+            Some((_, st)) if st.code == Code::Unschedulable => snap.scan_order().to_vec(),
             Some(_) => Vec::new(),
             None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
         };
@@ -468,7 +469,7 @@ impl DefaultPreemption {
             return Err(NoPreemption::NoCandidates("no nodes available".into()));
         }
         let potential: Vec<NodeIdx> = match &diag.pre_filter {
-            Some((_, st)) if st.code == Code::Unschedulable => (0..n_all as u32).map(NodeIdx).collect(),
+            Some((_, st)) if st.code == Code::Unschedulable => snap.scan_order().to_vec(),
             Some(_) => Vec::new(),
             None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
         };

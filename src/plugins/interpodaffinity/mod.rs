@@ -134,9 +134,7 @@ impl Plugin for InterPodAffinity {
                 affinity.push(dc);
             }
         }
-        // `podMatchesAllAffinityTerms` passes nil namespace labels.
-        let self_match_all =
-            a.required_affinity.iter().all(|t| t.selector.matches(pod.namespace, &pod.labels, &[], &snap.interner));
+        let self_match_all = a.required_affinity.iter().all(|t| self_matches(snap, pod, &t.selector));
         let anti = a
             .required_anti_affinity
             .iter()
@@ -266,11 +264,24 @@ impl Plugin for InterPodAffinity {
     }
 }
 
-/// InterPodAffinity's NormalizeScore: lo = min(0, min), hi = max(0, max);
-/// s' = ⌊100 · (s − lo) / (hi − lo)⌋ (float), 0 when hi = lo.
+/// `podMatchesAllAffinityTerms` for one of the incoming pod's own required affinity terms, after
+/// PreFilter's `mergeAffinityTermNamespacesIfNotEmpty`: a non-empty `namespaceSelector` is turned
+/// into the names of the existing Namespaces it selects (and then selects nothing), so the pod's
+/// own namespace counts when it exists and its labels match; an empty selector (`{}`) is kept and
+/// matches the nil namespace labels the check passes, so it selects every namespace.
+fn self_matches(snap: &Snapshot, pod: &crate::snapshot::PodInfo, sel: &crate::snapshot::PodSelector) -> bool {
+    let ns = pod.namespace;
+    let ns_ok = sel.namespaces.names.binary_search(&ns).is_ok()
+        || sel.namespaces.selector.as_ref().is_some_and(|s| {
+            s.is_empty() || snap.cluster.namespaces.get(&ns).is_some_and(|labels| s.matches(labels, &snap.interner))
+        });
+    ns_ok && sel.labels.matches(&pod.labels, &snap.interner)
+}
+
+/// InterPodAffinity's NormalizeScore: lo = min, hi = max of the scores (the real ones, not
+/// clamped to 0); s' = ⌊100 · (s − lo) / (hi − lo)⌋ (float), 0 when hi = lo.
 pub fn normalize_scores(scores: &mut [i64]) {
-    let hi = scores.iter().copied().fold(0, i64::max);
-    let lo = scores.iter().copied().fold(0, i64::min);
+    let (Some(&hi), Some(&lo)) = (scores.iter().max(), scores.iter().min()) else { return };
     let diff = hi - lo;
     for s in scores.iter_mut() {
         *s = if diff > 0 { (MAX_NODE_SCORE as f64 * ((*s - lo) as f64 / diff as f64)) as i64 } else { 0 };

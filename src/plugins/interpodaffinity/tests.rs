@@ -187,6 +187,42 @@ fn required_filter_table() {
             vec![("node1", AFF)],
         ),
         (
+            // scheduler_perf SchedulingRequiredPodAffinityWithNSSelector: the namespaceSelector is
+            // merged into the term's namespaces before the first-pod-of-a-group self-match.
+            "the first pod of a group matches itself through its namespaceSelector",
+            NODE1,
+            vec![],
+            |s| {
+                let sel = sel_labels(s, &[("service", "securityscan")]);
+                let team = sel_labels(s, &[("team", "team1")]);
+                let region = s.interner.intern("region");
+                let t = AffinityTerm::new(NamespaceSet { names: vec![], selector: Some(team) }, sel, region);
+                MakePod::new(s, "p")
+                    .namespace("subteam1.team1")
+                    .label("service", "securityscan")
+                    .affinity_term(t)
+                    .build()
+            },
+            vec![("node1", P)],
+        ),
+        (
+            "the first pod of a group: a namespaceSelector not selecting its own namespace",
+            NODE1,
+            vec![],
+            |s| {
+                let sel = sel_labels(s, &[("service", "securityscan")]);
+                let team = sel_labels(s, &[("team", "team1")]);
+                let region = s.interner.intern("region");
+                let t = AffinityTerm::new(NamespaceSet { names: vec![], selector: Some(team) }, sel, region);
+                MakePod::new(s, "p")
+                    .namespace("subteam2.team2")
+                    .label("service", "securityscan")
+                    .affinity_term(t)
+                    .build()
+            },
+            vec![("node1", AFF)],
+        ),
+        (
             "an empty namespaceSelector selects every namespace",
             NODE1,
             vec![("node1", |s| {
@@ -395,11 +431,32 @@ fn normalize_table() {
         (&[5, 0], &[100, 0]),
         (&[-10, 0], &[0, 100]),
         (&[-4, 8, 0], &[0, 100, 33]),
-        (&[3, 3], &[100, 100]),
+        (&[3, 3], &[0, 0]),
+        // Upstream takes the real min and max, not min(0, ·) and max(0, ·).
+        (&[16, 40], &[0, 100]),
+        (&[-10, -4], &[0, 100]),
+        (&[16, 40, 28], &[0, 100, 50]),
     ];
     for (raw, want) in cases {
         let mut s = raw.to_vec();
         normalize_scores(&mut s);
         assert_eq!(&s, want, "{raw:?}");
+    }
+}
+
+#[test]
+fn every_node_scoring_normalizes_from_the_lowest() {
+    // Raw 16 and 40 (2 and 5 matching pods at weight 8): [0, 100], as upstream's real min/max.
+    const TWO: Nodes = &[("node1", &[("region", "China")]), ("node2", &[("region", "India")])];
+    let s1 = |s: &mut Snapshot| labelled(s, "security", "S1");
+    let mut existing: Vec<(&str, Build)> = vec![("node1", s1), ("node1", s1)];
+    existing.extend(std::iter::repeat_n(("node2", s1 as Build), 5));
+    for prepared in [false, true] {
+        let mut snap = setup(TWO, &existing);
+        let pod = MakePod::new(&mut snap, "p").preferred_pod_affinity(8, "security", Some(&["S1"]), "region").build();
+        if prepared {
+            snap.prepare_pod(&pod);
+        }
+        assert_eq!(scores(&InterPodAffinity::default(), &snap, &pod), Some(vec![0, 100]), "prepared {prepared}");
     }
 }

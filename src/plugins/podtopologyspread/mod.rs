@@ -175,6 +175,13 @@ fn untolerated_free_sets(snap: &Snapshot, pod: &PodInfo) -> Vec<bool> {
         .collect()
 }
 
+/// `countPodsMatchSelector` counts nothing for an empty selector (`labelSelector: {}` with no
+/// matchLabelKeys merged): such a constraint sees every domain empty (the pod itself still
+/// matches it, so `selfMatchNum` is 1).
+fn counts_no_pod(c: &SpreadConstraint) -> bool {
+    c.selector.is_empty()
+}
+
 /// Counts per domain of `c`'s key over the nodes eligible for `c`, and which domains have an
 /// eligible node. `require_all` asks that nodes carry every key in `all_keys`.
 fn eligible_counts(
@@ -198,11 +205,16 @@ fn eligible_counts(
     }
     let elig = Eligibility::new(snap, pod, keys, c);
     if elig.is_trivial() {
-        let counts = pod_index::dom_counts(snap, &q, t).into_owned();
+        let counts =
+            if counts_no_pod(c) { vec![0; t.num_domains()] } else { pod_index::dom_counts(snap, &q, t).into_owned() };
         let present = t.nodes_in_dom.iter().map(|&n| n > 0).collect();
         return (counts, present);
     }
-    let per_node = pod_index::per_node_counts(snap, &q);
+    let per_node = if counts_no_pod(c) {
+        std::borrow::Cow::Owned(vec![0; snap.nodes.len()])
+    } else {
+        pod_index::per_node_counts(snap, &q)
+    };
     let mut counts = vec![0u32; t.num_domains()];
     let mut present = vec![false; t.num_domains()];
     for (n, &d) in t.dom_of_node.iter().enumerate() {
@@ -326,7 +338,11 @@ impl Plugin for PodTopologySpread {
         for (i, c) in cs.iter().enumerate() {
             let t = s.domains[i].get(snap);
             if c.topology_key == hostname_key {
-                let counts = pod_index::per_node_counts(snap, &constraint_query(pod, c)).into_owned();
+                let counts = if counts_no_pod(c) {
+                    vec![0; snap.nodes.len()]
+                } else {
+                    pod_index::per_node_counts(snap, &constraint_query(pod, c)).into_owned()
+                };
                 let weight = topology_normalizing_weight(scored.len());
                 constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: true, counts });
                 continue;

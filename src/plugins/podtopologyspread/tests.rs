@@ -97,6 +97,23 @@ fn single_constraint_filter() {
             vec![("node-a", P), ("node-b", P), ("node-x", P), ("node-y", P)],
         ),
         (
+            // countPodsMatchSelector returns 0 for an empty selector (labelSelector: {}).
+            "an empty selector counts no pod",
+            ZONES_4,
+            vec![
+                ("node-x", FOO, "default", false),
+                ("node-x", BAR, "default", false),
+                ("node-y", FOO, "default", false),
+            ],
+            |s| {
+                MakePod::new(s, "p")
+                    .label("foo", "")
+                    .spread(1, "zone", DoNotSchedule, LabelSelector::everything())
+                    .build()
+            },
+            vec![("node-a", P), ("node-b", P), ("node-x", P), ("node-y", P)],
+        ),
+        (
             "existing pods in a different namespace do not count",
             ZONES_4,
             vec![
