@@ -64,6 +64,9 @@ pub fn plugin_table_rows(report: &GateReport, key: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The rows of the terminal's per-plugin table (the largest changes; compare.json has them all).
+pub const PLUGIN_TABLE_ROWS: usize = 8;
+
 /// The header of [`plugin_table_rows`].
 pub const PLUGIN_TABLE_HEADER: [&str; 6] =
     ["PLUGIN/EXTENSION POINT", "BASE INSTR/POD", "CURRENT", "DELTA", "CHANGE", "SHARE OF CHANGE"];
@@ -83,7 +86,7 @@ fn plugin_tables(report: &GateReport) -> String {
             report.top_plugin_changes(&key, 3)
         );
         let mut rows = vec![PLUGIN_TABLE_HEADER.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
-        rows.extend(plugin_table_rows(report, &key));
+        rows.extend(plugin_table_rows(report, &key).into_iter().take(PLUGIN_TABLE_ROWS));
         out += &format::columns(&rows);
     }
     if !out.is_empty() {
