@@ -89,9 +89,9 @@ fn cells_table(cells: &[&Cell], gate: bool) -> String {
             c.unit,
             format::value(c.median_cand),
             c.unit,
-            format::pct(change),
-            format::pct(low),
-            format::pct(high),
+            format::cell_pct(c, change),
+            format::cell_pct(c, low),
+            format::cell_pct(c, high),
             if c.test == super::evaluate::INSTRUCTION_TEST { "-".to_string() } else { format::p(c.p) }
         );
         if gate {

@@ -19,8 +19,8 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
             c.key(),
             format!("{} ({})", c.metric.name(), c.unit),
             format!("{} -> {}", format::value(c.median_base), format::value(c.median_cand)),
-            format::pct(change),
-            format!("[{}, {}]", format::pct(low), format::pct(high)),
+            format::cell_pct(c, change),
+            format!("[{}, {}]", format::cell_pct(c, low), format::cell_pct(c, high)),
             if c.test == INSTRUCTION_TEST { "-".to_string() } else { format::p(c.p) },
         ];
         if gate {
