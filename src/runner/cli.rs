@@ -305,6 +305,14 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     // Validate everything before the first repetition starts.
     select(args)?;
     options(args, 0)?;
+    if args.measure == Measure::Instructions && args.agent != AgentKind::Sim {
+        return Err(InputError::new(
+            "--measure",
+            "instructions",
+            "counts the scheduling cycles under valgrind with the simulated agent; drop --agent cri",
+        )
+        .into());
+    }
     let mut runs = Vec::new();
     if args.measure == Measure::Instructions {
         runs = crate::instructions::valgrind::measure(args.reps.max(1), select(args)?.len(), args.out.as_deref())?;
