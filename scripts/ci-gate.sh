@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# The performance gate of CI: runs the ci workloads (workloads/ci/, label `ci`) 6 times each, every
-# repetition in a fresh process, and gates them against the committed baseline
-# (reports/baselines/ci.json) with the policy in gate.toml. Prints the verdict table; the exit code is
-# the gate's (0 pass, 1 regression, 2 bad input, 3 noisy under --fail-on-noisy).
+# The performance gate of CI, in two steps against committed baselines, with the policy in gate.toml.
+#  1. Instructions (tight, 1% per scheduled pod): the ci workloads (workloads/ci/, label `ci`) run once
+#     each under valgrind's callgrind (`run --measure instructions`) and are gated against
+#     reports/baselines/ci-instructions.json. Counts repeat to <= 0.2% on a busy machine, so this
+#     catches small regressions and names the plugin; a failure here is final (no re-measurement).
+#     Needs valgrind (Debian/Ubuntu package `valgrind`); without it this step exits 2.
+#  2. Wall clock (collapses only): 6 fresh-process reps of every ci workload against
+#     reports/baselines/ci.json; a regression is confirmed by a second measurement.
+# Prints the verdict tables; the exit code is the gate's (0 pass, 1 regression, 2 bad input or no
+# valgrind, 3 noisy under --fail-on-noisy).
 #
-#   scripts/ci-gate.sh             # gate (called from .ci/run)
-#   scripts/ci-gate.sh --refresh   # re-record the baseline with 10 repetitions (review the diff!)
+#   scripts/ci-gate.sh                         # gate (called from .ci/run)
+#   scripts/ci-gate.sh --refresh               # re-record both baselines (review the diff!)
+#   scripts/ci-gate.sh --refresh-instructions  # re-record the instruction baseline only (~15 s)
 #
 # Environment: SCHEDPERF (a built binary; default: cargo build --release, honouring
 # CARGO_TARGET_DIR), SCHEDPERF_CI_CONFIG (a KubeSchedulerConfiguration to run instead of the default
@@ -22,19 +29,52 @@ if [ -n "${SCHEDPERF_CI_CONFIG:-}" ]; then
   config=(--config "$SCHEDPERF_CI_CONFIG")
 fi
 baseline=reports/baselines/ci.json
+baseline_instructions=reports/baselines/ci-instructions.json
 
-if [ "${1:-}" = "--refresh" ]; then
-  "$SCHEDPERF" run workloads/ci/ --label-filter ci --reps 10 "${config[@]}" --format json > "$baseline.new"
-  mv "$baseline.new" "$baseline"
-  echo "== wrote $baseline; commit it with the compare output in the pull request"
-  exit 0
-fi
+refresh_instructions() {
+  "$SCHEDPERF" run workloads/ci/ --label-filter ci --measure instructions "${config[@]}" --format json \
+    > "$baseline_instructions.new"
+  mv "$baseline_instructions.new" "$baseline_instructions"
+  echo "== wrote $baseline_instructions"
+}
+case "${1:-}" in
+  --refresh)
+    refresh_instructions
+    "$SCHEDPERF" run workloads/ci/ --label-filter ci --reps 10 "${config[@]}" --format json > "$baseline.new"
+    mv "$baseline.new" "$baseline"
+    echo "== wrote $baseline; commit both with the compare output in the pull request"
+    exit 0
+    ;;
+  --refresh-instructions)
+    refresh_instructions
+    exit 0
+    ;;
+esac
 
 out="${SCHEDPERF_CI_OUT:-$(mktemp -d /tmp/schedperf-ci-gate.XXXXXX)}"
 mkdir -p "$out"
 
-# One measurement (6 fresh-process reps of every ci workload) gated against the baseline; the
-# outputs of try N go to $out (try 1) or $out/try-N.
+# Step 1: instructions. Deterministic to a fraction of the budget, so one run and no confirmation.
+dir="$out/instructions"
+mkdir -p "$dir"
+echo "== instruction gate: workloads/ci/ under callgrind vs $baseline_instructions (policy gate.toml), outputs in $dir"
+set +e
+"$SCHEDPERF" run workloads/ci/ --label-filter ci --measure instructions "${config[@]}" --format json --out "$dir" \
+  > "$dir/current.json"
+code=$?
+if [ "$code" = 0 ]; then
+  "$SCHEDPERF" gate "$baseline_instructions" "$dir/current.json" --policy gate.toml \
+    --format table,json,markdown,junit,bmf --out "$dir"
+  code=$?
+fi
+set -e
+if [ "$code" != 0 ]; then
+  echo "== instruction gate: exit $code"
+  exit "$code"
+fi
+
+# Step 2: wall clock. One measurement (6 fresh-process reps of every ci workload) gated against the
+# baseline; the outputs of try N go to $out (try 1) or $out/try-N.
 gate_once() { # TRY
   local dir="$out"
   [ "$1" = 1 ] || dir="$out/try-$1"

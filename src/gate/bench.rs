@@ -19,6 +19,14 @@ pub fn bmf(report: &GateReport) -> String {
             .expect("object")
             .insert(c.metric.name().to_string(), json!({"value": c.median_cand, "lower_value": lo, "upper_value": hi}));
     }
+    // Instructions per scheduled pod of every plugin/extension point, for per-plugin history.
+    for p in report.plugin_changes.iter().filter(|p| p.kind == "plugin-extension-point") {
+        let entry = doc.entry(p.key()).or_insert_with(|| Value::Object(Map::new()));
+        entry.as_object_mut().expect("object").insert(
+            format!("instructions-per-pod:{}", p.name),
+            json!({"value": p.cand_per_pod, "lower_value": p.cand_per_pod, "upper_value": p.cand_per_pod}),
+        );
+    }
     let mut text = serde_json::to_string_pretty(&Value::Object(doc)).expect("serializes");
     text.push('\n');
     text

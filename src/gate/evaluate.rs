@@ -13,6 +13,10 @@ use crate::stats::{self, Method, ShiftEstimate};
 /// The fewest runs (or pairs) per side the gate accepts.
 pub const MIN_SAMPLES: usize = 6;
 
+/// The `test` of an instruction-count cell: counts are near-deterministic, so one run per side is
+/// enough and the cell is judged on its ratio and the spread of the runs, outside the Holm family.
+pub const INSTRUCTION_TEST: &str = "instruction-count";
+
 /// The verdict of one cell, checked in this order (reference design, section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -154,6 +158,38 @@ pub struct PlacementCheck {
     pub compared_pods: Option<usize>,
 }
 
+/// The change of one plugin's (or extension point's) instructions per scheduled pod, so that an
+/// instruction regression names its plugin.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginChange {
+    pub test_case: String,
+    pub workload: String,
+    /// `NodeResourcesFit/Score`, `NodeResourcesFit` or `Score`, by `kind`.
+    pub name: String,
+    /// `plugin-extension-point`, `plugin` or `extension-point`.
+    pub kind: &'static str,
+    /// Median over the runs of inclusive instructions per scheduled pod.
+    pub base_per_pod: f64,
+    pub cand_per_pod: f64,
+    /// `cand/base - 1` (infinite for a plugin absent from the baseline).
+    pub change: f64,
+    /// This row's part of the change of the whole measured phase per pod (`delta / total delta`).
+    pub share_of_total_change: f64,
+}
+
+impl PluginChange {
+    /// `testCase/workload`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.test_case, self.workload)
+    }
+
+    /// The absolute change per pod.
+    pub fn delta(&self) -> f64 {
+        self.cand_per_pod - self.base_per_pod
+    }
+}
+
 /// A workload present on one side only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -201,6 +237,8 @@ pub struct GateReport {
     pub alpha: f64,
     pub cells: Vec<Cell>,
     pub placements: Vec<PlacementCheck>,
+    /// Per plugin and extension point, for workloads measured in instructions.
+    pub plugin_changes: Vec<PluginChange>,
     pub unmatched: Vec<Unmatched>,
     pub warnings: Vec<String>,
     pub baseline: Source,
@@ -213,9 +251,38 @@ impl GateReport {
         self.cells.iter().filter(|c| c.verdict == v).count()
     }
 
-    /// The number of gated cells (the Holm family).
+    /// The number of gated cells.
     pub fn gated(&self) -> usize {
         self.cells.iter().filter(|c| c.gated).count()
+    }
+
+    /// The number of gated cells decided by a rank test (the Holm family; instruction counts are not in it).
+    pub fn holm_family(&self) -> usize {
+        self.cells.iter().filter(|c| c.gated && c.test != INSTRUCTION_TEST).count()
+    }
+
+    /// The plugin rows (`plugin-extension-point`) of workload `key`, largest absolute change first.
+    pub fn plugin_rows(&self, key: &str) -> Vec<&PluginChange> {
+        let mut rows: Vec<&PluginChange> =
+            self.plugin_changes.iter().filter(|p| p.kind == "plugin-extension-point" && p.key() == key).collect();
+        rows.sort_by(|a, b| b.delta().abs().total_cmp(&a.delta().abs()).then_with(|| a.name.cmp(&b.name)));
+        rows
+    }
+
+    /// `NodeResourcesFit/Score +812 (+3.5%), ...`: the `n` plugin rows of `key` that changed most.
+    pub fn top_plugin_changes(&self, key: &str, n: usize) -> String {
+        let rows: Vec<String> = self
+            .plugin_rows(key)
+            .into_iter()
+            .filter(|p| p.delta() != 0.0)
+            .take(n)
+            .map(|p| format!("{} {:+.0} ({})", p.name, p.delta(), super::format::pct(p.change)))
+            .collect();
+        if rows.is_empty() {
+            "no plugin changed".to_string()
+        } else {
+            rows.join(", ")
+        }
     }
 
     /// True if a same-seed placement changed.
@@ -308,6 +375,7 @@ pub(crate) fn evaluate_with(
         alpha: policy.alpha,
         cells: Vec::new(),
         placements: Vec::new(),
+        plugin_changes: Vec::new(),
         unmatched: Vec::new(),
         warnings: Vec::new(),
         baseline: Source { file: opt.base_label.to_string(), header: Default::default() },
@@ -344,16 +412,28 @@ pub(crate) fn evaluate_with(
     }
     for g in &matched {
         check_digests(g, opt, &mut report.warnings)?;
+        if measured_in_instructions(g, opt)? {
+            for metric in Metric::INSTRUCTIONS {
+                let b: Vec<f64> = g.base.iter().map(|r| metric.value(r)).collect();
+                let c: Vec<f64> = g.cand.iter().map(|r| metric.value(r)).collect();
+                report.cells.push(instruction_cell(g, metric, &b, &c, policy, opt.compare_only));
+            }
+            report.plugin_changes.extend(plugin_changes(g));
+            report.placements.extend(placement_checks(g, &mut report.warnings));
+            continue;
+        }
         let (base_values, cand_values) = samples(g, paired, opt, &mut report.warnings)?;
         let min_pods = g.base.iter().chain(&g.cand).map(|r| r.measured_pods).min().unwrap_or(0);
-        for metric in Metric::ALL {
+        for metric in Metric::TIMED {
             let b: Vec<f64> = base_values.iter().map(|r| metric.value(r)).collect();
             let c: Vec<f64> = cand_values.iter().map(|r| metric.value(r)).collect();
             report.cells.push(cell(g, metric, &b, &c, paired, policy, min_pods, opt.compare_only));
         }
         report.placements.extend(placement_checks(g, &mut report.warnings));
     }
-    let gated: Vec<usize> = (0..report.cells.len()).filter(|&i| report.cells[i].gated).collect();
+    let gated: Vec<usize> = (0..report.cells.len())
+        .filter(|&i| report.cells[i].gated && report.cells[i].test != INSTRUCTION_TEST)
+        .collect();
     let adjusted = stats::holm(&gated.iter().map(|&i| report.cells[i].p).collect::<Vec<_>>());
     for (&i, p_holm) in gated.iter().zip(adjusted) {
         let c = &mut report.cells[i];
@@ -365,6 +445,166 @@ pub(crate) fn evaluate_with(
         report.warnings.push(w);
     }
     Ok(report)
+}
+
+/// True when both sides of the group counted instructions (every run has `instructions`), false when
+/// both measured time; an input error when one side (or one run) differs.
+fn measured_in_instructions(g: &Group, opt: &Options) -> Result<bool, InputError> {
+    let kind = |runs: &[&RunSample], label: &str| -> Result<bool, InputError> {
+        let with = runs.iter().filter(|r| r.instructions.is_some()).count();
+        if with != 0 && with != runs.len() {
+            return Err(InputError::new(
+                label,
+                "runs[].instructions",
+                format!(
+                    "{}: {with} of {} runs counted instructions; a report holds runs of one kind (`run --measure instructions` or time)",
+                    g.key,
+                    runs.len()
+                ),
+            ));
+        }
+        Ok(with > 0)
+    };
+    let (b, c) = (kind(&g.base, opt.base_label)?, kind(&g.cand, opt.cand_label)?);
+    if b != c {
+        let what = |i: bool| if i { "instructions (`run --measure instructions`)" } else { "time" };
+        return Err(InputError::new(
+            opt.cand_label,
+            "runs[].instructions",
+            format!(
+                "{}: the {} measured {} but this report measured {}; compare like with like",
+                g.key,
+                opt.base_label,
+                what(b),
+                what(c)
+            ),
+        ));
+    }
+    Ok(b)
+}
+
+/// Decides an instruction-count cell from the ratio of medians (`cand/base`, `> 1` worse), the
+/// spread of the runs `[low, high]` (`min cand / max base`, `max cand / min base`) and the budget:
+/// counts repeat to well under the budget, so no rank test is needed. Regressed when every run pair
+/// is beyond the budget; suspect when the medians are but some runs are not; noisy when the runs
+/// spread over more than twice the budget; improved when every run pair is better by more than the
+/// budget.
+pub fn decide_count(ratio: f64, low: f64, high: f64, budget: f64) -> Verdict {
+    if low > 1.0 + budget {
+        Verdict::Regressed
+    } else if ratio > 1.0 + budget {
+        Verdict::Suspect
+    } else if high - low > 2.0 * budget {
+        Verdict::Noisy
+    } else if high < 1.0 - budget {
+        Verdict::Improved
+    } else {
+        Verdict::Ok
+    }
+}
+
+fn instruction_cell(g: &Group, metric: Metric, b: &[f64], c: &[f64], policy: &Policy, compare_only: bool) -> Cell {
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (mb, mc) = (stats::median(b), stats::median(c));
+    let ratio = mc / mb;
+    let (low, high) = (min(c) / max(b), max(c) / min(b));
+    let budget = policy.budget(&g.key, metric, false);
+    let mut note = None;
+    let gated = if compare_only {
+        false
+    } else if !policy.is_gated(&g.key, metric) || budget.is_none() {
+        note = Some("report only".to_string());
+        false
+    } else if !(mb > 0.0 && ratio.is_finite()) {
+        note = Some("report only: no instructions per unit in the baseline (nothing scheduled?)".to_string());
+        false
+    } else {
+        true
+    };
+    let verdict = if gated { decide_count(ratio, low, high, budget.expect("gated")) } else { Verdict::ReportOnly };
+    let first = &g.base[0];
+    Cell {
+        test_case: first.test_case.clone(),
+        workload: first.workload.clone(),
+        metric,
+        unit: metric.unit(),
+        n_base: b.len(),
+        n_cand: c.len(),
+        median_base: mb,
+        median_cand: mc,
+        median_cand_low: min(c),
+        median_cand_high: max(c),
+        ratio,
+        ratio_low: low,
+        ratio_high: high,
+        confidence: 1.0,
+        test: INSTRUCTION_TEST,
+        p_method: Method::Exact,
+        // Counts do not need a p-value: 0 when every run pair differs in the same direction.
+        p: if low > 1.0 || high < 1.0 { 0.0 } else { 1.0 },
+        p_holm: None,
+        budget,
+        gated,
+        note,
+        verdict,
+    }
+}
+
+/// Per plugin, extension point and plugin/extension point: the median instructions per scheduled
+/// pod on each side and the change.
+fn plugin_changes(g: &Group) -> Vec<PluginChange> {
+    type Pick = fn(&crate::report::InstructionsReport) -> &BTreeMap<String, u64>;
+    let per_pod = |runs: &[&RunSample], pick: Pick, name: &str| -> f64 {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.instructions.as_ref())
+            .map(|i| {
+                let n = pick(i).get(name).copied().unwrap_or(0) as f64;
+                if i.scheduled_pods == 0 {
+                    0.0
+                } else {
+                    n / i.scheduled_pods as f64
+                }
+            })
+            .collect();
+        stats::median(&v)
+    };
+    let total = |runs: &[&RunSample]| -> f64 {
+        stats::median(&runs.iter().map(|r| Metric::InstructionsPerPod.value(r)).collect::<Vec<_>>())
+    };
+    let total_delta = total(&g.cand) - total(&g.base);
+    let first = &g.base[0];
+    let mut out = Vec::new();
+    let kinds: [(&'static str, Pick); 3] = [
+        ("plugin-extension-point", |i| &i.by_plugin_extension_point),
+        ("plugin", |i| &i.by_plugin),
+        ("extension-point", |i| &i.by_extension_point),
+    ];
+    for (kind, pick) in kinds {
+        let names: BTreeSet<&String> =
+            g.base.iter().chain(&g.cand).filter_map(|r| r.instructions.as_ref()).flat_map(|i| pick(i).keys()).collect();
+        for name in names {
+            let (b, c) = (per_pod(&g.base, pick, name), per_pod(&g.cand, pick, name));
+            out.push(PluginChange {
+                test_case: first.test_case.clone(),
+                workload: first.workload.clone(),
+                name: name.clone(),
+                kind,
+                base_per_pod: b,
+                cand_per_pod: c,
+                change: if b > 0.0 {
+                    c / b - 1.0
+                } else if c > 0.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
+                },
+                share_of_total_change: if total_delta != 0.0 { (c - b) / total_delta } else { 0.0 },
+            });
+        }
+    }
+    out
 }
 
 fn check_digests(g: &Group, opt: &Options, warnings: &mut Vec<String>) -> Result<(), InputError> {
@@ -592,11 +832,15 @@ pub fn min_achievable_p(n_base: usize, n_cand: usize, paired: bool) -> f64 {
 
 /// Warns when Holm's correction over the family makes some gated cell unable to reach `alpha`.
 fn blind_family_warning(report: &GateReport) -> Option<String> {
-    let family = report.gated();
+    let family = report.holm_family();
     let blind = report
         .cells
         .iter()
-        .filter(|c| c.gated && min_achievable_p(c.n_base, c.n_cand, report.paired) * family as f64 >= report.alpha)
+        .filter(|c| {
+            c.gated
+                && c.test != INSTRUCTION_TEST
+                && min_achievable_p(c.n_base, c.n_cand, report.paired) * family as f64 >= report.alpha
+        })
         .count();
     (blind > 0).then(|| {
         format!(

@@ -16,6 +16,16 @@ pub fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
 
+/// A relative change of a cell: two decimals for instruction counts, whose A/A changes are
+/// hundredths of a percent, one otherwise.
+pub fn cell_pct(c: &super::evaluate::Cell, x: f64) -> String {
+    if c.test == super::evaluate::INSTRUCTION_TEST {
+        format!("{:+.2}%", x * 100.0)
+    } else {
+        pct(x)
+    }
+}
+
 /// A budget from a fraction: `0.05` -> `5%`, `0.125` -> `12.5%`.
 pub fn budget(b: Option<f64>) -> String {
     match b {

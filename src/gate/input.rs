@@ -73,6 +73,9 @@ pub struct RunSample {
     /// Pod name to node name, present only for small workloads.
     #[serde(default)]
     pub placements: Option<BTreeMap<String, String>>,
+    /// Instruction counts (`run --measure instructions`); such a run's times are not gated.
+    #[serde(default)]
+    pub instructions: Option<crate::report::InstructionsReport>,
 }
 
 impl RunSample {

@@ -31,6 +31,7 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
         "current": report.current,
         "cells": report.cells,
         "placements": report.placements,
+        "pluginChanges": report.plugin_changes,
         "unmatched": report.unmatched,
         "warnings": report.warnings,
     });

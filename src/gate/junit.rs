@@ -15,7 +15,8 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
             suites.push((key.clone(), Vec::new(), 0, 0));
         }
         let suite = suites.last_mut().expect("pushed");
-        let (case, failed, skipped) = cell_case(c, flags);
+        let plugins = if c.metric.is_instructions() { report.top_plugin_changes(&key, 5) } else { String::new() };
+        let (case, failed, skipped) = cell_case(c, flags, &plugins);
         suite.1.push(case);
         suite.2 += failed as usize;
         suite.3 += skipped as usize;
@@ -68,9 +69,9 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
 }
 
 /// One `<testcase>`; returns it with whether it failed and whether it was skipped.
-fn cell_case(c: &Cell, flags: GateFlags) -> (String, bool, bool) {
+fn cell_case(c: &Cell, flags: GateFlags, plugins: &str) -> (String, bool, bool) {
     let (change, low, high) = c.change();
-    let body = format!(
+    let mut body = format!(
         "{} {}: ratio {:.4} (worse-oriented, 95% CI [{:.4}, {:.4}]); change {} [{}, {}]; p={} p_holm={}; budget {}; base median {} {} (n={}), current median {} {} (n={}); {} test",
         c.key(),
         c.metric.name(),
@@ -91,6 +92,9 @@ fn cell_case(c: &Cell, flags: GateFlags) -> (String, bool, bool) {
         c.n_cand,
         c.test
     );
+    if !plugins.is_empty() {
+        body += &format!("; instructions per scheduled pod that changed most, by plugin/extension point: {plugins}");
+    }
     let fails = c.verdict == Verdict::Regressed || (flags.strict && c.verdict == Verdict::Suspect);
     let open = format!("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", xml(&c.key()), xml(c.metric.name()));
     let inner = if fails {

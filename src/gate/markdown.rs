@@ -37,6 +37,7 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
             out.push('\n');
         }
     }
+    out += &plugin_tables(report);
     if report.placements.iter().any(|p| p.changed) {
         out += "**Placements changed** for the same seed:\n\n";
         for p in report.placements.iter().filter(|p| p.changed) {
@@ -88,10 +89,10 @@ fn cells_table(cells: &[&Cell], gate: bool) -> String {
             c.unit,
             format::value(c.median_cand),
             c.unit,
-            format::pct(change),
-            format::pct(low),
-            format::pct(high),
-            format::p(c.p)
+            format::cell_pct(c, change),
+            format::cell_pct(c, low),
+            format::cell_pct(c, high),
+            if c.test == super::evaluate::INSTRUCTION_TEST { "-".to_string() } else { format::p(c.p) }
         );
         if gate {
             let verdict = match c.verdict {
@@ -104,6 +105,22 @@ fn cells_table(cells: &[&Cell], gate: bool) -> String {
                 if c.gated { format::budget(c.budget) } else { "-".into() },
                 verdict
             );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Per workload measured in instructions: the per-plugin table (the 12 rows that changed most).
+fn plugin_tables(report: &GateReport) -> String {
+    let mut out = String::new();
+    let mut keys: Vec<String> = report.plugin_changes.iter().map(|p| p.key()).collect();
+    keys.dedup();
+    for key in keys {
+        out += &format!("Instructions per scheduled pod by plugin, `{key}` (largest change first):\n\n");
+        out += "| Plugin/extension point | Base | Current | Delta | Change | Share of change |\n|---|---:|---:|---:|---:|---:|\n";
+        for row in table::plugin_table_rows(report, &key).into_iter().take(12) {
+            out += &format!("| {} |\n", row.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | "));
         }
         out.push('\n');
     }
@@ -136,6 +153,11 @@ pub fn annotations(report: &GateReport, flags: GateFlags) -> Vec<String> {
             c.p_holm.map(format::p).unwrap_or_else(|| "-".into()),
             format::budget(c.budget)
         );
+        let detail = if c.metric.is_instructions() {
+            format!("{detail}; most changed: {}", report.top_plugin_changes(&c.key(), 3))
+        } else {
+            detail
+        };
         let level = match c.verdict {
             Verdict::Regressed => 0,
             Verdict::Suspect if flags.strict => 0,

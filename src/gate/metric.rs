@@ -19,6 +19,10 @@ pub enum Metric {
     E2eP90,
     E2eP99,
     E2eMax,
+    /// `instructions.perScheduledPod` (`run --measure instructions`): near-deterministic.
+    InstructionsPerPod,
+    /// `instructions.perAttempt`.
+    InstructionsPerAttempt,
 }
 
 /// Which row of the reference budget table a metric falls in.
@@ -28,11 +32,28 @@ enum BudgetClass {
     P90,
     P99,
     ReportOnly,
+    /// Instruction counts: repeatable to a fraction of a percent, so a 1% budget.
+    Instructions,
 }
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 9] = [
+    pub const ALL: [Metric; 11] = [
+        Metric::Throughput,
+        Metric::AttemptP50,
+        Metric::AttemptP90,
+        Metric::AttemptP99,
+        Metric::AttemptMax,
+        Metric::E2eP50,
+        Metric::E2eP90,
+        Metric::E2eP99,
+        Metric::E2eMax,
+        Metric::InstructionsPerPod,
+        Metric::InstructionsPerAttempt,
+    ];
+
+    /// The wall-clock metrics, read from runs measured in time.
+    pub const TIMED: [Metric; 9] = [
         Metric::Throughput,
         Metric::AttemptP50,
         Metric::AttemptP90,
@@ -44,11 +65,16 @@ impl Metric {
         Metric::E2eMax,
     ];
 
+    /// The instruction-count metrics, read from runs with `instructions` (`--measure instructions`).
+    pub const INSTRUCTIONS: [Metric; 2] = [Metric::InstructionsPerPod, Metric::InstructionsPerAttempt];
+
     /// The metrics gated when the policy does not say otherwise: throughput and the scheduling
     /// attempt latency percentiles. End-to-end latency mostly restates throughput (pods wait in the
     /// queue), so it is reported but not gated by default, which keeps the Holm family small.
-    pub const DEFAULT_GATED: [Metric; 4] =
-        [Metric::Throughput, Metric::AttemptP50, Metric::AttemptP90, Metric::AttemptP99];
+    /// Instructions per scheduled pod is gated too (instruction runs carry no timed metrics and
+    /// timed runs no instruction metrics, so each report gates what it measured).
+    pub const DEFAULT_GATED: [Metric; 5] =
+        [Metric::Throughput, Metric::AttemptP50, Metric::AttemptP90, Metric::AttemptP99, Metric::InstructionsPerPod];
 
     /// The name used in reports, policies and Bencher measures.
     pub fn name(self) -> &'static str {
@@ -62,6 +88,8 @@ impl Metric {
             Metric::E2eP90 => "e2e-p90",
             Metric::E2eP99 => "e2e-p99",
             Metric::E2eMax => "e2e-max",
+            Metric::InstructionsPerPod => "instructions-per-pod",
+            Metric::InstructionsPerAttempt => "instructions-per-attempt",
         }
     }
 
@@ -74,6 +102,8 @@ impl Metric {
     pub fn unit(self) -> &'static str {
         match self {
             Metric::Throughput => "pods/s",
+            Metric::InstructionsPerPod => "instr/pod",
+            Metric::InstructionsPerAttempt => "instr/attempt",
             _ => "us",
         }
     }
@@ -88,9 +118,17 @@ impl Metric {
         matches!(self, Metric::AttemptP99 | Metric::E2eP99)
     }
 
-    /// The raw value of this metric in one run.
+    /// True for the instruction-count metrics (compared as counts, not with a rank test).
+    pub fn is_instructions(self) -> bool {
+        matches!(self, Metric::InstructionsPerPod | Metric::InstructionsPerAttempt)
+    }
+
+    /// The raw value of this metric in one run (NaN for an instruction metric of a run without
+    /// `instructions`).
     pub fn value(self, run: &RunSample) -> f64 {
         match self {
+            Metric::InstructionsPerPod => run.instructions.as_ref().map_or(f64::NAN, |i| i.per_scheduled_pod),
+            Metric::InstructionsPerAttempt => run.instructions.as_ref().map_or(f64::NAN, |i| i.per_attempt),
             Metric::Throughput => run.throughput.average,
             Metric::AttemptP50 => run.attempt_latency_us.p50,
             Metric::AttemptP90 => run.attempt_latency_us.p90,
@@ -121,12 +159,14 @@ impl Metric {
             Metric::AttemptP90 | Metric::E2eP90 => BudgetClass::P90,
             Metric::AttemptP99 | Metric::E2eP99 => BudgetClass::P99,
             Metric::AttemptMax | Metric::E2eMax => BudgetClass::ReportOnly,
+            Metric::InstructionsPerPod | Metric::InstructionsPerAttempt => BudgetClass::Instructions,
         }
     }
 
     /// The default budget as a fraction (0.05 = 5% worse allowed), from the reference table:
     /// A/B interleaved 5/10/15% and stored baseline 20/25/35% for throughput and p50, p90, p99;
-    /// `None` for max (report only).
+    /// `None` for max (report only); 1% for instruction counts in both modes (A/A runs differ by
+    /// well under 0.5%, see docs/ci.md).
     pub fn default_budget(self, paired: bool) -> Option<f64> {
         match (self.budget_class(), paired) {
             (BudgetClass::Central, true) => Some(0.05),
@@ -136,6 +176,7 @@ impl Metric {
             (BudgetClass::P90, false) => Some(0.25),
             (BudgetClass::P99, false) => Some(0.35),
             (BudgetClass::ReportOnly, _) => None,
+            (BudgetClass::Instructions, _) => Some(0.01),
         }
     }
 }
@@ -154,6 +195,8 @@ mod tests {
         check(Metric::E2eP90, Some(0.10), Some(0.25));
         check(Metric::AttemptP99, Some(0.15), Some(0.35));
         check(Metric::E2eMax, None, None);
+        check(Metric::InstructionsPerPod, Some(0.01), Some(0.01));
+        check(Metric::InstructionsPerAttempt, Some(0.01), Some(0.01));
     }
 
     #[test]

@@ -578,4 +578,6 @@ pub fn suggest_budgets(aa: &GateReport) -> Policy {
 #[cfg(test)]
 mod cli_tests;
 #[cfg(test)]
+mod instruction_tests;
+#[cfg(test)]
 mod tests;

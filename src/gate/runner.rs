@@ -131,14 +131,22 @@ fn arm_name(arm: Arm) -> &'static str {
     }
 }
 
+/// True when `run` arguments ask for `--measure instructions`.
+pub fn measures_instructions(run_args: &[String]) -> bool {
+    run_args.iter().any(|a| a == "--measure=instructions")
+        || run_args.windows(2).any(|w| w[0] == "--measure" && w[1] == "instructions")
+}
+
 /// Runs `plan`: one discarded warm-up per binary, `pairs` pairs in ABBA order, a paired gate, and
 /// once, for the workloads with a suspect cell, pairs `pairs..2 * pairs` and a new gate.
 pub fn run_ab(plan: &AbPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str)) -> Result<AbOutcome, InputError> {
-    if plan.pairs < super::MIN_SAMPLES as u32 {
+    // Instruction counts repeat, so one pair is enough; timed runs need a rank test's sample.
+    let min_pairs = if measures_instructions(&plan.run_args) { 1 } else { super::MIN_SAMPLES as u32 };
+    if plan.pairs < min_pairs {
         return Err(InputError::new(
             "--pairs",
             "",
-            format!("{} pairs; at least {} are needed (10 recommended)", plan.pairs, super::MIN_SAMPLES),
+            format!("{} pairs; at least {min_pairs} are needed (10 recommended)", plan.pairs),
         ));
     }
     let bin = |arm: Arm| match arm {
@@ -351,6 +359,18 @@ pub(crate) mod tests {
         let mut p = Policy { gated_metrics: Some(vec![super::super::Metric::Throughput]), ..Policy::default() };
         p.defaults.insert(super::super::Metric::Throughput, budget);
         p
+    }
+
+    #[test]
+    fn instruction_runs_need_one_pair() {
+        for (args, want) in [
+            (&["run", "w/", "--measure", "instructions"][..], true),
+            (&["run", "w/", "--measure=instructions"][..], true),
+            (&["run", "w/", "--measure", "time"][..], false),
+            (&["run", "instructions"][..], false),
+        ] {
+            assert_eq!(measures_instructions(&strings(args)), want, "{args:?}");
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ fn run(key: &str, rep: u32, factor: f64) -> RunSample {
         measured_pods: 5000,
         placement_digest: "pd".into(),
         placements: None,
+        instructions: None,
     }
 }
 
@@ -357,6 +358,7 @@ fn small_report() -> GateReport {
     let policy = Policy { gated_metrics: Some(vec![Metric::Throughput]), ..Policy::default() };
     let mut report = evaluate(&base, &cand, &policy, false).unwrap();
     report.cells.retain(|c| matches!(c.metric, Metric::Throughput | Metric::AttemptMax));
+    assert!(report.plugin_changes.is_empty());
     report.baseline.file = "base.json".into();
     report.current.file = "cur.json".into();
     report

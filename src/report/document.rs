@@ -183,6 +183,7 @@ pub fn run_section(index: usize, run: &RunReport) -> Vec<Block> {
     out.extend(counters(run));
     out.extend(plugins(run));
     out.extend(cri(run));
+    out.extend(instructions(run));
     out.push(Block::RunEnd);
     out
 }
@@ -422,9 +423,62 @@ fn cri(run: &RunReport) -> Vec<Block> {
     out
 }
 
+/// `--measure instructions`: the measured phase's instructions, per pod and attempt, and per
+/// plugin/extension point (per scheduled pod, most expensive first).
+fn instructions(run: &RunReport) -> Vec<Block> {
+    let Some(i) = &run.instructions else {
+        return Vec::new();
+    };
+    let pods = i.scheduled_pods.max(1) as f64;
+    let mut rows: Vec<(&String, &u64)> = i.by_plugin_extension_point.iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let rows = rows
+        .into_iter()
+        .map(|(k, v)| {
+            vec![
+                cell(k.as_str()),
+                cell(format!("{:.0}", *v as f64 / pods)),
+                cell(format!("{:.1}%", *v as f64 / i.total.max(1) as f64 * 100.0)),
+            ]
+        })
+        .collect();
+    vec![
+        Block::Heading(3, format!("Instructions ({}, {})", i.source, i.tool)),
+        Block::Bullets(vec![
+            cell(format!(
+                "measured phase: {} instructions; {:.0} per scheduled pod ({} pods), {:.0} per attempt ({} attempts)",
+                i.total, i.per_scheduled_pod, i.scheduled_pods, i.per_attempt, i.attempts
+            )),
+            cell("the run ran under valgrind: its times are ~50x slow"),
+        ]),
+        table(&["plugin/extension point", "instructions per pod", "share (inclusive)"], &[false, true, true], rows),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instructions_section_only_with_instructions() {
+        let mut run = RunReport::default();
+        assert!(instructions(&run).is_empty());
+        run.instructions = Some(crate::report::InstructionsReport {
+            source: "callgrind".into(),
+            tool: "valgrind-3.19.0".into(),
+            total: 1000,
+            attempts: 4,
+            scheduled_pods: 4,
+            per_scheduled_pod: 250.0,
+            per_attempt: 250.0,
+            by_plugin_extension_point: [("A/Filter".to_string(), 100), ("B/Score".to_string(), 400)].into(),
+            ..Default::default()
+        });
+        let blocks = instructions(&run);
+        let Block::Table { rows, .. } = &blocks[2] else { panic!("{blocks:?}") };
+        assert_eq!(rows[0], vec![cell("B/Score"), cell("100"), cell("40.0%")]);
+        assert_eq!(rows[1], vec![cell("A/Filter"), cell("25"), cell("10.0%")]);
+    }
 
     #[test]
     fn top_plugins_orders_by_total_then_name() {

@@ -214,4 +214,33 @@ pub struct RunReport {
     pub histograms: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cri: Option<CriReport>,
+    /// The measured phase counted in instructions (`run --measure instructions`, issue 16). A run
+    /// with this object ran under valgrind: its times are ~50x slow and are not gated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionsReport>,
+}
+
+/// Instructions executed by the measured phase (the scheduling cycles and PostFilter of the pods
+/// created in the `collectMetrics` window), counted by valgrind's callgrind.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct InstructionsReport {
+    /// `callgrind`.
+    pub source: String,
+    /// The counting tool's version (`valgrind-3.19.0`).
+    pub tool: String,
+    /// Instructions of the whole measured phase.
+    pub total: u64,
+    /// Measured scheduling attempts (calls of the measured cycle).
+    pub attempts: u64,
+    /// Measured pods scheduled (the divisor of `perScheduledPod`).
+    pub scheduled_pods: u64,
+    pub per_scheduled_pod: f64,
+    pub per_attempt: f64,
+    /// Inclusive instructions per plugin (all its extension points), over the measured phase.
+    pub by_plugin: BTreeMap<String, u64>,
+    /// Inclusive instructions per extension point (all plugins), over the measured phase.
+    pub by_extension_point: BTreeMap<String, u64>,
+    /// Inclusive instructions per `Plugin/ExtensionPoint`, over the measured phase.
+    pub by_plugin_extension_point: BTreeMap<String, u64>,
 }

@@ -205,6 +205,7 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
                 cri_errors: errors,
             }
         }),
+        instructions: None,
     }
 }
 

@@ -36,6 +36,7 @@ pub fn summary_table(report: &Report) -> String {
     if report.runs.is_empty() {
         out.push_str("(no runs)\n");
     }
+    out += &instructions_block(report);
     let problems = format::problems(report);
     out.push('\n');
     if problems.is_empty() {
@@ -51,6 +52,39 @@ pub fn summary_table(report: &Report) -> String {
         }
     }
     out
+}
+
+/// For runs measured with `--measure instructions`: instructions of the measured phase, per
+/// scheduled pod and per attempt, and the three plugin/extension points that cost the most.
+fn instructions_block(report: &Report) -> String {
+    let runs: Vec<&RunReport> = report.runs.iter().filter(|r| r.instructions.is_some()).collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let headers: Vec<String> =
+        ["instructions (callgrind)", "rep", "total", "per pod", "per attempt", "top plugins (per pod)"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let i = r.instructions.as_ref().expect("filtered");
+            let mut top: Vec<(&String, &u64)> = i.by_plugin_extension_point.iter().collect();
+            top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let pods = i.scheduled_pods.max(1) as f64;
+            let top: Vec<String> = top.iter().take(3).map(|(k, v)| format!("{k} {:.0}", **v as f64 / pods)).collect();
+            vec![
+                format::one_line(&format::run_name(r)),
+                format::rep_label(r),
+                i.total.to_string(),
+                format!("{:.0}", i.per_scheduled_pod),
+                format!("{:.0}", i.per_attempt),
+                top.join(", "),
+            ]
+        })
+        .collect();
+    format!("\n{}", align(&headers, &rows, &[false, true, true, true, true, false]))
 }
 
 /// Lays out a header and rows as columns separated by two spaces, padded to the widest cell

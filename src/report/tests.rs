@@ -143,7 +143,20 @@ fn schema_required_lists_match_the_serialized_model() {
     run.pair = Some(0);
     run.arm = Some("base".to_string());
     run.placements = Some(Default::default());
+    run.instructions = Some(crate::report::InstructionsReport {
+        source: "callgrind".into(),
+        tool: "valgrind-3.19.0".into(),
+        total: 1000,
+        attempts: 4,
+        scheduled_pods: 4,
+        per_scheduled_pod: 250.0,
+        per_attempt: 250.0,
+        by_plugin: [("NodeResourcesFit".to_string(), 700)].into(),
+        by_extension_point: [("Score".to_string(), 400)].into(),
+        by_plugin_extension_point: [("NodeResourcesFit/Score".to_string(), 400)].into(),
+    });
     let value = serde_json::to_value(&report).unwrap();
+    assert!(schema_errors(&value).is_empty(), "{:#?}", schema_errors(&value));
     let keys = |v: &serde_json::Value| -> Vec<String> {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
@@ -157,6 +170,7 @@ fn schema_required_lists_match_the_serialized_model() {
     check("Report", &schema, &value);
     check("RunReport", &defs["RunReport"], &value["runs"][1]);
     check("CriReport", &defs["CriReport"], &value["runs"][1]["cri"]);
+    check("InstructionsReport", &defs["InstructionsReport"], &value["runs"][1]["instructions"]);
     check("Throughput", &defs["Throughput"], &value["runs"][0]["throughput"]);
     check("PlacementQuality", &defs["PlacementQuality"], &value["runs"][0]["placementQuality"]);
     check("PluginTiming", &defs["PluginTiming"], &value["runs"][0]["pluginTimings"][0]);
@@ -168,7 +182,7 @@ fn schema_required_lists_match_the_serialized_model() {
         .filter(|p| !defs["RunReport"]["required"].as_array().unwrap().iter().any(|r| r == p.as_str()))
         .collect();
     optional.sort();
-    assert_eq!(optional, ["arm", "cri", "pair", "placements"]);
+    assert_eq!(optional, ["arm", "cri", "instructions", "pair", "placements"]);
 }
 
 /// Writes the sample report and loads its HTML in headless Chromium through

@@ -18,6 +18,16 @@ pub enum RunFormat {
     Markdown,
 }
 
+/// What a run measures.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Measure {
+    /// Wall-clock time (throughput, latencies).
+    Time,
+    /// Instructions of the measured phase, each workload and repetition re-run under valgrind's
+    /// callgrind (needs the `valgrind` package at run time; times are then ~50x slow, not gated).
+    Instructions,
+}
+
 /// Which node agent runs the bound pods.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum AgentKind {
@@ -91,6 +101,13 @@ pub struct RunArgs {
     /// pulls): `FROM=TO[,FROM=TO]`, `*=TO` for every image, or a file of `FROM -> TO` lines (repeatable).
     #[arg(long)]
     pub cri_image_map: Vec<String>,
+    /// `time` (default) or `instructions`: count the measured phase's instructions under
+    /// valgrind's callgrind (report field `instructions`, per plugin and extension point).
+    #[arg(long, value_enum, default_value = "time")]
+    pub measure: Measure,
+    /// Internal: run only the selected workload with this index (instruction children).
+    #[arg(long, hide = true)]
+    pub workload_index: Option<usize>,
     /// Internal: run one repetition and print its runs as JSON (used for fresh-process repetitions).
     #[arg(long, hide = true)]
     pub rep_index: Option<u32>,
@@ -119,6 +136,16 @@ pub fn select(args: &RunArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
                 }
             }
         }
+    }
+    if let Some(i) = args.workload_index {
+        if i >= out.len() {
+            return Err(InputError::new(
+                "--workload-index",
+                "",
+                format!("{i}; the selection has {} workloads", out.len()),
+            ));
+        }
+        out = vec![out.swap_remove(i)];
     }
     if out.is_empty() {
         return Err(InputError::new(
@@ -278,8 +305,18 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     // Validate everything before the first repetition starts.
     select(args)?;
     options(args, 0)?;
+    if args.measure == Measure::Instructions && args.agent != AgentKind::Sim {
+        return Err(InputError::new(
+            "--measure",
+            "instructions",
+            "counts the scheduling cycles under valgrind with the simulated agent; drop --agent cri",
+        )
+        .into());
+    }
     let mut runs = Vec::new();
-    if args.reps <= 1 {
+    if args.measure == Measure::Instructions {
+        runs = crate::instructions::valgrind::measure(args.reps.max(1), select(args)?.len(), args.out.as_deref())?;
+    } else if args.reps <= 1 {
         runs = run_in_process(args, 0)?;
     } else {
         for rep in 0..args.reps {

@@ -398,7 +398,14 @@ impl Driver {
         let profile = self.rec(uid).profile;
         let info = self.rec(uid).info.clone();
         let t0 = Instant::now();
-        let result = self.engine.schedule_one_nominated(&self.frameworks[profile], &mut self.snap, &info);
+        // A measured pod's cycle runs inside the wrapper callgrind counts (`--measure instructions`).
+        let result = if self.rec(uid).measured {
+            crate::instructions::measured_attempt(|| {
+                self.engine.schedule_one_nominated(&self.frameworks[profile], &mut self.snap, &info)
+            })
+        } else {
+            self.engine.schedule_one_nominated(&self.frameworks[profile], &mut self.snap, &info)
+        };
         let cycle_nanos = t0.elapsed().as_nanos() as u64;
         if let Some(v) = &self.vclock {
             v.advance_by(cycle_nanos);
@@ -451,7 +458,13 @@ impl Driver {
                 self.rec_mut(uid).unschedulable = true;
                 // PostFilter: preemption nominates a node and evicts victims through the agent.
                 let args = self.preemption_args[profile].clone();
-                let post = self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args);
+                let post = if self.rec(uid).measured {
+                    crate::instructions::measured_post_filter(|| {
+                        self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args)
+                    })
+                } else {
+                    self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args)
+                };
                 // When preemption does nothing, upstream's message carries its reasons after the
                 // filters' ("... 2 Too many pods. preemption: 0/3 nodes are available: ..."). The
                 // dry run that words them is only paid for when the message is recorded.
@@ -1413,6 +1426,7 @@ impl Driver {
             threshold_passed,
             histograms,
             cri,
+            instructions: None,
         }
     }
 
