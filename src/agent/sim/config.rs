@@ -251,6 +251,9 @@ impl SimConfig {
         self.bind.is_zero()
             && self.start.is_zero()
             && self.delete.is_zero()
-            && self.kwok_stages.iter().all(|s| s.delay_ms == 0 && s.jitter_ms.unwrap_or(0) == 0)
+            && self
+                .kwok_stages
+                .iter()
+                .all(|s| s.kind != super::kwok::StageKind::Pod || s.delay_ms == 0 && s.jitter_ms.unwrap_or(0) == 0)
     }
 }

@@ -417,3 +417,6 @@ pub fn parse_stages(file: &str, text: &str) -> Result<Vec<KwokStage>, InputError
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;
