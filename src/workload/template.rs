@@ -497,7 +497,7 @@ fn parse_pipeline(body: &str, line: usize, allow_decl: bool) -> Result<Pipeline,
 }
 
 /// What ended a list of nodes.
-enum End {
+enum Stop {
     Eof,
     End,
     Else(Option<(String, usize)>),
@@ -510,9 +510,9 @@ impl Template {
         let mut it = pieces.into_iter().peekable();
         let (nodes, end) = parse_list(&mut it)?;
         match end {
-            (End::Eof, _) => Ok(Template { nodes }),
-            (End::End, line) => Err(TemplateError { line, message: "unexpected {{end}}".into() }),
-            (End::Else(_), line) => Err(TemplateError { line, message: "unexpected {{else}}".into() }),
+            (Stop::Eof, _) => Ok(Template { nodes }),
+            (Stop::End, line) => Err(TemplateError { line, message: "unexpected {{end}}".into() }),
+            (Stop::Else(_), line) => Err(TemplateError { line, message: "unexpected {{else}}".into() }),
         }
     }
 
@@ -527,7 +527,7 @@ impl Template {
 
 type PieceIter = std::iter::Peekable<std::vec::IntoIter<Piece>>;
 
-fn parse_list(it: &mut PieceIter) -> Result<(Vec<Node>, (End, usize)), TemplateError> {
+fn parse_list(it: &mut PieceIter) -> Result<(Vec<Node>, (Stop, usize)), TemplateError> {
     let mut nodes = Vec::new();
     while let Some(piece) = it.next() {
         let (body, line) = match piece {
@@ -542,10 +542,10 @@ fn parse_list(it: &mut PieceIter) -> Result<(Vec<Node>, (End, usize)), TemplateE
             None => (body.as_str(), ""),
         };
         match word {
-            "end" => return Ok((nodes, (End::End, line))),
+            "end" => return Ok((nodes, (Stop::End, line))),
             "else" => {
                 let chained = (!rest.is_empty()).then(|| (rest.to_string(), line));
-                return Ok((nodes, (End::Else(chained), line)));
+                return Ok((nodes, (Stop::Else(chained), line)));
             }
             "if" | "with" | "range" => nodes.push(parse_block(word, rest, line, it)?),
             "define" | "template" | "block" | "break" | "continue" => {
@@ -554,25 +554,25 @@ fn parse_list(it: &mut PieceIter) -> Result<(Vec<Node>, (End, usize)), TemplateE
             _ => nodes.push(Node::Action(parse_pipeline(&body, line, true)?)),
         }
     }
-    Ok((nodes, (End::Eof, 0)))
+    Ok((nodes, (Stop::Eof, 0)))
 }
 
 fn parse_block(word: &str, rest: &str, line: usize, it: &mut PieceIter) -> Result<Node, TemplateError> {
     let pipe = parse_pipeline(rest, line, word == "range" || word == "with")?;
     let (body, (end, end_line)) = parse_list(it)?;
     let else_body = match end {
-        End::End => Vec::new(),
-        End::Eof => {
+        Stop::End => Vec::new(),
+        Stop::Eof => {
             return Err(TemplateError { line, message: format!("unexpected EOF: {{{{{word}}}}} has no {{{{end}}}}") })
         }
-        End::Else(None) => match parse_list(it)? {
-            (nodes, (End::End, _)) => nodes,
+        Stop::Else(None) => match parse_list(it)? {
+            (nodes, (Stop::End, _)) => nodes,
             (_, (_, l)) => {
                 return Err(TemplateError { line: l.max(end_line), message: "expected {{end}} after {{else}}".into() })
             }
         },
         // `{{else if x}}` / `{{else with x}}`: a nested block that consumes the shared `{{end}}`.
-        End::Else(Some((chain, l))) => {
+        Stop::Else(Some((chain, l))) => {
             let (w, r) = chain.split_once(char::is_whitespace).unwrap_or((chain.as_str(), ""));
             if w != "if" && w != "with" {
                 return Err(TemplateError { line: l, message: format!("unexpected {{{{else {chain}}}}}") });
@@ -1019,7 +1019,7 @@ pub fn go_format_float(f: f64) -> String {
     const EPREC: i32 = 6;
     let exp = dp - 1;
     let sign = if f < 0.0 { "-" } else { "" };
-    if exp < -4 || exp >= EPREC {
+    if !(-4..EPREC).contains(&exp) {
         let mut m = digits[..1].to_string();
         if nd > 1 {
             m.push('.');
