@@ -18,7 +18,10 @@
 //! stage whose template writes `podIP:`); any other path is absent (scheduler_perf pods have no
 //! owner references, so KWOK's `pod-complete` stage never applies to them). Annotations are empty.
 //! Node stages are read and checked but not simulated: the run creates nodes Ready, and heartbeats
-//! change nothing the scheduler reads.
+//! change nothing the scheduler reads. A phase of `Failed` is reported as the pod failing; a phase
+//! of `Succeeded` is kept by the agent only (no agent event frees a completed pod's resources yet).
+//! A stage that changes nothing the selectors see is not matched again (KWOK would re-apply it
+//! after its delay, forever).
 
 use std::collections::BTreeMap;
 
