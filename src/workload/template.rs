@@ -655,6 +655,12 @@ impl State {
         let plain = Pipeline { vars: Vec::new(), declare: false, cmds: p.cmds.clone(), line: p.line };
         let v = self.pipeline(&plain, dot)?;
         let items: Vec<(Value, Value)> = match &v {
+            Value::Int(n) if p.vars.len() > 1 => {
+                return Err(TemplateError {
+                    line: p.line,
+                    message: format!("can't use {n} to iterate over more than one variable"),
+                })
+            }
             Value::Int(n) => (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect(),
             Value::List(l) => l.iter().enumerate().map(|(i, e)| (Value::Int(i as i64), e.clone())).collect(),
             Value::Map(m) => m.iter().map(|(k, e)| (Value::Str(k.clone()), e.clone())).collect(),
@@ -695,11 +701,10 @@ impl State {
             if p.declare {
                 self.vars.push((name.clone(), v.clone()));
             } else {
-                let slot =
-                    self.vars.iter_mut().rev().find(|(n, _)| n == name).ok_or_else(|| TemplateError {
-                        line: p.line,
-                        message: format!("undefined variable: ${name}"),
-                    })?;
+                let slot = self.vars.iter_mut().rev().find(|(n, _)| n == name).ok_or_else(|| TemplateError {
+                    line: p.line,
+                    message: format!("undefined variable \"${name}\""),
+                })?;
                 slot.1 = v.clone();
             }
         }
@@ -728,25 +733,23 @@ impl State {
     }
 
     fn arg(&mut self, a: &Arg, dot: &Value, line: usize) -> Result<Value, TemplateError> {
-        let (base, fields) = match a {
-            Arg::Dot(f) => (dot.clone(), f),
-            Arg::Var(name, f) => {
-                let v = self
-                    .vars
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.clone())
-                    .ok_or_else(|| TemplateError { line, message: format!("undefined variable: ${name}") })?;
-                (v, f)
-            }
-            Arg::Lit(v) => return Ok(v.clone()),
-            Arg::Func(name) => {
-                return call(name, Vec::new())
-                    .map_err(|m| TemplateError { line, message: format!("error calling {name}: {m}") })
-            }
-            Arg::Pipe(p, f) => (self.pipeline(p, dot)?, f),
-        };
+        let (base, fields) =
+            match a {
+                Arg::Dot(f) => (dot.clone(), f),
+                Arg::Var(name, f) => {
+                    let v =
+                        self.vars.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).ok_or_else(|| {
+                            TemplateError { line, message: format!("undefined variable \"${name}\"") }
+                        })?;
+                    (v, f)
+                }
+                Arg::Lit(v) => return Ok(v.clone()),
+                Arg::Func(name) => {
+                    return call(name, Vec::new())
+                        .map_err(|m| TemplateError { line, message: format!("error calling {name}: {m}") })
+                }
+                Arg::Pipe(p, f) => (self.pipeline(p, dot)?, f),
+            };
         let mut v = base;
         for field in fields {
             v = match v {
@@ -778,7 +781,7 @@ fn to_f64(v: &Value) -> Result<f64, String> {
         Value::Int(i) => Ok(*i as f64),
         Value::Float(f) => Ok(*f),
         Value::Str(s) => s.parse::<f64>().map_err(|_| format!("cannot cast {s} to float64")),
-        other => Err(format!("cannot cast {} to float64", go_print(other))),
+        other => Err(format!("cannot cast {} to float64", go_sprint_v(other))),
     }
 }
 
@@ -788,7 +791,7 @@ fn to_int(v: &Value) -> Result<i64, String> {
         Value::Int(i) => Ok(*i),
         Value::Float(f) => Ok(go_f64_to_int(*f)),
         Value::Str(s) => s.parse::<i64>().map_err(|_| format!("cannot cast {s} to int")),
-        other => Err(format!("cannot cast {} to int", go_print(other))),
+        other => Err(format!("cannot cast {} to int", go_sprint_v(other))),
     }
 }
 
@@ -813,7 +816,7 @@ fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, String> {
         (Value::Str(x), Value::Str(y)) => x.cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Nil, Value::Nil) => Ordering::Equal,
-        _ => return Err("incompatible types for comparison".into()),
+        _ => return Err(format!("incompatible types for comparison: {} and {}", type_name(a), type_name(b))),
     })
 }
 
@@ -887,12 +890,19 @@ fn call(name: &str, args: Vec<Value>) -> Result<Value, String> {
             }
             let mut any = false;
             for b in &args[1..] {
-                any |= compare(&args[0], b)? == Ordering::Equal;
+                // As Go: a nil (missing) value equals only nil, without an error.
+                any |= match (&args[0], b) {
+                    (Value::Nil, _) | (_, Value::Nil) => matches!((&args[0], b), (Value::Nil, Value::Nil)),
+                    (a, b) => compare(a, b)? == Ordering::Equal,
+                };
             }
             Value::Bool(any)
         }
         "ne" | "lt" | "le" | "gt" | "ge" => {
             arity(&args, 2)?;
+            if name == "ne" && (args[0] == Value::Nil || args[1] == Value::Nil) {
+                return Ok(Value::Bool(args[0] != args[1]));
+            }
             if matches!(args[0], Value::Bool(_)) && name != "ne" {
                 return Err("invalid type for comparison".into());
             }
@@ -975,6 +985,15 @@ fn call(name: &str, args: Vec<Value>) -> Result<Value, String> {
 
 // ---------------------------------------------------------------------------------------------
 // Printing as Go does.
+
+/// `fmt.Sprintf("%v", v)` as a Go function sees it: a nil is `<nil>` (the template engine prints a
+/// missing value as `<no value>` only when it writes it out).
+fn go_sprint_v(v: &Value) -> String {
+    match v {
+        Value::Nil => "<nil>".to_string(),
+        other => go_print(other),
+    }
+}
 
 /// `fmt.Sprint(v)` for a template value.
 pub fn go_print(v: &Value) -> String {
