@@ -128,3 +128,39 @@ fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
     }
     eprintln!("{}", table.join("\n"));
 }
+
+/// Every config file of upstream's scheduler_perf tree (DRA, pod groups, volumes, ... too) loads:
+/// each of its workloads runs or is skipped with a reason, none is rejected as bad input.
+#[test]
+fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.file_name().is_some_and(|n| n == "performance-config.yaml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&scheduler_perf_dir(), &mut files);
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    let (mut runs, mut skips) = (0, 0);
+    for file in &files {
+        let o = Command::new(env!("CARGO_BIN_EXE_schedperf")).args(["list"]).arg(file).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{}: {}", file.display(), String::from_utf8_lossy(&o.stderr));
+        for line in text.lines().skip(1).filter(|l| !l.starts_with('#') && !l.ends_with(" workloads")) {
+            if line.ends_with(" run") {
+                runs += 1;
+            } else {
+                let reason = line.split_once("skip: ").map(|(_, r)| r.trim()).unwrap_or_default();
+                assert!(!reason.is_empty(), "{}: {line}", file.display());
+                skips += 1;
+            }
+        }
+    }
+    assert!(runs >= 100 && skips >= 100, "{runs} run, {skips} skipped");
+}

@@ -89,6 +89,9 @@ pub enum ParamValue {
     Float(f64),
     Str(String),
     Bool(bool),
+    /// A list, a map or null: upstream passes any JSON value on to templates (DRA's files use
+    /// lists of selectors and constraints).
+    Structured(Value),
 }
 
 impl std::fmt::Display for ParamValue {
@@ -98,6 +101,7 @@ impl std::fmt::Display for ParamValue {
             ParamValue::Float(v) => write!(f, "{v}"),
             ParamValue::Str(v) => write!(f, "{v:?}"),
             ParamValue::Bool(v) => write!(f, "{v}"),
+            ParamValue::Structured(v) => write!(f, "{}", serde_json::to_string(v).unwrap_or_else(|_| format!("{v:?}"))),
         }
     }
 }
@@ -744,7 +748,10 @@ impl Ctx<'_> {
             let mut params = BTreeMap::new();
             for (name, value) in rw.params {
                 let v = param_value(&value).ok_or_else(|| {
-                    self.err(format!("{wat}.params.{name}"), "expected an integer, a number, a string or a boolean")
+                    self.err(
+                        format!("{wat}.params.{name}"),
+                        "expected an integer, a number, a string, a boolean, a list or a map",
+                    )
                 })?;
                 params.insert(name, v);
             }
@@ -1091,10 +1098,9 @@ impl Ctx<'_> {
             let value = match &v {
                 // `$name|default`: the default (YAML) applies when the workload has no `name`.
                 Value::String(s) if s.starts_with('$') => Parameterized::Param(self.param_ref(&kat, s)?),
-                _ => Parameterized::Literal(
-                    param_value(&v)
-                        .ok_or_else(|| self.err(&kat, "expected an integer, a number, a string or a boolean"))?,
-                ),
+                _ => Parameterized::Literal(param_value(&v).ok_or_else(|| {
+                    self.err(&kat, "expected an integer, a number, a string, a boolean, a list or a map")
+                })?),
             };
             out.insert(k, value);
         }
@@ -1114,6 +1120,7 @@ fn param_value(v: &Value) -> Option<ParamValue> {
         Value::Number(n) => n.as_i64().map(ParamValue::Int).or_else(|| n.as_f64().map(ParamValue::Float)),
         Value::String(s) => Some(ParamValue::Str(s.clone())),
         Value::Bool(b) => Some(ParamValue::Bool(*b)),
-        _ => None,
+        Value::Sequence(_) | Value::Mapping(_) | Value::Null => Some(ParamValue::Structured(v.clone())),
+        Value::Tagged(_) => None,
     }
 }

@@ -55,6 +55,25 @@ pub fn param_to_value(p: &ParamValue) -> Value {
         ParamValue::Float(f) => Value::Float(*f),
         ParamValue::Str(s) => Value::Str(s.clone()),
         ParamValue::Bool(b) => Value::Bool(*b),
+        ParamValue::Structured(v) => yaml_to_value(v),
+    }
+}
+
+/// A YAML value as upstream's JSON decoding into `any` makes it: numbers are float64.
+fn yaml_to_value(v: &serde_norway::Value) -> Value {
+    use serde_norway::Value as Y;
+    match v {
+        Y::Null => Value::Nil,
+        Y::Bool(b) => Value::Bool(*b),
+        Y::Number(n) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        Y::String(s) => Value::Str(s.clone()),
+        Y::Sequence(items) => Value::List(items.iter().map(yaml_to_value).collect()),
+        Y::Mapping(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (k.as_str().map_or_else(|| format!("{k:?}"), str::to_string), yaml_to_value(v)))
+                .collect(),
+        ),
+        Y::Tagged(t) => yaml_to_value(&t.value),
     }
 }
 

@@ -91,6 +91,10 @@ fn go_printing_of_parameters() {
     assert_eq!(to_json(&f(1e21)), "1e+21");
     assert_eq!(to_json(&f(1_000_000.0)), "1000000");
     assert_eq!(template_env(2, 3, &BTreeMap::from([("n".to_string(), ParamValue::Int(10))]))["n"], f(10.0));
+    // Lists and maps pass through as upstream's JSON decoding makes them (DRA's `selectors`).
+    let list: serde_norway::Value = serde_norway::from_str("[{cel: {expression: x}}, 2]").unwrap();
+    let env = template_env(0, 1, &BTreeMap::from([("s".to_string(), ParamValue::Structured(list))]));
+    check("{{JSON .s}} {{len .s}} {{index .s 1}}", &env, Ok("[{\"cel\":{\"expression\":\"x\"}},2] 2 2"));
 }
 
 #[test]
