@@ -57,6 +57,7 @@ fn a_kubectl_dump_on_a_pipe_feeds_every_workload_and_repetition() {
     assert!(err.contains("1 nodes, 1 bound pods, 2 pending pods, 2 Succeeded/Failed pods"), "{err}");
     assert!(err.contains("ignored: ConfigMap (1), Deployment (1), Event (1)"), "{err}");
     assert!(err.contains("\"volcano\"") && err.contains("left to that scheduler"), "{err}");
+    assert!(err.contains("OnImportedCluster/first: pending --cluster pods whose schedulerName has no profile in this run, left to that scheduler: 1 for \"volcano\""), "{err}");
 }
 
 #[test]

@@ -264,6 +264,10 @@ fn run_fresh_process(rep: u32, cluster_copies: &[PathBuf]) -> Result<RepOutcome,
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
+    // What the first repetition says about the run (cluster pods left to other schedulers, ...).
+    if rep == 0 {
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    }
     serde_json::from_slice(&out.stdout)
         .map_err(|e| RunError::Agent(format!("repetition {rep} printed no outcome: {e}")))
 }

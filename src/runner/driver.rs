@@ -1361,15 +1361,27 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
     d.cluster = cluster;
+    let mut other_schedulers: BTreeMap<String, u64> = BTreeMap::new();
     for info in pending_infos {
         // schedulerName picks the profile; a pod for another scheduler is left to it.
-        let Some(profile) = d.profile_of(&info) else { continue };
+        let Some(profile) = d.profile_of(&info) else {
+            *other_schedulers.entry(d.snap.interner.resolve(info.scheduler_name).to_string()).or_default() += 1;
+            continue;
+        };
         d.rec_mut(info.uid).profile = profile;
         let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(!info.scheduling_gates.is_empty());
         qp.timestamp_nanos = 0;
         d.queue.add(qp, 0);
     }
 
+    if !other_schedulers.is_empty() && opts.rep == 0 {
+        let names: Vec<String> = other_schedulers.iter().map(|(n, c)| format!("{c} for {n:?}")).collect();
+        eprintln!(
+            "{}: pending --cluster pods whose schedulerName has no profile in this run, left to that scheduler: {}",
+            w.name,
+            names.join(", ")
+        );
+    }
     for (i, op) in w.ops.iter().enumerate() {
         d.op_index = i;
         d.run_op(op)?;
