@@ -25,6 +25,22 @@ pub struct Cluster {
     pub priority_classes: Vec<api::PriorityClass>,
     /// Kinds the scheduler does not read, with how many objects of each were skipped.
     pub ignored_kinds: BTreeMap<String, usize>,
+    /// The files the objects came from (empty when built from objects in memory).
+    pub files: Vec<String>,
+    /// Per node and per pod (same order as `nodes`, `pods`): its index in `files`.
+    pub node_files: Vec<usize>,
+    pub pod_files: Vec<usize>,
+}
+
+/// What became of a cluster's pods when its snapshot was built.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodSummary {
+    /// Pods that name a node: placed there, holding capacity.
+    pub bound: usize,
+    /// Pods without a node, for the run's scheduler.
+    pub pending: usize,
+    /// Succeeded or Failed pods: they hold no capacity and are not scheduled.
+    pub finished: usize,
 }
 
 impl Cluster {
@@ -51,9 +67,52 @@ impl Cluster {
         c
     }
 
-    /// Loads every object of `paths` (YAML or JSON, lists, multi-document streams).
+    /// Loads every object of `paths` (YAML or JSON, lists, multi-document streams). Each file is
+    /// read once (a `<(kubectl get ...)` pipe can only be read once).
     pub fn load(paths: &[PathBuf]) -> Result<Self, InputError> {
-        Ok(Self::from_objects(api::load_object_files(paths)?))
+        let mut texts = Vec::with_capacity(paths.len());
+        for path in paths {
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError::new(&file, "", format!("cannot read the cluster file: {e}")))?;
+            texts.push((file, text));
+        }
+        Self::parse(&texts)
+    }
+
+    /// Parses `(file name, text)` pairs; errors and object origins name the file.
+    pub fn parse(texts: &[(String, String)]) -> Result<Self, InputError> {
+        let mut c = Cluster::default();
+        for (i, (file, text)) in texts.iter().enumerate() {
+            c.files.push(file.clone());
+            for obj in api::parse_objects(text, file)? {
+                match &obj {
+                    Object::Node(_) => c.node_files.push(i),
+                    Object::Pod(_) => c.pod_files.push(i),
+                    _ => {}
+                }
+                c.add(obj);
+            }
+        }
+        Ok(c)
+    }
+
+    /// The file node `i` came from, else `fallback`.
+    fn node_file<'a>(&'a self, i: usize, fallback: &'a str) -> &'a str {
+        self.node_files.get(i).and_then(|&f| self.files.get(f)).map_or(fallback, String::as_str)
+    }
+
+    fn pod_file<'a>(&'a self, i: usize, fallback: &'a str) -> &'a str {
+        self.pod_files.get(i).and_then(|&f| self.files.get(f)).map_or(fallback, String::as_str)
+    }
+
+    /// One line per kind the scheduler does not read (`Deployment: 3 objects ignored`).
+    pub fn ignored_summary(&self) -> Option<String> {
+        if self.ignored_kinds.is_empty() {
+            return None;
+        }
+        let kinds: Vec<String> = self.ignored_kinds.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+        Some(format!("kinds the scheduler does not read, ignored: {}", kinds.join(", ")))
     }
 
     pub fn priorities(&self) -> Priorities {
@@ -149,13 +208,26 @@ impl UidGen {
     }
 }
 
-/// A snapshot of `cluster`: its nodes added in name order, and its pods that name a node placed there.
-/// Returns the pods that are not bound (pending), compiled, in input order.
+/// A snapshot of `cluster`: its nodes added in name order (as an informer's List delivers them),
+/// and its pods that name a node placed there. Returns the pods that are not bound (pending),
+/// compiled, in input order. Succeeded and Failed pods are left out: they hold no resources and
+/// nothing schedules them. `file` names the input in errors when the cluster does not know the
+/// file an object came from.
 pub fn build_snapshot(
     cluster: &Cluster,
     file: &str,
     uids: &mut UidGen,
 ) -> Result<(Snapshot, Vec<PodInfo>), InputError> {
+    build_snapshot_counted(cluster, file, uids).map(|(s, p, _)| (s, p))
+}
+
+/// [`build_snapshot`], also saying what became of the pods.
+pub fn build_snapshot_counted(
+    cluster: &Cluster,
+    file: &str,
+    uids: &mut UidGen,
+) -> Result<(Snapshot, Vec<PodInfo>, PodSummary), InputError> {
+    let mut summary = PodSummary::default();
     let mut snap = Snapshot::new();
     // The scheduler learns pre-existing nodes from an informer's List, which returns them in name
     // order (byte-wise); the node tree (the scan order) keeps that insertion order per zone.
@@ -169,7 +241,8 @@ pub fn build_snapshot(
     }
     specs.sort_by(|a, b| snap.interner.resolve(a.1.name).cmp(snap.interner.resolve(b.1.name)).then(a.0.cmp(&b.0)));
     for (i, spec) in &specs {
-        snap.add_node(spec).map_err(|e| InputError::new(file, format!("nodes[{i}].metadata.name"), e))?;
+        snap.add_node(spec)
+            .map_err(|e| InputError::new(cluster.node_file(*i, file), format!("nodes[{i}].metadata.name"), e))?;
     }
     for ns in &cluster.namespaces {
         register_object(&mut snap, &Object::Namespace(ns.clone()));
@@ -195,6 +268,11 @@ pub fn build_snapshot(
     let priorities = cluster.priorities();
     let mut pending = Vec::new();
     for (i, pod) in cluster.pods.iter().enumerate() {
+        if matches!(pod.status.phase, Some(api::PodPhase::Succeeded | api::PodPhase::Failed)) {
+            summary.finished += 1;
+            continue;
+        }
+        let file = cluster.pod_file(i, file);
         let name = if pod.metadata.name.is_empty() {
             format!("{}{:05}", pod.metadata.generate_name, i)
         } else {
@@ -217,5 +295,7 @@ pub fn build_snapshot(
             None => pending.push(info),
         }
     }
-    Ok((snap, pending))
+    summary.pending = pending.len();
+    summary.bound = cluster.pods.len() - summary.pending - summary.finished;
+    Ok((snap, pending, summary))
 }

@@ -447,12 +447,13 @@ fn explain_shows_the_preemption_dry_run_for_a_pod_that_fits_nowhere() {
 #[test]
 fn run_reports_unschedulable_pods_with_upstreams_message() {
     // 3 default nodes hold 40 default pods each (4 CPU / 100m): 10 of 130 stay pending, and
-    // preemption cannot help (every pod has the same priority).
+    // preemption cannot help (every pod has the same priority). The pods are created without
+    // waiting (a createPods op that waits would fail the workload, as upstream's harness does).
     let d = tempfile::tempdir().unwrap();
     let wl = write(
         d.path(),
         "wl.yaml",
-        "- name: Tiny\n  workloadTemplate:\n  - opcode: createNodes\n    count: 3\n  - opcode: createPods\n    count: 130\n    collectMetrics: true\n  workloads:\n  - name: w\n    labels: [short]\n",
+        "- name: Tiny\n  workloadTemplate:\n  - opcode: createNodes\n    count: 3\n  - {opcode: startCollectingMetrics, name: m, namespaces: [ns]}\n  - opcode: createPods\n    count: 130\n    namespace: ns\n    skipWaitToCompletion: true\n  - opcode: stopCollectingMetrics\n  workloads:\n  - name: w\n    labels: [short]\n",
     );
     let o = run(&["run", &wl, "--label-filter", "short", "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));

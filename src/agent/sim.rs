@@ -18,6 +18,7 @@
 //! usable again at once (a controller would recreate the pods elsewhere or there).
 
 mod config;
+pub mod kwok;
 
 pub use config::{NodeFailure, SimConfig, SimOverrides, Stage};
 
@@ -45,6 +46,7 @@ pub enum TimeMode {
 /// Salts that separate the random streams of the different draws.
 const DELETE_SALT: u64 = 0x5d1e_7e00_0000_0001;
 const NODE_FAILURE_SALT: u64 = 0x0de0_fa11_0000_0002;
+const KWOK_SALT: u64 = 0x6b77_6f6b_0000_0003;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -62,6 +64,10 @@ struct PodRec {
     /// Drawn at bind time: start delay and whether the start fails.
     start_after_nanos: u64,
     start_fails: bool,
+    /// With KWOK stages: what their selectors see, and how many stages were chosen so far (keys
+    /// the random stream of each choice).
+    view: Option<Box<kwok::PodView>>,
+    kwok_steps: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -71,6 +77,8 @@ enum Action {
     },
     Start,
     DeleteDone,
+    /// Apply KWOK stage `config.kwok_stages[i]`.
+    Kwok(usize),
     /// `None`: a random node among those holding pods.
     NodeFailure(Option<String>),
 }
@@ -232,6 +240,10 @@ impl Shared {
                 rec.phase = Phase::Bound;
                 let (after, generation) = (rec.start_after_nanos, rec.generation);
                 self.emit(uid, AgentEventKind::Bound, at);
+                if rec.view.is_some() {
+                    self.kwok_next(st, uid, at);
+                    return;
+                }
                 if after == 0 {
                     let rec = st.pods.get_mut(&uid).expect("held");
                     self.start(uid, rec, at);
@@ -244,7 +256,64 @@ impl Shared {
                 st.pods.remove(&uid);
                 self.emit(uid, AgentEventKind::Deleted, at);
             }
+            Action::Kwok(i) => self.kwok_apply(st, uid, i, at),
             Action::NodeFailure(_) => unreachable!("handled above"),
+        }
+    }
+
+    /// Chooses the KWOK stage that applies to pod `uid` now, if any, and schedules it.
+    fn kwok_next(&self, st: &mut State, uid: PodUid, now: u64) {
+        let Some(rec) = st.pods.get_mut(&uid) else { return };
+        let Some(view) = rec.view.as_deref() else { return };
+        let matching: Vec<(usize, &kwok::KwokStage)> =
+            self.config.kwok_stages.iter().enumerate().filter(|(_, s)| view.matches(s)).collect();
+        let mut rng = pod_rng(self.config.seed ^ KWOK_SALT, uid, rec.kwok_steps);
+        let mut pick = |n: u64| if n == 0 { 0 } else { rng.gen_range(0..n) };
+        let stages: Vec<&kwok::KwokStage> = matching.iter().map(|(_, s)| *s).collect();
+        let Some(chosen) = kwok::choose(&stages, &mut pick) else { return };
+        let index = matching.iter().find(|(_, s)| std::ptr::eq(*s, chosen)).map(|(i, _)| *i).expect("chosen matches");
+        let after_nanos = kwok::delay_ms(chosen, &mut pick) * 1_000_000;
+        rec.kwok_steps += 1;
+        let generation = rec.generation;
+        self.schedule(st, now, now + after_nanos, uid, generation, Action::Kwok(index));
+    }
+
+    /// Applies KWOK stage `i` to pod `uid`: its phase, its pod IP, or its deletion; then the next.
+    fn kwok_apply(&self, st: &mut State, uid: PodUid, i: usize, at: u64) {
+        let stage = &self.config.kwok_stages[i];
+        if stage.next_delete {
+            st.pods.remove(&uid);
+            self.emit(uid, AgentEventKind::Deleted, at);
+            return;
+        }
+        let Some(rec) = st.pods.get_mut(&uid) else { return };
+        let Some(view) = rec.view.as_deref_mut() else { return };
+        let before = view.clone();
+        if stage.next_pod_ip {
+            view.pod_ip = true;
+        }
+        if let Some(phase) = &stage.next_phase {
+            view.phase = phase.clone();
+        }
+        let changed = *view != before;
+        let phase = view.phase.clone();
+        if phase != before.phase {
+            match phase.as_str() {
+                "Running" if rec.phase == Phase::Bound => {
+                    rec.phase = Phase::Started;
+                    self.emit(uid, AgentEventKind::SandboxReady, at);
+                    self.emit(uid, AgentEventKind::ContainersStarted, at);
+                    self.emit(uid, AgentEventKind::Running, at);
+                }
+                "Failed" => {
+                    self.emit(uid, AgentEventKind::Failed(format!("KWOK stage {} set phase Failed", stage.name)), at)
+                }
+                _ => {}
+            }
+        }
+        // A stage that changes nothing would match again at once: KWOK would loop; we stop.
+        if changed {
+            self.kwok_next(st, uid, at);
         }
     }
 
@@ -355,8 +424,30 @@ impl NodeAgent for SimAgent {
         let start_after_nanos = draw_nanos(s.config.start, &mut rng);
         let start_fails = s.config.start_failure_rate > 0.0 && rng.gen_bool(s.config.start_failure_rate);
         let generation = 0;
-        st.pods
-            .insert(uid, PodRec { node: pod.node, phase: Phase::Binding, generation, start_after_nanos, start_fails });
+        let view = (!s.config.kwok_stages.is_empty()).then(|| {
+            Box::new(kwok::PodView {
+                name: pod.name.clone(),
+                namespace: pod.namespace.clone(),
+                node: pod.node.clone(),
+                labels: pod.labels.clone(),
+                host_network: pod.host_network,
+                deleting: false,
+                phase: "Pending".to_string(),
+                pod_ip: false,
+            })
+        });
+        st.pods.insert(
+            uid,
+            PodRec {
+                node: pod.node,
+                phase: Phase::Binding,
+                generation,
+                start_after_nanos,
+                start_fails,
+                view,
+                kwok_steps: 0,
+            },
+        );
         s.schedule(&mut st, now, now + bind_after, uid, generation, Action::BindDone { fail: bind_fails });
         s.schedule_random_failure(&mut st, now);
         s.fire_due(&mut st, now);
@@ -375,6 +466,13 @@ impl NodeAgent for SimAgent {
         }
         rec.phase = Phase::Deleting;
         rec.generation += 1;
+        if let Some(view) = rec.view.as_deref_mut() {
+            // KWOK: the pod gets a deletionTimestamp; a stage (pod-delete) removes it.
+            view.deleting = true;
+            s.kwok_next(&mut st, uid, now);
+            s.fire_due(&mut st, now);
+            return;
+        }
         let generation = rec.generation;
         let attempt = st.bind_attempts.get(&uid).copied().unwrap_or(0);
         let mut rng = pod_rng(s.config.seed ^ DELETE_SALT, uid, attempt);

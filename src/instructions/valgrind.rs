@@ -6,7 +6,7 @@ use std::process::Command;
 
 use super::{callgrind::parse_callgrind, instructions_report, TOGGLE_COLLECT};
 use crate::error::InputError;
-use crate::report::RunReport;
+use crate::runner::cli::RepOutcome;
 
 /// The environment variable naming the valgrind program (default `valgrind` on `PATH`).
 pub const VALGRIND_ENV: &str = "SCHEDPERF_VALGRIND";
@@ -110,7 +110,7 @@ fn child_error(what: String) -> InputError {
 /// Runs `reps` repetitions of each of the `workloads` selected workloads under callgrind and returns
 /// their runs with `instructions` filled. The callgrind files are kept under `keep/callgrind/`
 /// when `keep` is given (for `callgrind_annotate --inclusive=yes`), else removed.
-pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<Vec<RunReport>, InputError> {
+pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<RepOutcome, InputError> {
     let valgrind = valgrind_program();
     let version = check_available(&valgrind)?;
     let exe = std::env::current_exe().map_err(|e| child_error(format!("cannot find this program: {e}")))?;
@@ -120,7 +120,7 @@ pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<Vec<R
         None => std::env::temp_dir().join(format!("schedperf-callgrind-{}", std::process::id())),
     };
     std::fs::create_dir_all(&dir).map_err(|e| child_error(format!("cannot create {}: {e}", dir.display())))?;
-    let mut runs = Vec::new();
+    let mut outcome = RepOutcome::default();
     for rep in 0..reps {
         for index in 0..workloads {
             let out_file = dir.join(format!("callgrind.w{index}.rep{rep}.out"));
@@ -136,8 +136,10 @@ pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<Vec<R
                     tail.into_iter().rev().collect::<Vec<_>>().join("\n")
                 )));
             }
-            let mut child_runs: Vec<RunReport> = serde_json::from_slice(&out.stdout)
+            let child: RepOutcome = serde_json::from_slice(&out.stdout)
                 .map_err(|e| child_error(format!("workload {index}, repetition {rep} printed no runs: {e}")))?;
+            outcome.failures.extend(child.failures);
+            let mut child_runs = child.runs;
             let file = out_file.display().to_string();
             let text =
                 std::fs::read_to_string(&out_file).map_err(|e| child_error(format!("cannot read {file}: {e}")))?;
@@ -152,13 +154,13 @@ pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<Vec<R
                 );
                 run.instructions = Some(instructions_report(&profile, run.scheduled_pods, &version));
             }
-            runs.extend(child_runs);
+            outcome.runs.extend(child_runs);
         }
     }
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    Ok(runs)
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -3,12 +3,15 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 
 use super::{run_workload, AgentSpec, RunError, RunOptions};
 use crate::agent::sim::{SimConfig, SimOverrides};
+use crate::cluster::Cluster;
 use crate::error::InputError;
 use crate::report::{Machine, Report, RunReport, ToolInfo, SCHEMA_VERSION};
-use crate::workload::{load_path, resolve, LabelFilter, ResolvedWorkload};
+use crate::workload::gates::GateStatus;
+use crate::workload::{load_path, resolve, skip_reason, workload_labels, LabelFilter, ResolvedWorkload};
 
 /// Output format of the summary on stdout.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -113,10 +116,18 @@ pub struct RunArgs {
     pub rep_index: Option<u32>,
 }
 
-/// Selected workloads of `path`, resolved.
-pub fn select(args: &RunArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
+/// The workloads `run` would run, and those it skips (name, reason).
+#[derive(Debug, Default)]
+pub struct Selection {
+    pub workloads: Vec<ResolvedWorkload>,
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Selected workloads of `path`, resolved; workloads schedperf cannot run are skipped with a
+/// reason ([`crate::workload::skip_reason`], the same answer `schedperf list` gives).
+pub fn select(args: &RunArgs) -> Result<Selection, InputError> {
     let filter = LabelFilter::parse(&args.label_filter)?;
-    let mut out = Vec::new();
+    let mut out = Selection::default();
     for (_, cases) in load_path(&args.path)? {
         for tc in &cases {
             if args.test_case.as_ref().is_some_and(|n| n != &tc.name) {
@@ -126,28 +137,31 @@ pub fn select(args: &RunArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
                 if args.workload.as_ref().is_some_and(|n| n != &w.name) {
                     continue;
                 }
-                let r = resolve(tc, w)?;
                 // A named workload runs whatever its labels; otherwise the filter decides.
-                if args.workload.is_some()
+                let wanted = args.workload.is_some()
                     || args.test_case.is_some() && args.label_filter == "performance"
-                    || filter.matches(&r.labels)
-                {
-                    out.push(r);
+                    || filter.matches(&workload_labels(tc, w));
+                if !wanted {
+                    continue;
+                }
+                match skip_reason(tc, w) {
+                    Some(reason) => out.skipped.push((format!("{}/{}", tc.name, w.name), reason)),
+                    None => out.workloads.push(resolve(tc, w)?),
                 }
             }
         }
     }
     if let Some(i) = args.workload_index {
-        if i >= out.len() {
+        if i >= out.workloads.len() {
             return Err(InputError::new(
                 "--workload-index",
                 "",
-                format!("{i}; the selection has {} workloads", out.len()),
+                format!("{i}; the selection has {} workloads", out.workloads.len()),
             ));
         }
-        out = vec![out.swap_remove(i)];
+        out.workloads = vec![out.workloads.swap_remove(i)];
     }
-    if out.is_empty() {
+    if out.workloads.is_empty() && out.skipped.is_empty() {
         return Err(InputError::new(
             args.path.display().to_string(),
             "",
@@ -180,16 +194,17 @@ fn agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
             Ok(AgentSpec::Sim(sim))
         }
         // The simulated config runs the pods that `--cri-pods` leaves simulated.
-        AgentKind::Cri => super::cri::agent_spec(args, sim, super::cri::workload_images(&select(args)?)?),
+        AgentKind::Cri => super::cri::agent_spec(args, sim, super::cri::workload_images(&select(args)?.workloads)?),
     }
 }
 
-fn options(args: &RunArgs, rep: u32) -> Result<RunOptions, InputError> {
+fn options(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -> Result<RunOptions, InputError> {
     Ok(RunOptions {
         seed: args.seed,
         threads: args.threads.max(1),
         config_override: args.config.clone(),
         cluster: args.cluster.clone(),
+        cluster_objects: cluster,
         agent: agent_spec(args)?,
         virtual_time: args.virtual_time,
         plugin_sample_percent: args.plugin_sample_percent.min(100),
@@ -200,26 +215,54 @@ fn options(args: &RunArgs, rep: u32) -> Result<RunOptions, InputError> {
     })
 }
 
-/// Runs one repetition of every selected workload in this process.
-pub fn run_in_process(args: &RunArgs, rep: u32) -> Result<Vec<RunReport>, RunError> {
-    let opts = options(args, rep)?;
-    let mut runs = Vec::new();
-    for w in select(args)? {
-        runs.push(run_workload(&w, &opts)?);
-    }
-    Ok(runs)
+/// What one repetition produced: the reports of the workloads that ran to the end, and the
+/// workloads that failed (name, why), as upstream's harness would fail them.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct RepOutcome {
+    pub runs: Vec<RunReport>,
+    pub failures: Vec<(String, String)>,
 }
 
-/// Runs one repetition in a fresh process of this same binary and reads its runs back.
-fn run_fresh_process(rep: u32) -> Result<Vec<RunReport>, RunError> {
+/// Prints what each workload's feature gates mean for the run (once per workload).
+fn print_gates(w: &ResolvedWorkload) {
+    for (name, value, st) in &w.gate_statuses {
+        let detail = match st {
+            GateStatus::Default => format!("the {} default, which the engine runs", crate::workload::gates::RELEASE),
+            GateStatus::NotApplicable(r) | GateStatus::NotHonoured(r) | GateStatus::Skip(r) => r.clone(),
+        };
+        eprintln!("{}: feature gate {name}={value}: {}: {detail}", w.name, st.word());
+    }
+}
+
+/// Runs one repetition of every selected workload in this process.
+pub fn run_in_process(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -> Result<RepOutcome, RunError> {
+    let opts = options(args, rep, cluster)?;
+    let mut out = RepOutcome::default();
+    for w in select(args)?.workloads {
+        if rep == 0 && args.rep_index.is_none() {
+            print_gates(&w);
+        }
+        match run_workload(&w, &opts) {
+            Ok(r) => out.runs.push(r),
+            Err(RunError::Failed(why)) => out.failures.push((w.name.clone(), why)),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one repetition in a fresh process of this same binary and reads its outcome back.
+/// `cluster_copies` replace the `--cluster` files (already read by this process).
+fn run_fresh_process(rep: u32, cluster_copies: &[PathBuf]) -> Result<RepOutcome, RunError> {
     let exe = std::env::current_exe().map_err(|e| RunError::Agent(format!("cannot find this program: {e}")))?;
-    let mut argv: Vec<String> = std::env::args().skip(1).collect();
-    // Drop --reps/--out/--format/--events and their values; the child prints JSON runs.
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    // Drop --reps/--out/--format/--events and their values (the child prints its outcome as
+    // JSON), and --cluster (replaced by the copies).
     let mut i = 0;
     let mut filtered = Vec::new();
     while i < argv.len() {
         let a = &argv[i];
-        let takes_value = ["--reps", "--out", "--format", "--events"];
+        let takes_value = ["--reps", "--out", "--format", "--events", "--cluster"];
         if takes_value.contains(&a.as_str()) {
             i += 2;
             continue;
@@ -231,9 +274,12 @@ fn run_fresh_process(rep: u32) -> Result<Vec<RunReport>, RunError> {
         filtered.push(a.clone());
         i += 1;
     }
-    argv = filtered;
+    for copy in cluster_copies {
+        filtered.push("--cluster".into());
+        filtered.push(copy.display().to_string());
+    }
     let out = Command::new(exe)
-        .args(&argv)
+        .args(&filtered)
         .arg("--rep-index")
         .arg(rep.to_string())
         .output()
@@ -245,8 +291,41 @@ fn run_fresh_process(rep: u32) -> Result<Vec<RunReport>, RunError> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| RunError::Agent(format!("repetition {rep} printed no runs: {e}")))
+    // What the first repetition says about the run (cluster pods left to other schedulers, ...).
+    if rep == 0 {
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| RunError::Agent(format!("repetition {rep} printed no outcome: {e}")))
 }
+
+/// Copies of the `--cluster` inputs for fresh-process repetitions: the originals may be pipes
+/// that this process has already read.
+fn cluster_copies(args: &RunArgs, cluster: &Cluster) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::new();
+    if args.cluster.is_empty() {
+        return Ok(out);
+    }
+    let dir = std::env::temp_dir();
+    for (i, path) in args.cluster.iter().enumerate() {
+        let copy = dir.join(format!("schedperf-cluster-{}-{i}.yaml", std::process::id()));
+        let original = cluster.files.get(i).cloned().unwrap_or_else(|| path.display().to_string());
+        let body = CLUSTER_TEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(i)
+            .cloned()
+            .ok_or_else(|| InputError::new(&original, "", "the cluster file was not read"))?;
+        std::fs::write(&copy, body).map_err(|e| {
+            InputError::new(copy.display().to_string(), "", format!("cannot write a copy of {original}: {e}"))
+        })?;
+        out.push(copy);
+    }
+    Ok(out)
+}
+
+/// The text of each `--cluster` file as this process read it (for fresh-process repetitions).
+static CLUSTER_TEXTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 fn git_commit() -> String {
     option_env!("SCHEDPERF_GIT_COMMIT").map(str::to_string).unwrap_or_else(|| {
@@ -295,16 +374,18 @@ pub fn report(runs: Vec<RunReport>) -> Report {
     }
 }
 
-/// `schedperf run`: returns the exit code (0, or 1 when a workload missed its threshold).
+/// `schedperf run`: returns the exit code (0; 1 when a workload missed its threshold or failed
+/// as upstream's harness would fail it).
 pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     if let Some(rep) = args.rep_index {
-        let runs = run_in_process(args, rep)?;
-        println!("{}", serde_json::to_string(&runs).expect("runs serialize"));
+        // The parent handed over copies of the cluster files; each is read once here.
+        let cluster = if args.cluster.is_empty() { None } else { Some(Arc::new(Cluster::load(&args.cluster)?)) };
+        let outcome = run_in_process(args, rep, cluster)?;
+        println!("{}", serde_json::to_string(&outcome).expect("outcome serializes"));
         return Ok(0);
     }
-    // Validate everything before the first repetition starts.
-    select(args)?;
-    options(args, 0)?;
+    // Validate everything before the first repetition starts; read the cluster once.
+    let selection = select(args)?;
     if args.measure == Measure::Instructions && args.agent != AgentKind::Sim {
         return Err(InputError::new(
             "--measure",
@@ -313,17 +394,61 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
         )
         .into());
     }
-    let mut runs = Vec::new();
-    if args.measure == Measure::Instructions {
-        runs = crate::instructions::valgrind::measure(args.reps.max(1), select(args)?.len(), args.out.as_deref())?;
-    } else if args.reps <= 1 {
-        runs = run_in_process(args, 0)?;
+    let cluster = if args.cluster.is_empty() {
+        None
     } else {
-        for rep in 0..args.reps {
-            runs.extend(run_fresh_process(rep)?);
+        let mut texts = Vec::new();
+        for path in &args.cluster {
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError::new(&file, "", format!("cannot read the cluster file: {e}")))?;
+            texts.push((file, text));
         }
+        *CLUSTER_TEXTS.lock().unwrap_or_else(|e| e.into_inner()) = texts.iter().map(|(_, t)| t.clone()).collect();
+        let c = Cluster::parse(&texts)?;
+        report_cluster(&c)?;
+        Some(Arc::new(c))
+    };
+    options(args, 0, cluster.clone())?;
+    for (name, reason) in &selection.skipped {
+        eprintln!("skipped {name}: {reason}");
     }
-    let report = report(runs);
+    let mut outcome = RepOutcome::default();
+    if args.measure == Measure::Instructions {
+        outcome = crate::instructions::valgrind::measure(
+            args.reps.max(1),
+            selection.workloads.len(),
+            args.out.as_deref(),
+        )?;
+    } else if args.reps <= 1 {
+        outcome = run_in_process(args, 0, cluster)?;
+    } else {
+        let copies = match &cluster {
+            Some(c) => cluster_copies(args, c)?,
+            None => Vec::new(),
+        };
+        for w in &selection.workloads {
+            print_gates(w);
+        }
+        let mut result = Ok(());
+        for rep in 0..args.reps {
+            match run_fresh_process(rep, &copies) {
+                Ok(o) => {
+                    outcome.runs.extend(o.runs);
+                    outcome.failures.extend(o.failures.into_iter().map(|(n, why)| (format!("{n} (rep {rep})"), why)));
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        for copy in &copies {
+            let _ = std::fs::remove_file(copy);
+        }
+        result?;
+    }
+    let report = report(outcome.runs);
     match args.format {
         RunFormat::Table => print!("{}", crate::report::summary_table(&report)),
         RunFormat::Json => println!("{}", serde_json::to_string_pretty(&report).expect("report serializes")),
@@ -334,6 +459,48 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
             .and_then(|_| crate::report::write_outputs(&report, dir))
             .map_err(|e| InputError::new(dir.display().to_string(), "", format!("cannot write the report: {e}")))?;
     }
-    let failed = report.runs.iter().any(|r| r.threshold_passed == Some(false));
+    for (name, why) in &outcome.failures {
+        eprintln!("FAILED {name}: {why}");
+    }
+    if !selection.skipped.is_empty() || !outcome.failures.is_empty() {
+        eprintln!(
+            "{} workloads ran to the end, {} failed, {} skipped",
+            report.runs.len(),
+            outcome.failures.len(),
+            selection.skipped.len()
+        );
+    }
+    let failed = !outcome.failures.is_empty() || report.runs.iter().any(|r| r.threshold_passed == Some(false));
     Ok(if failed { 1 } else { 0 })
+}
+
+/// Says on stderr what the run makes of a `--cluster` input.
+fn report_cluster(cluster: &Cluster) -> Result<(), InputError> {
+    let files = cluster.files.join(", ");
+    let mut uids = crate::cluster::UidGen::default();
+    let (_, _, summary) = crate::cluster::build_snapshot_counted(cluster, &files, &mut uids)?;
+    eprintln!(
+        "cluster {files}: {} nodes, {} bound pods, {} pending pods, {} Succeeded/Failed pods (they hold no capacity)",
+        cluster.nodes.len(),
+        summary.bound,
+        summary.pending,
+        summary.finished
+    );
+    if let Some(line) = cluster.ignored_summary() {
+        eprintln!("cluster {files}: {line}");
+    }
+    let names: std::collections::BTreeSet<&str> = cluster
+        .pods
+        .iter()
+        .filter(|p| p.spec.node_name.is_empty())
+        .filter(|p| !matches!(p.status.phase, Some(crate::api::PodPhase::Succeeded | crate::api::PodPhase::Failed)))
+        .map(|p| if p.spec.scheduler_name.is_empty() { "default-scheduler" } else { p.spec.scheduler_name.as_str() })
+        .collect();
+    if !names.is_empty() {
+        let names: Vec<&str> = names.into_iter().collect();
+        eprintln!(
+            "cluster {files}: pending pods name schedulers {names:?}: each goes to the profile of that name; a pod whose scheduler has no profile here is left to that scheduler (not scheduled, not counted)"
+        );
+    }
+    Ok(())
 }

@@ -460,12 +460,12 @@ mod tests {
         );
         let mut a = args(&["--label-filter", "short"]);
         a.path = dir.path().join("config.yaml");
-        let images = workload_images(&super::super::cli::select(&a).unwrap()).unwrap();
+        let images = workload_images(&super::super::cli::select(&a).unwrap().workloads).unwrap();
         assert_eq!(images, ["img/a:1", "img/any:1", "img/b:1", "img/init:1", "registry.k8s.io/pause:3.10"]);
 
         let mut e2e = args(&["--label-filter", "cri"]);
         e2e.path = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/e2e");
-        let images = workload_images(&super::super::cli::select(&e2e).unwrap()).unwrap();
+        let images = workload_images(&super::super::cli::select(&e2e).unwrap().workloads).unwrap();
         assert_eq!(images, ["localhost/cri-probe/busybox:1.0", "localhost/cri-probe/pause:1.0"]);
     }
 

@@ -17,14 +17,14 @@ use crate::api::{self, Object};
 use crate::binder::{BindJob, BindOutcome, BindResult, Binder, NoPlugins};
 use crate::cache::AssumeCache;
 use crate::clock::{Clock, VirtualClock, WallClock};
-use crate::cluster::{build_snapshot, Cluster, UidGen};
+use crate::cluster::{build_snapshot_counted, Cluster, UidGen};
 use crate::config::SchedulerConfig;
 use crate::engine::{CycleResult, Engine};
 use crate::error::InputError;
 use crate::framework::{CycleCx, CycleState, Framework};
 use crate::metrics::{cpu_seconds, peak_rss_bytes, throughput, Histograms, LatencyHist};
 use crate::plugins::compile_args;
-use crate::queue::{default_hint_fn, ClusterEvent, PluginSet, QueuedPod, SchedulingQueue};
+use crate::queue::{default_hint_fn, ClusterEvent, NodeChange, PluginSet, QueuedPod, SchedulingQueue};
 use crate::report::{Accounting, Counters, RunReport};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot, Sym};
@@ -34,6 +34,9 @@ use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_la
 /// bound or deleted before the driver stops waiting and reports the rest as unschedulable: 30 s of
 /// run time (virtual time in `--virtual-time` runs). Upstream would wait until its test timeout.
 const NO_PROGRESS_WAIT_NANOS: u64 = 30_000_000_000;
+/// Upstream's limit for a `createPods` wait and a barrier (`waitUntilPodsScheduledInNamespace`,
+/// `waitUntilPodsAttemptedInNamespace`): 10 minutes, after which its harness fails the workload.
+const UPSTREAM_WAIT_TIMEOUT_NANOS: u64 = 600_000_000_000;
 /// Assumed pods handed to the binder at once. kube-scheduler starts a goroutine per pod; a thread
 /// wake-up per pod would cost more than the scheduling cycle on two cores.
 const BIND_BATCH_PODS: usize = 32;
@@ -155,6 +158,28 @@ struct Driver {
     progress: Option<indicatif::ProgressBar>,
     config_source: String,
     config_digest: String,
+    /// Per node name: fingerprints of labels, taints, allocatable and `unschedulable`, to tell an
+    /// `updateAny` which of them changed (the queue's `NodeChange`).
+    node_fingerprints: ahash::AHashMap<String, [u64; 4]>,
+    /// Position of the op being run, for failure messages.
+    op_index: usize,
+}
+
+/// Fingerprints of what a node update can change, in `NodeChange` order: allocatable, labels,
+/// taints, unschedulable.
+fn node_fingerprint(node: &api::Node) -> [u64; 4] {
+    use std::hash::{Hash, Hasher};
+    let h = |text: String| {
+        let mut s = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut s);
+        s.finish()
+    };
+    [
+        h(format!("{:?}", node.allocatable())),
+        h(format!("{:?}", node.metadata.labels)),
+        h(format!("{:?}", node.spec.taints)),
+        u64::from(node.spec.unschedulable),
+    ]
 }
 
 impl Driver {
@@ -212,6 +237,7 @@ impl Driver {
         node.metadata.labels.entry("kubernetes.io/hostname".to_string()).or_insert_with(|| node.metadata.name.clone());
         let spec = compile_node(&node, &mut self.snap.interner);
         let idx = self.snap.add_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
+        self.node_fingerprints.insert(node.metadata.name.clone(), node_fingerprint(&node));
         let now = self.now();
         self.queue.on_event(ClusterEvent::NodeAdd { node: idx.0 }, now);
         Ok(node.metadata.name)
@@ -382,6 +408,105 @@ impl Driver {
                 ChurnObject::Other
             }
         })
+    }
+
+    /// `updateAny`: replaces a node or a pod by name, as upstream's Update + UpdateStatus do.
+    fn update_object(&mut self, obj: &Object, namespace: Option<&str>, file: &str) -> Result<(), InputError> {
+        let now = self.now();
+        match obj {
+            Object::Node(node) => {
+                let name = node.metadata.name.clone();
+                let missing =
+                    || InputError::new(file, "metadata.name", format!("updateAny: node {name:?} does not exist"));
+                let sym = self.snap.interner.get(&name).ok_or_else(missing)?;
+                if self.snap.nodes.idx_of(sym).is_none() {
+                    return Err(missing());
+                }
+                let spec = compile_node(node, &mut self.snap.interner);
+                let idx = self.snap.update_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
+                let new = node_fingerprint(node);
+                let old = self.node_fingerprints.insert(name, new).unwrap_or([u64::MAX; 4]);
+                let bits = [NodeChange::ALLOCATABLE, NodeChange::LABEL, NodeChange::TAINT, NodeChange::UNSCHEDULABLE];
+                let change = (0..4).filter(|&i| old[i] != new[i]).fold(NodeChange::default(), |c, i| c.union(bits[i]));
+                self.queue.on_event(ClusterEvent::NodeUpdate { node: idx.0, change }, now);
+            }
+            Object::Pod(pod) => {
+                let ns = namespace.map(str::to_string).unwrap_or_else(|| pod.namespace().to_string());
+                let name = pod.metadata.name.clone();
+                let uid = self
+                    .pods
+                    .iter()
+                    .find(|r| r.state != PodState::Deleted && r.namespace == ns && r.info.name == name)
+                    .map(|r| r.info.uid)
+                    .ok_or_else(|| {
+                        InputError::new(file, "metadata.name", format!("updateAny: pod {ns}/{name} does not exist"))
+                    })?;
+                let mut p = pod.clone();
+                p.metadata.namespace = ns;
+                let wk = self.snap.wk.clone();
+                let info = compile_pod(&p, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
+                    .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+                let old = self.rec(uid).info.clone();
+                let scaled_down =
+                    info.requests.cpu_milli < old.requests.cpu_milli || info.requests.memory < old.requests.memory;
+                let info = Arc::new(info);
+                self.snap.prepare_pod(&info);
+                let state = self.rec(uid).state;
+                {
+                    let rec = self.rec_mut(uid);
+                    rec.info = info.clone();
+                    rec.template = Arc::new(p);
+                }
+                match state {
+                    PodState::Queued => {
+                        if info.scheduling_gates.is_empty() && self.queue.remove_gate(uid, now) {
+                            self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
+                        } else {
+                            self.queue.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, now);
+                        }
+                    }
+                    PodState::Assumed(node) | PodState::Bound(node) => {
+                        self.snap.unplace_pod(uid);
+                        self.snap.place_pod(info, node).map_err(|e| InputError::new(file, "metadata.name", e))?;
+                        let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
+                        self.queue.on_event(
+                            ClusterEvent::AssignedPodUpdate { pod: uid, node: idx, resources_scaled_down: scaled_down },
+                            now,
+                        );
+                    }
+                    PodState::Deleted => {}
+                }
+            }
+            other => {
+                // Objects the scheduler reads as a whole (services, PDBs, namespaces) are replaced.
+                crate::cluster::register_object(&mut self.snap, other);
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of a wait that upstream's harness would fail: what is missing, and why.
+    fn wait_failure(&self, what: &str, pending: &[&PodRec], total: usize, timed_out: bool) -> RunError {
+        let mut reasons: Vec<(&String, &u64)> = self.unschedulable_reasons.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1));
+        let why = match reasons.first() {
+            Some((r, _)) => format!("the most frequent unschedulable reason was: {r}"),
+            None if pending.iter().any(|r| !r.info.scheduling_gates.is_empty()) => {
+                "pods still have scheduling gates".to_string()
+            }
+            None => "no scheduling attempt failed; the pods were never attempted".to_string(),
+        };
+        let example = pending.first().map(|r| format!(" (first: {}/{})", r.namespace, r.info.name)).unwrap_or_default();
+        let how = if timed_out {
+            "after upstream's 10-minute wait".to_string()
+        } else {
+            "and nothing more could happen (upstream's harness would time out after 10 minutes)".to_string()
+        };
+        RunError::Failed(format!(
+            "op {} ({what}): {} of {total} pods not done {how}{example}; {why}",
+            self.op_index,
+            pending.len()
+        ))
     }
 
     // ---- the scheduling loop ---------------------------------------------------------------
@@ -755,11 +880,15 @@ impl Driver {
     fn run_until(&mut self, deadline: Option<u64>, done: &dyn Fn(&Driver) -> bool) -> Result<(), RunError> {
         let progress = |d: &Driver| d.counters.scheduled + d.counters.bind_failures + d.deleted;
         let (mut last_progress, mut last_progress_at) = (progress(self), self.now());
+        let started = self.now();
         loop {
             self.drain();
             self.fire_churn()?;
             let now = self.now();
             if done(self) || deadline.is_some_and(|d| now >= d) {
+                return Ok(());
+            }
+            if deadline.is_none() && now.saturating_sub(started) >= UPSTREAM_WAIT_TIMEOUT_NANOS {
                 return Ok(());
             }
             // An open-ended wait ends when nothing was bound or deleted for a while: the pods still
@@ -853,6 +982,11 @@ impl Driver {
                         node.metadata.labels.insert(k.to_string(), v);
                     }
                     if let Some(s) = node_allocatable_strategy {
+                        // The apiserver defaults allocatable to capacity; upstream's strategy then adds
+                        // its keys to that (`NodeAllocatableStrategy.PrepareNode`).
+                        if node.status.allocatable.is_empty() {
+                            node.status.allocatable = node.status.capacity.clone();
+                        }
                         let base: BTreeMap<String, String> =
                             node.status.allocatable.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
                         for (k, v) in apply_node_allocatable(&base, s) {
@@ -932,7 +1066,22 @@ impl Driver {
                     }
                 } else if !*skip_wait_to_completion {
                     let set: ahash::AHashSet<PodUid> = uids.iter().copied().collect();
+                    let start = self.now();
                     self.run_until(None, &|d: &Driver| d.pods_settled(&|r: &PodRec| set.contains(&r.info.uid), false))?;
+                    let pending: Vec<&PodRec> = uids
+                        .iter()
+                        .map(|u| self.rec(*u))
+                        .filter(|r| matches!(r.state, PodState::Queued | PodState::Assumed(_)))
+                        .collect();
+                    if !pending.is_empty() {
+                        let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
+                        return Err(self.wait_failure(
+                            &format!("createPods in namespace {namespace} waits for its pods to be scheduled"),
+                            &pending,
+                            uids.len(),
+                            timed_out,
+                        ));
+                    }
                 }
                 if *collect_metrics {
                     self.window.open = false;
@@ -981,10 +1130,27 @@ impl Driver {
                 let ns = namespaces.clone();
                 let sel = label_selector.clone();
                 let pred = move |r: &PodRec| {
-                    (ns.is_empty() || ns.contains(&r.namespace))
+                    r.created_by_run
+                        && (ns.is_empty() || ns.contains(&r.namespace))
                         && sel.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v))
                 };
+                let start = self.now();
                 self.run_until(None, &|d: &Driver| d.pods_settled(&pred, attempted))?;
+                let matching: Vec<&PodRec> = self.pods.iter().filter(|r| pred(r)).collect();
+                let pending: Vec<&PodRec> = matching
+                    .iter()
+                    .copied()
+                    .filter(|r| match r.state {
+                        PodState::Bound(_) | PodState::Deleted => false,
+                        PodState::Queued => !(attempted && (r.attempts > 0 || !r.info.scheduling_gates.is_empty())),
+                        PodState::Assumed(_) => !attempted,
+                    })
+                    .collect();
+                if !pending.is_empty() {
+                    let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
+                    let what = if attempted { "barrier: every pod attempted" } else { "barrier: every pod scheduled" };
+                    return Err(self.wait_failure(what, &pending, matching.len(), timed_out));
+                }
             }
             ResolvedOp::Sleep { duration } => {
                 let until = self.now() + duration.as_nanos() as u64;
@@ -1010,12 +1176,20 @@ impl Driver {
                     }
                 }
             }
-            ResolvedOp::UpdateAny { template_path, .. } => {
-                return Err(RunError::Input(InputError::new(
-                    template_path.display().to_string(),
-                    "opcode",
-                    "updateAny is not supported by schedperf yet; remove the op or use createAny",
-                )));
+            ResolvedOp::UpdateAny { template_path, namespace, count, update_per_second, .. } => {
+                let file = template_path.display().to_string();
+                // As upstream's ticker: the first update one interval after the op starts.
+                let gap = if *update_per_second > 0 { 1_000_000_000 / update_per_second } else { 0 };
+                for i in 0..*count {
+                    if gap > 0 {
+                        let until = self.now() + gap;
+                        self.run_until(Some(until), &|_| false)?;
+                    }
+                    let objs = self.templates.instantiate(template_path, i, *count, &BTreeMap::new())?;
+                    for o in objs.iter() {
+                        self.update_object(o, namespace.as_deref(), &file)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -1037,9 +1211,14 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         (None, Arc::new(WallClock::new()))
     };
     let cluster_file = opts.cluster.first().map(|p| p.display().to_string()).unwrap_or_default();
-    let cluster = if opts.cluster.is_empty() { Cluster::default() } else { Cluster::load(&opts.cluster)? };
+    // A cluster given as loaded objects (read once for every workload and repetition) or as paths.
+    let cluster = match &opts.cluster_objects {
+        Some(c) => (**c).clone(),
+        None if opts.cluster.is_empty() => Cluster::default(),
+        None => Cluster::load(&opts.cluster)?,
+    };
     let mut uids = UidGen::default();
-    let (mut snap, pending) = build_snapshot(&cluster, &cluster_file, &mut uids)?;
+    let (mut snap, pending, _) = build_snapshot_counted(&cluster, &cluster_file, &mut uids)?;
     let mut frameworks = Vec::new();
     for profile in &config.profiles {
         let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
@@ -1142,6 +1321,8 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         frameworks,
         snap: Snapshot::new(),
         cluster: Cluster::default(),
+        node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
+        op_index: 0,
     };
     drop(results_tx);
     // The initial cluster: its bound pods are in the snapshot; give them records too.
@@ -1193,13 +1374,29 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
     d.cluster = cluster;
+    let mut other_schedulers: BTreeMap<String, u64> = BTreeMap::new();
     for info in pending_infos {
+        // schedulerName picks the profile; a pod for another scheduler is left to it.
+        let Some(profile) = d.profile_of(&info) else {
+            *other_schedulers.entry(d.snap.interner.resolve(info.scheduler_name).to_string()).or_default() += 1;
+            continue;
+        };
+        d.rec_mut(info.uid).profile = profile;
         let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(!info.scheduling_gates.is_empty());
         qp.timestamp_nanos = 0;
         d.queue.add(qp, 0);
     }
 
-    for op in &w.ops {
+    if !other_schedulers.is_empty() && opts.rep == 0 {
+        let names: Vec<String> = other_schedulers.iter().map(|(n, c)| format!("{c} for {n:?}")).collect();
+        eprintln!(
+            "{}: pending --cluster pods whose schedulerName has no profile in this run, left to that scheduler: {}",
+            w.name,
+            names.join(", ")
+        );
+    }
+    for (i, op) in w.ops.iter().enumerate() {
+        d.op_index = i;
         d.run_op(op)?;
     }
     // Let in-flight binds finish before accounting.
@@ -1374,7 +1571,18 @@ impl Driver {
             workload_digest,
             agent: self.agent.name().to_string(),
             virtual_time: self.opts.virtual_time,
-            feature_gates_ignored: w.feature_gates.keys().cloned().collect(),
+            // Gates that do not take effect as set, with the reason (the field's name predates the statuses).
+            feature_gates_ignored: w
+                .gate_statuses
+                .iter()
+                .filter(|(_, _, st)| *st != crate::workload::gates::GateStatus::Default)
+                .map(|(name, value, st)| match st {
+                    crate::workload::gates::GateStatus::NotApplicable(r)
+                    | crate::workload::gates::GateStatus::NotHonoured(r)
+                    | crate::workload::gates::GateStatus::Skip(r) => format!("{} ({r})", st.word()),
+                    crate::workload::gates::GateStatus::Default => format!("{name}={value}"),
+                })
+                .collect(),
             measured_pods,
             scheduled_pods: scheduled,
             unschedulable_pods: unschedulable,

@@ -65,6 +65,9 @@ pub struct RunOptions {
     pub config_override: Option<PathBuf>,
     /// Manifests of an initial cluster (nodes, bound pods, namespaces, ...).
     pub cluster: Vec<PathBuf>,
+    /// The same cluster already loaded: every workload and repetition starts from it (a
+    /// `<(kubectl get ...)` pipe can be read only once). Takes precedence over `cluster`.
+    pub cluster_objects: Option<Arc<crate::cluster::Cluster>>,
     pub agent: AgentSpec,
     pub virtual_time: bool,
     /// Share of cycles whose plugins are timed one by one (upstream samples 10 %).
@@ -84,6 +87,7 @@ impl Default for RunOptions {
             threads: 1,
             config_override: None,
             cluster: Vec::new(),
+            cluster_objects: None,
             agent: AgentSpec::Sim(SimConfig::zero_latency()),
             virtual_time: false,
             plugin_sample_percent: 10,
@@ -101,6 +105,9 @@ impl Default for RunOptions {
 pub enum RunError {
     Input(InputError),
     Agent(String),
+    /// The workload failed as upstream's harness would fail it (pods never scheduled, a wait
+    /// timed out): exit 1, and the message says how many pods and why.
+    Failed(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -108,6 +115,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Input(e) => write!(f, "{e}"),
             RunError::Agent(e) => write!(f, "node agent: {e}"),
+            RunError::Failed(e) => write!(f, "{e}"),
         }
     }
 }

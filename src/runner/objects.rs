@@ -10,13 +10,14 @@ use ahash::AHashMap;
 
 use crate::api::{self, Object};
 use crate::error::InputError;
-use crate::workload::{is_templated, render_template, template_env, ParamValue};
+use crate::workload::template::Template as GoTemplate;
+use crate::workload::{is_templated, template_env, ParamValue};
 
 enum Template {
     /// Parsed once; a single Pod is also kept as one shared `Arc`, so a million pods made from it
     /// share one template object.
     Static(Arc<Vec<Object>>, Option<Arc<api::Pod>>),
-    Dynamic(String),
+    Dynamic(GoTemplate),
 }
 
 /// Parsed templates by path.
@@ -39,7 +40,10 @@ impl Templates {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| InputError::new(&file, "", format!("cannot read the template: {e}")))?;
             let t = if is_templated(&text) {
-                Template::Dynamic(text)
+                Template::Dynamic(
+                    GoTemplate::parse(&text)
+                        .map_err(|e| InputError::new(&file, format!("line {}", e.line), e.message))?,
+                )
             } else {
                 let objs = api::parse_objects(&text, &file)?;
                 let pod = match objs.as_slice() {
@@ -52,9 +56,15 @@ impl Templates {
         }
         match &self.by_path[path] {
             Template::Static(objs, _) => Ok(objs.clone()),
-            Template::Dynamic(text) => {
+            Template::Dynamic(t) => {
                 let env = template_env(index, count, params);
-                let rendered = render_template(text, &env).map_err(|e| InputError::new(&file, "", e))?;
+                let rendered = t.render(&env).map_err(|e| {
+                    InputError::new(
+                        &file,
+                        format!("line {}", e.line),
+                        format!("object {index} of {count}: {}", e.message),
+                    )
+                })?;
                 Ok(Arc::new(api::parse_objects(&rendered, &file)?))
             }
         }

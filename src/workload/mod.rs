@@ -4,7 +4,7 @@
 //! - [`resolve()`]: one workload's parameters substituted into its test case's ops.
 //! - [`LabelFilter`]: upstream's `-perf-scheduling-label-filter` (default `performance`).
 //! - [`strategy`]: pure helpers for `createNodes`' node-prepare strategies.
-//! - [`template`]: rendering `{{.Index}}`-style object templates.
+//! - [`template`]: object templates with Go `text/template` semantics and upstream's function map.
 //! - [`list`]: the text of `schedperf list PATH`.
 //!
 //! # What the runner must do with the resolved ops (upstream's `executor.go`)
@@ -23,13 +23,18 @@
 //! had a scheduling attempt (`Attempted`). Templates containing `{{` are rendered per object with
 //! [`render_template`] and [`template_env`] (`.Index`, `.Count`, the op's template params).
 //! A `createNodes` op applies at most one strategy ([`label_node_prepare`], [`unique_node_label`],
-//! [`apply_node_allocatable`]) to node `i` of the op. `updateAny` is parsed but has no runner yet.
+//! [`apply_node_allocatable`]) to node `i` of the op. `updateAny` renders its template per object
+//! (`.Index`, `.Count`) and replaces the named node or pod (spec and status, as Update +
+//! UpdateStatus do). Ops upstream has and schedperf does not run make [`skip_reason`] skip the
+//! workload; [`gates`] says what each feature gate means for a run.
 
 pub mod duration;
+pub mod gates;
 pub mod labels;
 pub mod resolve;
 pub mod spec;
 pub mod strategy;
+pub mod support;
 pub mod template;
 
 #[cfg(test)]
@@ -41,7 +46,8 @@ pub use labels::LabelFilter;
 pub use resolve::{resolve, workload_labels, ResolvedOp, ResolvedWorkload};
 pub use spec::{load_workload_file, Op, ParamValue, TestCase, Threshold, Workload};
 pub use strategy::{apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label};
-pub use template::{is_templated, render_template, template_env};
+pub use support::skip_reason;
+pub use template::{is_templated, render_template, template_env, Template, TemplateError};
 
 use crate::error::InputError;
 
@@ -109,7 +115,7 @@ fn looks_like_workload_file(path: &Path) -> bool {
 /// its threshold and the parameters, in aligned columns.
 pub fn list(path: &Path) -> Result<String, InputError> {
     let files = load_path(path)?;
-    let mut rows: Vec<[String; 4]> = Vec::new();
+    let mut rows: Vec<[String; 5]> = Vec::new();
     let mut file_starts = Vec::new();
     for (file, cases) in &files {
         file_starts.push((rows.len(), file.display().to_string()));
@@ -132,18 +138,19 @@ pub fn list(path: &Path) -> Result<String, InputError> {
                     },
                     threshold,
                     params.join(" "),
+                    skip_reason(tc, w).map_or_else(|| "run".to_string(), |r| format!("skip: {r}")),
                 ]);
             }
         }
     }
-    let header = ["WORKLOAD", "LABELS", "THRESHOLD", "PARAMS"].map(String::from);
+    let header = ["WORKLOAD", "LABELS", "THRESHOLD", "PARAMS", "STATUS"].map(String::from);
     let mut widths = header.clone().map(|h| h.len());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |row: &[String; 4]| {
+    let line = |row: &[String; 5]| {
         let mut s = String::new();
         for (i, cell) in row.iter().enumerate() {
             if i + 1 == row.len() {

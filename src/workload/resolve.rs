@@ -24,8 +24,10 @@ pub struct ResolvedWorkload {
     pub name: String,
     /// Test case labels followed by the workload's own, without duplicates.
     pub labels: Vec<String>,
-    /// Test case feature gates overridden by the workload's; the runner reports them as ignored.
+    /// Test case feature gates overridden by the workload's.
     pub feature_gates: BTreeMap<String, bool>,
+    /// What each of `feature_gates` means for the run (see [`super::gates::status`]).
+    pub gate_statuses: Vec<(String, bool, super::gates::GateStatus)>,
     pub scheduler_config_path: Option<PathBuf>,
     pub threshold: Option<Threshold>,
     pub threshold_metric_selector: ThresholdMetricSelector,
@@ -134,7 +136,15 @@ pub fn resolve(tc: &TestCase, w: &Workload) -> Result<ResolvedWorkload, InputErr
     }
     let mut feature_gates = tc.feature_gates.clone();
     feature_gates.extend(w.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
+    let mut gate_statuses = Vec::new();
+    for (name, value) in &feature_gates {
+        let status = super::gates::status(name, *value).map_err(|m| {
+            InputError::new(tc.file.display().to_string(), format!("testCases[{}].featureGates.{name}", tc.index), m)
+        })?;
+        gate_statuses.push((name.clone(), *value, status));
+    }
     Ok(ResolvedWorkload {
+        gate_statuses,
         test_case: tc.name.clone(),
         workload: w.name.clone(),
         name: format!("{}/{}", tc.name, w.name),
@@ -211,7 +221,26 @@ impl Resolver<'_> {
         for (k, v) in raw {
             let value = match v {
                 Parameterized::Literal(v) => v.clone(),
-                Parameterized::Param(name) => self.param(&format!("{at}.templateParams.{k}"), name)?.clone(),
+                // Upstream's `$name|default`: the default is YAML, used when the parameter is absent.
+                Parameterized::Param(name) => match name.split_once('|') {
+                    Some((name, default)) if !self.w.params.contains_key(name) => {
+                        let kat = format!("{at}.templateParams.{k}");
+                        let parsed: serde_norway::Value = serde_norway::from_str(default).map_err(|e| {
+                            self.err(&kat, format!("default {default:?} of parameter ${name} is not YAML: {e}"))
+                        })?;
+                        match parsed {
+                            serde_norway::Value::Number(n) => {
+                                n.as_i64().map(ParamValue::Int).or_else(|| n.as_f64().map(ParamValue::Float))
+                            }
+                            serde_norway::Value::String(s) => Some(ParamValue::Str(s)),
+                            serde_norway::Value::Bool(b) => Some(ParamValue::Bool(b)),
+                            _ => None,
+                        }
+                        .ok_or_else(|| self.err(&kat, format!("default {default:?} of ${name}: expected a scalar")))?
+                    }
+                    Some((name, _)) => self.param(&format!("{at}.templateParams.{k}"), name)?.clone(),
+                    None => self.param(&format!("{at}.templateParams.{k}"), name)?.clone(),
+                },
             };
             out.insert(k.clone(), value);
         }
@@ -282,6 +311,8 @@ impl Resolver<'_> {
                 namespace_template_path: o.namespace_template_path.clone(),
             },
             Op::CreatePods(o) => return self.create_pods(at, o, None, out),
+            Op::Noop(_) => return Ok(()),
+            Op::Unsupported { reason, .. } => return Err(self.err(at, format!("cannot run: {reason}"))),
             Op::CreatePodSets(o) => {
                 let sets = self.int(&Self::count_at(at, &o.count), &o.count)?;
                 let inner_at = format!("{at}.createPodsOp");

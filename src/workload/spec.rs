@@ -31,6 +31,11 @@ pub const KNOWN_OPCODES: &[&str] = &[
     "stopCollectingMetrics",
     "createAny",
     "updateAny",
+    "createPodGroups",
+    "createResourceClaims",
+    "allocResourceClaims",
+    "startCollectingProfile",
+    "stopCollectingProfile",
 ];
 
 /// The churn interval when `intervalMilliseconds` is unset or 0 (upstream's `runChurnOp`).
@@ -40,7 +45,10 @@ pub const DEFAULT_CHURN_INTERVAL_MS: u64 = 500;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestCase {
     pub name: String,
-    /// Feature gates to set for every workload; the runner reports them as ignored.
+    /// Why none of the test case's workloads can run (an op or object schedperf does not
+    /// support), found when the file is loaded; see [`super::support::skip_reason`].
+    pub unsupported: Option<String>,
+    /// Feature gates to set for every workload (see [`super::gates`]).
     pub feature_gates: BTreeMap<String, bool>,
     /// Accepted for compatibility with upstream files and otherwise unused.
     pub metrics_collector_config: Option<Value>,
@@ -81,6 +89,9 @@ pub enum ParamValue {
     Float(f64),
     Str(String),
     Bool(bool),
+    /// A list, a map or null: upstream passes any JSON value on to templates (DRA's files use
+    /// lists of selectors and constraints).
+    Structured(Value),
 }
 
 impl std::fmt::Display for ParamValue {
@@ -90,6 +101,7 @@ impl std::fmt::Display for ParamValue {
             ParamValue::Float(v) => write!(f, "{v}"),
             ParamValue::Str(v) => write!(f, "{v:?}"),
             ParamValue::Bool(v) => write!(f, "{v}"),
+            ParamValue::Structured(v) => write!(f, "{}", serde_json::to_string(v).unwrap_or_else(|_| format!("{v:?}"))),
         }
     }
 }
@@ -185,6 +197,13 @@ pub enum Op {
     StopCollectingMetrics,
     CreateAny(CreateAnyOp),
     UpdateAny(UpdateAnyOp),
+    /// An op upstream has and schedperf does not run: the workload is skipped with `reason`.
+    Unsupported {
+        opcode: String,
+        reason: String,
+    },
+    /// An op with no effect on scheduling (CPU profiling): accepted and ignored.
+    Noop(&'static str),
 }
 
 impl Op {
@@ -203,6 +222,8 @@ impl Op {
             Op::StopCollectingMetrics => "stopCollectingMetrics",
             Op::CreateAny(_) => "createAny",
             Op::UpdateAny(_) => "updateAny",
+            Op::Unsupported { .. } => "unsupported",
+            Op::Noop(code) => code,
         }
     }
 
@@ -658,8 +679,21 @@ impl Ctx<'_> {
             return Err(self.err(at, "empty path: expected a template file path"));
         }
         let joined = self.dir.join(path);
-        std::fs::canonicalize(&joined)
-            .map_err(|e| self.err(at, format!("template file {} cannot be opened: {e}", joined.display())))
+        let abs = std::fs::canonicalize(&joined)
+            .map_err(|e| self.err(at, format!("template file {} cannot be opened: {e}", joined.display())))?;
+        // Go parses a template before it renders it: an unknown function fails here, before any op runs.
+        if let Ok(text) = std::fs::read_to_string(&abs) {
+            if super::template::is_templated(&text) {
+                if let Err(e) = super::template::Template::parse(&text) {
+                    return Err(InputError::new(
+                        abs.display().to_string(),
+                        format!("line {}", e.line),
+                        format!("{} (template named by {} {at})", e.message, self.file),
+                    ));
+                }
+            }
+        }
+        Ok(abs)
     }
 
     fn opt_template(&self, at: &str, path: Option<String>) -> Result<Option<PathBuf>, InputError> {
@@ -677,6 +711,15 @@ impl Ctx<'_> {
         }
         if rtc.workload_template.is_empty() {
             return Err(self.err(format!("{at}.workloadTemplate"), "no ops defined: expected at least one"));
+        }
+        for (name, value) in &rtc.feature_gates {
+            super::gates::status(name, *value).map_err(|m| self.err(format!("{at}.featureGates.{name}"), m))?;
+        }
+        for (i, w) in rtc.workloads.iter().enumerate() {
+            for (name, value) in &w.feature_gates {
+                super::gates::status(name, *value)
+                    .map_err(|m| self.err(format!("{at}.workloads[{i}].featureGates.{name}"), m))?;
+            }
         }
         let mut ops = Vec::with_capacity(rtc.workload_template.len());
         for (i, value) in rtc.workload_template.into_iter().enumerate() {
@@ -705,7 +748,10 @@ impl Ctx<'_> {
             let mut params = BTreeMap::new();
             for (name, value) in rw.params {
                 let v = param_value(&value).ok_or_else(|| {
-                    self.err(format!("{wat}.params.{name}"), "expected an integer, a number, a string or a boolean")
+                    self.err(
+                        format!("{wat}.params.{name}"),
+                        "expected an integer, a number, a string, a boolean, a list or a map",
+                    )
                 })?;
                 params.insert(name, v);
             }
@@ -720,16 +766,19 @@ impl Ctx<'_> {
                 threshold_metric_selector: selector,
             });
         }
+        let default_pod_template_path =
+            self.opt_template(&format!("{at}.defaultPodTemplatePath"), rtc.default_pod_template_path)?;
+        let unsupported = super::support::ops_skip_reason(&ops, default_pod_template_path.as_deref());
         Ok(TestCase {
             name: rtc.name,
+            unsupported,
             feature_gates: rtc.feature_gates,
             metrics_collector_config: rtc.metrics_collector_config,
             workload_template: ops,
             workloads,
             scheduler_config_path: self
                 .opt_template(&format!("{at}.schedulerConfigPath"), rtc.scheduler_config_path)?,
-            default_pod_template_path: self
-                .opt_template(&format!("{at}.defaultPodTemplatePath"), rtc.default_pod_template_path)?,
+            default_pod_template_path,
             labels: rtc.labels,
             default_threshold_metric_selector: default_selector,
             file: PathBuf::from(self.file),
@@ -747,6 +796,23 @@ impl Ctx<'_> {
             None => return Err(self.err(at, format!("missing opcode: expected one of {}", KNOWN_OPCODES.join(", ")))),
         };
         let value = Value::Mapping(map);
+        match opcode.as_str() {
+            "startCollectingProfile" => return Ok(Op::Noop("startCollectingProfile")),
+            "stopCollectingProfile" => return Ok(Op::Noop("stopCollectingProfile")),
+            "createPodGroups" => {
+                return Ok(Op::Unsupported {
+                    opcode,
+                    reason: "op createPodGroups: workload-aware scheduling (PodGroup objects, gate GenericWorkload, off by default at v1.37.2) is not implemented".into(),
+                })
+            }
+            "createResourceClaims" | "allocResourceClaims" => {
+                return Ok(Op::Unsupported {
+                    reason: format!("op {opcode}: dynamic resource allocation (ResourceClaims) is not implemented"),
+                    opcode,
+                })
+            }
+            _ => {}
+        }
         Ok(match opcode.as_str() {
             "createNodes" => {
                 let r: RawCreateNodes = self.decode(at, value)?;
@@ -1030,11 +1096,11 @@ impl Ctx<'_> {
         for (k, v) in raw {
             let kat = format!("{at}.templateParams.{k}");
             let value = match &v {
+                // `$name|default`: the default (YAML) applies when the workload has no `name`.
                 Value::String(s) if s.starts_with('$') => Parameterized::Param(self.param_ref(&kat, s)?),
-                _ => Parameterized::Literal(
-                    param_value(&v)
-                        .ok_or_else(|| self.err(&kat, "expected an integer, a number, a string or a boolean"))?,
-                ),
+                _ => Parameterized::Literal(param_value(&v).ok_or_else(|| {
+                    self.err(&kat, "expected an integer, a number, a string, a boolean, a list or a map")
+                })?),
             };
             out.insert(k, value);
         }
@@ -1054,6 +1120,7 @@ fn param_value(v: &Value) -> Option<ParamValue> {
         Value::Number(n) => n.as_i64().map(ParamValue::Int).or_else(|| n.as_f64().map(ParamValue::Float)),
         Value::String(s) => Some(ParamValue::Str(s.clone())),
         Value::Bool(b) => Some(ParamValue::Bool(*b)),
-        _ => None,
+        Value::Sequence(_) | Value::Mapping(_) | Value::Null => Some(ParamValue::Structured(v.clone())),
+        Value::Tagged(_) => None,
     }
 }

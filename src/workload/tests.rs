@@ -392,7 +392,7 @@ fn params_are_substituted() {
     let yaml = "\
 - name: Params
   defaultPodTemplatePath: ../templates/pod.yaml
-  featureGates: {A: true, B: true}
+  featureGates: {SchedulerAsyncPreemption: true, OpportunisticBatching: true}
   labels: [performance]
   workloadTemplate:
   - opcode: createNodes
@@ -429,7 +429,7 @@ fn params_are_substituted() {
   workloads:
   - name: w
     labels: [performance, short]
-    featureGates: {B: false}
+    featureGates: {OpportunisticBatching: false}
     threshold: {topicA: 10}
     params: {nodes: 3, sets: 2, perSet: 4, mult: 5, pause: 150ms, steady: true}
 ";
@@ -438,7 +438,10 @@ fn params_are_substituted() {
     let r = resolve(&cases[0], &cases[0].workloads[0]).unwrap();
     assert_eq!(r.name, "Params/w");
     assert_eq!(r.labels, ["performance", "short"]);
-    assert_eq!(r.feature_gates, BTreeMap::from([("A".to_string(), true), ("B".to_string(), false)]));
+    assert_eq!(
+        r.feature_gates,
+        BTreeMap::from([("OpportunisticBatching".to_string(), false), ("SchedulerAsyncPreemption".to_string(), true)])
+    );
     assert_eq!(r.threshold.as_ref().unwrap().get("topicA"), 10.0);
     assert_eq!(r.threshold.as_ref().unwrap().get("other"), 0.0);
     assert_eq!(r.threshold_metric_selector.name, "SchedulingThroughput");
@@ -545,10 +548,10 @@ fn list_is_aligned() {
     let file = fx.file().display().to_string();
     let want = format!(
         "\
-WORKLOAD                   LABELS            THRESHOLD  PARAMS
+WORKLOAD                   LABELS            THRESHOLD  PARAMS                            STATUS
 # {file}
-Basic/small                misc,short        -          initNodes=5 measurePods=10
-Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePods=10000
+Basic/small                misc,short        -          initNodes=5 measurePods=10        run
+Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePods=10000  run
 1 files, 2 workloads
 "
     );
@@ -591,7 +594,7 @@ fn threshold_formats() {
 fn accepts_every_upstream_field() {
     let yaml = "\
 - name: Everything
-  featureGates: {SchedulerQueueingHints: true}
+  featureGates: {SchedulerPopFromBackoffQ: true}
   metricsCollectorConfig:
     Metrics:
       scheduler_scheduling_attempt_duration_seconds:
@@ -650,7 +653,7 @@ fn accepts_every_upstream_field() {
     duration: 1m
   workloads:
   - name: w
-    featureGates: {SchedulerQueueingHints: false}
+    featureGates: {SchedulerPopFromBackoffQ: false}
     threshold: {default: 1, other: 2}
     params: {n: 4}
   - name: v
@@ -667,7 +670,7 @@ fn accepts_every_upstream_field() {
     assert_eq!(tc.workloads[1].threshold_metric_selector.name, "X");
     assert!(tc.workloads[1].threshold_metric_selector.expect_lower);
     let w = resolve(tc, &tc.workloads[0]).unwrap();
-    assert_eq!(w.feature_gates, BTreeMap::from([("SchedulerQueueingHints".to_string(), false)]));
+    assert_eq!(w.feature_gates, BTreeMap::from([("SchedulerPopFromBackoffQ".to_string(), false)]));
     assert_eq!(w.threshold.as_ref().map(|t| t.get("other")), Some(2.0));
     let opcodes: Vec<&str> = tc.workload_template.iter().map(spec::Op::opcode).collect();
     assert_eq!(
@@ -720,4 +723,104 @@ fn repository_templates_are_kubernetes_objects() {
         assert!(["Node", "Pod", "Service"].contains(&kind), "{}: kind {kind:?}", file.display());
         assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some("v1"), "{}", file.display());
     }
+}
+
+#[test]
+fn unsupported_ops_and_gates_skip_workloads_with_a_reason() {
+    let yaml = "\
+- name: Groups
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createPodGroups
+    countParam: $groups
+    templatePath: ../templates/pod.yaml
+  - opcode: createPods
+    count: 2
+    collectMetrics: true
+  workloads:
+  - name: g
+    params: {groups: 3}
+- name: Gates
+  workloadTemplate:
+  - opcode: startCollectingProfile
+    type: CPU
+    filePath: cpu.prof
+  - opcode: createPods
+    count: 2
+    collectMetrics: true
+  - opcode: stopCollectingProfile
+    type: CPU
+  workloads:
+  - name: locked
+    featureGates: {NodeDeclaredFeatures: false}
+  - name: workloads
+    featureGates: {GenericWorkload: true}
+  - name: fine
+    featureGates: {SchedulerAsyncAPICalls: true, SchedulerPopFromBackoffQ: false}
+";
+    let fx = Fixture::new(yaml);
+    let cases = fx.load().unwrap();
+    let reasons: Vec<Option<String>> =
+        cases.iter().flat_map(|tc| tc.workloads.iter().map(move |w| skip_reason(tc, w))).collect();
+    assert!(reasons[0].as_deref().unwrap().contains("op createPodGroups"), "{reasons:?}");
+    assert!(reasons[1].as_deref().unwrap().contains("locked to true"), "{reasons:?}");
+    assert!(
+        reasons[2].as_deref().unwrap().contains("GenericWorkload=true needs workload-aware scheduling"),
+        "{reasons:?}"
+    );
+    assert_eq!(reasons[3], None);
+    // The profiling ops are accepted and do nothing; the gates say what they mean.
+    let w = resolve(&cases[1], &cases[1].workloads[2]).unwrap();
+    assert_eq!(w.ops.len(), 1);
+    let words: Vec<(&str, &str)> = w.gate_statuses.iter().map(|(n, _, s)| (n.as_str(), s.word())).collect();
+    assert_eq!(words, [("SchedulerAsyncAPICalls", "not applicable"), ("SchedulerPopFromBackoffQ", "not honoured")]);
+    // `list` says the same as `run` would.
+    let text = list(&fx.file()).unwrap();
+    assert!(text.contains("skip: op createPodGroups"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Gates/fine") && l.ends_with("run")), "{text}");
+}
+
+#[test]
+fn unknown_gates_and_template_functions_are_bad_input() {
+    let fx = Fixture::new(
+        &BASIC.replace("- name: small\n", "- name: small\n    featureGates: {SchedulerQueueingHints: false}\n"),
+    );
+    let e = fx.load().unwrap_err();
+    assert_eq!(e.path, "testCases[0].workloads[0].featureGates.SchedulerQueueingHints");
+    assert!(e.message.contains("not a feature gate of Kubernetes v1.37.2"), "{e}");
+    let fx = Fixture::new(BASIC);
+    std::fs::write(
+        fx.dir.path().join("templates/pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p-{{ Modulo .Index 2 }}\n",
+    )
+    .unwrap();
+    let e = fx.load().unwrap_err();
+    assert_eq!((e.file.as_str(), e.path.as_str()), (fx.template("pod.yaml").to_str().unwrap(), "line 4"));
+    assert!(
+        e.message.contains("function \"Modulo\" not defined") && e.message.contains("defaultPodTemplatePath"),
+        "{e}"
+    );
+}
+
+#[test]
+fn template_param_defaults_as_upstream() {
+    let yaml = "\
+- name: Defaults
+  workloadTemplate:
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+    podTemplatePath: ../templates/pod.yaml
+    templateParams: {a: $given|7, b: $absent|7, c: $absent|zone-1}
+  workloads:
+  - name: w
+    params: {given: 3}
+";
+    let fx = Fixture::new(yaml);
+    let r = fx.resolve_all().unwrap().remove(0);
+    let ResolvedOp::CreatePods { template_params, .. } = &r.ops[0] else { panic!("{:?}", r.ops[0]) };
+    assert_eq!(template_params["a"], ParamValue::Int(3));
+    assert_eq!(template_params["b"], ParamValue::Int(7));
+    assert_eq!(template_params["c"], ParamValue::Str("zone-1".into()));
 }

@@ -53,6 +53,9 @@ pub struct SimConfig {
     pub node_failures: Vec<NodeFailure>,
     /// Mean time between random node failures; 0 disables them.
     pub node_failure_interval_us: u64,
+    /// KWOK Stage objects: when set, they drive a bound pod's life (start, phase, deletion)
+    /// instead of `start` and `delete` (see [`super::kwok`]).
+    pub kwok_stages: Vec<super::kwok::KwokStage>,
 }
 
 /// Quick overrides from the command line (`--sim-bind-latency-ms` and friends).
@@ -151,6 +154,7 @@ impl SimConfig {
             start_failure_rate: 0.0,
             node_failures: Vec::new(),
             node_failure_interval_us: 0,
+            kwok_stages: Vec::new(),
         }
     }
 
@@ -162,8 +166,16 @@ impl SimConfig {
         Self::parse(&file, &text)
     }
 
-    /// Parses and validates stage-file text; `file` names it in errors.
+    /// Parses and validates stage-file text; `file` names it in errors. A file of KWOK `Stage`
+    /// objects (`apiVersion: kwok.x-k8s.io/v1alpha1`) is read as such.
     pub fn parse(file: &str, text: &str) -> Result<SimConfig, InputError> {
+        if super::kwok::is_stage_file(text) {
+            let stages = super::kwok::parse_stages(file, text)?;
+            let name = std::path::Path::new(file)
+                .file_stem()
+                .map_or_else(|| "kwok".to_string(), |s| s.to_string_lossy().to_string());
+            return Ok(SimConfig { name, kwok_stages: stages, ..SimConfig::zero_latency() });
+        }
         let de = serde_norway::Deserializer::from_str(text);
         let raw: RawSimConfig = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
@@ -205,6 +217,7 @@ impl SimConfig {
             start_failure_rate: rate(file, "failures.startFailureRate", f.start_failure_rate)?,
             node_failures,
             node_failure_interval_us: ms_to_us(file, "failures.nodeFailureIntervalMs", f.node_failure_interval_ms)?,
+            kwok_stages: Vec::new(),
         })
     }
 
@@ -235,6 +248,12 @@ impl SimConfig {
 
     /// Whether every event is emitted inline (no stage takes time).
     pub fn is_zero_latency(&self) -> bool {
-        self.bind.is_zero() && self.start.is_zero() && self.delete.is_zero()
+        self.bind.is_zero()
+            && self.start.is_zero()
+            && self.delete.is_zero()
+            && self
+                .kwok_stages
+                .iter()
+                .all(|s| s.kind != super::kwok::StageKind::Pod || s.delay_ms == 0 && s.jitter_ms.unwrap_or(0) == 0)
     }
 }

@@ -1,0 +1,101 @@
+//! What schedperf can run of an upstream workload file, and why not when it cannot.
+//!
+//! A test case runs unless an op, an object kind or a feature it needs is missing here; then each
+//! of its workloads is skipped with a one-line reason that names the missing thing. A workload can
+//! also be skipped alone, for a feature gate it sets ([`super::gates`]). `schedperf list` and
+//! `schedperf run` both ask [`skip_reason`], so they agree.
+
+use std::path::Path;
+
+use super::gates::{self, GateStatus};
+use super::spec::{Op, TestCase, Workload};
+
+/// Kinds a template may hold that the runner creates (or registers) itself.
+pub const SUPPORTED_KINDS: &[&str] = &[
+    "Node",
+    "Pod",
+    "Namespace",
+    "Service",
+    "ReplicaSet",
+    "StatefulSet",
+    "ReplicationController",
+    "PodDisruptionBudget",
+    "PriorityClass",
+];
+
+/// Workload parameters that upstream's Go test code reads (hooks in a suite's `_test.go`), with
+/// what they drive: the file's ops never use them, and schedperf has no such hooks.
+const HOOK_PARAMS: &[(&str, &str)] = &[(
+    "numNodeDeclaredFeatures",
+    "mock node declared features set up by nodedeclaredfeatures/node_declared_features_test.go",
+)];
+
+/// Why workload `w` of `tc` cannot run, or `None` if it can.
+pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
+    if let Some(r) = &tc.unsupported {
+        return Some(r.clone());
+    }
+    if let Some((param, what)) = HOOK_PARAMS.iter().find(|(p, _)| w.params.contains_key(*p)) {
+        return Some(format!(
+            "parameter {param} drives upstream's Go test hooks ({what}), which schedperf does not have"
+        ));
+    }
+    let mut gates = tc.feature_gates.clone();
+    gates.extend(w.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
+    gates.iter().find_map(|(name, value)| match gates::status(name, *value) {
+        Ok(GateStatus::Skip(reason)) => Some(reason),
+        _ => None,
+    })
+}
+
+/// The first thing in `ops` (or their templates) that schedperf does not support.
+pub fn ops_skip_reason(ops: &[Op], default_pod_template: Option<&Path>) -> Option<String> {
+    for op in ops {
+        let reason = match op {
+            Op::Unsupported { reason, .. } => Some(reason.clone()),
+            Op::CreatePods(p) => pods_reason(p, default_pod_template),
+            Op::CreatePodSets(p) => pods_reason(&p.create_pods_op, default_pod_template),
+            Op::CreateNodes(n) => n.node_template_path.as_deref().and_then(template_reason),
+            Op::CreateAny(c) => template_reason(&c.template_path),
+            Op::UpdateAny(u) => template_reason(&u.template_path),
+            Op::Churn(c) => c.template_paths.iter().find_map(|p| template_reason(p)),
+            _ => None,
+        };
+        if reason.is_some() {
+            return reason;
+        }
+    }
+    None
+}
+
+fn pods_reason(p: &super::spec::CreatePodsOp, default_pod_template: Option<&Path>) -> Option<String> {
+    if p.persistent_volume_template_path.is_some() || p.persistent_volume_claim_template_path.is_some() {
+        return Some("createPods with persistent volume templates: volumes are not supported".into());
+    }
+    p.pod_template_path.as_deref().or(default_pod_template).and_then(template_reason)
+}
+
+/// A template whose objects the runner cannot create: an unsupported kind, or a pod that needs
+/// resource claims or persistent volume claims.
+fn template_reason(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().to_string());
+    for line in text.lines() {
+        if let Some(kind) = line.strip_prefix("kind:") {
+            let kind = kind.trim().trim_matches(['"', '\'']);
+            if !kind.is_empty() && !SUPPORTED_KINDS.contains(&kind) {
+                return Some(format!("template {name} holds a {kind}: objects of kind {kind} are not supported"));
+            }
+        }
+        let field = line.trim_start().trim_start_matches("- ");
+        if field.starts_with("resourceClaims:") {
+            return Some(format!(
+                "template {name}: pods with resourceClaims (dynamic resource allocation) are not supported"
+            ));
+        }
+        if field.starts_with("persistentVolumeClaim:") {
+            return Some(format!("template {name}: pods with persistent volume claims are not supported"));
+        }
+    }
+    None
+}

@@ -1,0 +1,166 @@
+//! Upstream's own scheduler_perf config files at the pinned release, unmodified, straight from the
+//! Go module cache (the oracle build downloads `k8s.io/kubernetes@v1.37.2`): every `short`
+//! workload of misc, affinity, topology_spreading, default_preemption, batching and event_handling
+//! runs or is skipped with a reason, `list` and `run` agree on which, and nothing that went wrong
+//! is reported as a success.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::Command;
+
+const MODULE: &str = "k8s.io/kubernetes@v1.37.2";
+const SUITES: &[&str] = &["misc", "affinity", "topology_spreading", "default_preemption", "batching", "event_handling"];
+
+/// `test/integration/scheduler_perf` of the pinned module: `go env GOMODCACHE`, else `$HOME/go/pkg/mod`.
+fn scheduler_perf_dir() -> PathBuf {
+    let from_go = Command::new("go")
+        .args(["env", "GOMODCACHE"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty());
+    let cache = from_go
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join("go/pkg/mod"));
+    let dir = cache.join(MODULE).join("test/integration/scheduler_perf");
+    assert!(
+        dir.join("misc/performance-config.yaml").is_file(),
+        "upstream's scheduler_perf files are not in the Go module cache: {} is missing. Download the \
+         module (`go mod download {MODULE}`, as the oracle build does) and run the test again.",
+        dir.display()
+    );
+    dir
+}
+
+/// `schedperf list FILE`: workload name -> its STATUS column (`run` or `skip: reason`), for the
+/// workloads labelled `short`.
+fn listed_short(file: &str) -> BTreeMap<String, String> {
+    let o = Command::new(env!("CARGO_BIN_EXE_schedperf")).args(["list", file]).output().unwrap();
+    assert!(o.status.success(), "list {file}: {}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let mut out = BTreeMap::new();
+    for line in text.lines().skip(1).filter(|l| !l.starts_with('#') && !l.ends_with(" workloads")) {
+        let cols: Vec<&str> = line.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+        let (name, labels) = (cols[0], cols[1]);
+        let status =
+            cols.iter().rev().find(|c| **c == "run" || c.starts_with("skip: ")).unwrap_or_else(|| panic!("{line}"));
+        if labels.split(',').any(|l| l == "short") {
+            out.insert(name.to_string(), status.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
+    let dir = scheduler_perf_dir();
+    let mut table = Vec::new();
+    for suite in SUITES {
+        let file = dir.join(suite).join("performance-config.yaml").display().to_string();
+        let listed = listed_short(&file);
+        assert!(!listed.is_empty(), "{suite}: no short workload listed");
+        let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+            .args(["run", &file, "--label-filter", "short", "--format", "json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        let code = o.status.code();
+        assert!(code == Some(0) || code == Some(1), "{suite}: exit {code:?} (bad input?): {stderr}");
+        let report: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{suite}: no JSON report ({e}): {stderr}"));
+        let mut ran = BTreeSet::new();
+        let mut thresholds_failed = false;
+        for run in report["runs"].as_array().unwrap() {
+            let name = format!("{}/{}", run["testCase"].as_str().unwrap(), run["workload"].as_str().unwrap());
+            // A run that ends in the report is a success: all its measured pods scheduled, none lost.
+            assert_eq!(
+                run["scheduledPods"], run["measuredPods"],
+                "{suite} {name}: reported as a success with pods unscheduled"
+            );
+            assert_eq!(run["accounting"]["lost"].as_u64(), Some(0), "{suite} {name}: pods lost");
+            assert_eq!(run["cacheConsistent"].as_bool(), Some(true), "{suite} {name}: {}", run["cacheDifferences"]);
+            thresholds_failed |= run["thresholdPassed"].as_bool() == Some(false);
+            table.push(format!("{suite:<20} {name:<75} ran"));
+            ran.insert(name);
+        }
+        let mut skipped = BTreeMap::new();
+        let mut failed = BTreeMap::new();
+        for line in stderr.lines() {
+            if let Some((name, reason)) = line.strip_prefix("skipped ").and_then(|l| l.split_once(": ")) {
+                assert!(!reason.trim().is_empty(), "{suite} {name}: skipped without a reason");
+                skipped.insert(name.to_string(), reason.to_string());
+            }
+            if let Some((name, why)) = line.strip_prefix("FAILED ").and_then(|l| l.split_once(": ")) {
+                failed.insert(name.to_string(), why.to_string());
+            }
+        }
+        // Failures are reported as failures: exit 1, never 0.
+        assert_eq!(
+            code == Some(1),
+            !failed.is_empty() || thresholds_failed,
+            "{suite}: exit {code:?} with failures {failed:?}"
+        );
+        for (name, status) in &listed {
+            let outcomes = [ran.contains(name), skipped.contains_key(name), failed.contains_key(name)];
+            assert_eq!(
+                outcomes.iter().filter(|b| **b).count(),
+                1,
+                "{suite} {name}: ran/skipped/failed {outcomes:?}\n{stderr}"
+            );
+            match status.strip_prefix("skip: ") {
+                Some(reason) => assert_eq!(
+                    skipped.get(name).map(String::as_str),
+                    Some(reason),
+                    "{suite} {name}: list and run disagree"
+                ),
+                None => assert!(!skipped.contains_key(name), "{suite} {name}: list says run, run skipped it"),
+            }
+        }
+        for (name, reason) in &skipped {
+            table.push(format!("{suite:<20} {name:<75} skipped: {reason}"));
+        }
+        for (name, why) in &failed {
+            table.push(format!("{suite:<20} {name:<75} FAILED: {why}"));
+        }
+        let all: BTreeSet<&String> = ran.iter().chain(skipped.keys()).chain(failed.keys()).collect();
+        assert_eq!(all.len(), listed.len(), "{suite}: run saw workloads list did not: {all:?} vs {:?}", listed.keys());
+    }
+    eprintln!("{}", table.join("\n"));
+}
+
+/// Every config file of upstream's scheduler_perf tree (DRA, pod groups, volumes, ... too) loads:
+/// each of its workloads runs or is skipped with a reason, none is rejected as bad input.
+#[test]
+fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.file_name().is_some_and(|n| n == "performance-config.yaml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&scheduler_perf_dir(), &mut files);
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    let (mut runs, mut skips) = (0, 0);
+    for file in &files {
+        let o = Command::new(env!("CARGO_BIN_EXE_schedperf")).args(["list"]).arg(file).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{}: {}", file.display(), String::from_utf8_lossy(&o.stderr));
+        for line in text.lines().skip(1).filter(|l| !l.starts_with('#') && !l.ends_with(" workloads")) {
+            if line.ends_with(" run") {
+                runs += 1;
+            } else {
+                let reason = line.split_once("skip: ").map(|(_, r)| r.trim()).unwrap_or_default();
+                assert!(!reason.is_empty(), "{}: {line}", file.display());
+                skips += 1;
+            }
+        }
+    }
+    assert!(runs >= 100 && skips >= 100, "{runs} run, {skips} skipped");
+}
