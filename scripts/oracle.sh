@@ -5,6 +5,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/oracle"
+# The machines' Go lives in /usr/local/go/bin, which a non-login shell may lack.
+export PATH="$PATH:/usr/local/go/bin"
 if ! command -v go >/dev/null 2>&1; then
   echo "oracle.sh: go is not on PATH (Go >= 1.26 is needed)" >&2
   exit 2

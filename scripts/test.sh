@@ -9,10 +9,24 @@
 # 3. Runs every test, the ignored ones included (CRI runtime tests, the headless-browser check), so
 #    nothing is skipped: `cargo test --release -- --include-ignored`.
 # 4. Runs the loom models of the lock-free assume cache (`--cfg schedperf_loom`, own target dir).
+# 5. Builds the oracle first (scripts/oracle.sh: the real kube-scheduler v1.37.2; its module download
+#    also brings upstream's scheduler_perf files that tests/upstream_suites.rs runs) and checks
+#    decisions against it at the end (scripts/verify.sh).
 set -euo pipefail
 # runc, ip and friends live in the sbin directories, which a non-login root shell may not have.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 cd "$(dirname "$0")/.."
+
+if ! command -v valgrind >/dev/null 2>&1; then
+  echo "== installing valgrind (run --measure instructions)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends valgrind >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends valgrind >/dev/null; }
+fi
+export SCHEDPERF_REQUIRE_VALGRIND=1
+
+echo "== building the oracle (scripts/oracle.sh)" >&2
+scripts/oracle.sh >/dev/null
 
 if ! command -v chromium >/dev/null 2>&1; then
   echo "== installing chromium (HTML report check)" >&2
@@ -63,3 +77,6 @@ cargo test --release -- --include-ignored --test-threads 2
 
 echo "== loom models of the assume cache" >&2
 RUSTFLAGS="--cfg schedperf_loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" cargo test --release --lib cache::
+
+echo "== decisions against the oracle (scripts/verify.sh)" >&2
+scripts/verify.sh target/release/schedperf

@@ -208,6 +208,11 @@ pub fn explain_pod(
     let (mut out, diag) = evaluate(fw, engine, snap, pod, pod_key);
     if let Some(diag) = diag {
         out.preemption = explain_preemption(fw, snap, pod, &diag, preemption_args);
+        // `FitError.Error()` ends with PostFilter's message when preemption did not help.
+        if let (Some(m), Some(p)) = (&mut out.message, out.preemption.as_ref().and_then(|p| p.message.as_ref())) {
+            m.push(' ');
+            m.push_str(p);
+        }
     }
     out
 }
@@ -231,7 +236,7 @@ pub fn explain_preemption(
     let mut out =
         PreemptionExplanation { nominated_node: None, victims: Vec::new(), candidates: Vec::new(), message: None };
     match plugin.dry_run(fw, snap, pod, diag) {
-        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => out.message = Some(m),
+        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => out.message = Some(format!("preemption: {m}")),
         Ok(run) => {
             let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
             out.candidates = run
@@ -247,7 +252,7 @@ pub fn explain_preemption(
                 out.nominated_node = Some(best.node.clone());
                 out.victims = best.victims.clone();
             }
-            out.message = run.message;
+            out.message = run.message.map(|m| format!("preemption: {m}"));
         }
     }
     Some(out)
@@ -308,7 +313,7 @@ fn evaluate(
                 for node in &all {
                     let outside = !names.contains(&snap.nodes.name[node.ix()]);
                     excluded[node.ix()] = outside;
-                    if outside && verdicts[node.ix()].is_none() {
+                    if outside {
                         framework_reject[node.ix()] = Some(FilterVerdict {
                             plugin: plugins.first().copied().unwrap_or("").to_string(),
                             code: Code::UnschedulableAndUnresolvable.to_string(),
@@ -358,8 +363,13 @@ fn evaluate(
     let mut failures = 0;
     for node in &all {
         let i = node.ix();
+        // Upstream never filters a node a PreFilterResult left out: its status is the framework's.
         let filter = match (verdicts[i], &framework_reject[i]) {
-            (Some((pid, rej)), _) => {
+            (_, Some(v)) => {
+                failures += 1;
+                Some(v.clone())
+            }
+            (Some((pid, rej)), None) => {
                 failures += 1;
                 let p = fw.plugin(pid);
                 Some(FilterVerdict {
@@ -367,10 +377,6 @@ fn evaluate(
                     code: rej.code.to_string(),
                     reasons: p.reasons(cx, &state, rej),
                 })
-            }
-            (None, Some(v)) => {
-                failures += 1;
-                Some(v.clone())
             }
             (None, None) => None,
         };
@@ -401,7 +407,9 @@ fn evaluate(
                 *counts.entry(r.clone()).or_default() += 1;
             }
         }
-        let parts: Vec<String> = counts.into_iter().map(|(r, c)| format!("{c} {r}")).collect();
+        // `FitError.Error()`: "count reason" strings in byte order (`sort.Strings`).
+        let mut parts: Vec<String> = counts.into_iter().map(|(r, c)| format!("{c} {r}")).collect();
+        parts.sort();
         out.message = Some(format!("0/{n} nodes are available: {}.", parts.join(", ")));
     }
     debug_assert_eq!(failures + feasible.len(), n);

@@ -104,28 +104,32 @@ const fn optional(name: &'static str, extension_points: &'static [ExtensionPoint
 /// The registry: the default plugins first, in default `multiPoint` order, then the known plugins a
 /// profile may enable that are not on by default.
 ///
-/// VolumeBinding is listed without PreScore/Score: upstream its Go type implements them, so
-/// expansion adds it to Score with weight 1, but its PreScore returns Skip unless the alpha
-/// storage-capacity scoring gate is on, so it never contributes a score in v1.31.
+/// The order and weights are v1.37.2's `getDefaultPlugins` after `applyFeatureGates` at the
+/// release's default gates: DynamicResources (DRA is GA) before DefaultPreemption, and
+/// NodeDeclaredFeatures (GA) last. VolumeBinding implements PreScore/Score in Go, so multiPoint
+/// expansion gives it Score with weight 1; with StorageCapacityScoring on (the default) its
+/// PreScore runs and it scores 0 for pods without volumes, as DynamicResources does without claims.
 pub const PLUGINS: &[PluginInfo] = &[
     default("SchedulingGates", &[PreEnqueue], None),
     default("PrioritySort", &[QueueSort], None),
-    default("NodeUnschedulable", &[Filter], None),
-    default("NodeName", &[Filter], None),
-    default("TaintToleration", &[Filter, PreScore, Score], Some(3)),
+    default("NodeName", &[PreFilter, Filter], None),
+    default("NodeUnschedulable", &[PreFilter, Filter], None),
+    default("TaintToleration", &[PreFilter, Filter, PreScore, Score], Some(3)),
     default("NodeAffinity", &[PreFilter, Filter, PreScore, Score], Some(2)),
     default("NodePorts", &[PreFilter, Filter], None),
     default("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score], Some(1)),
     default("VolumeRestrictions", &[PreFilter, Filter], None),
     default("NodeVolumeLimits", &[PreFilter, Filter], None),
-    default("VolumeBinding", &[PreFilter, Filter, Reserve, ExtensionPoint::PreBind], None),
+    default("VolumeBinding", &[PreFilter, Filter, Reserve, ExtensionPoint::PreBind, PreScore, Score], Some(1)),
     default("VolumeZone", &[PreFilter, Filter], None),
     default("PodTopologySpread", &[PreFilter, Filter, PreScore, Score], Some(2)),
     default("InterPodAffinity", &[PreFilter, Filter, PreScore, Score], Some(2)),
-    default("DefaultPreemption", &[PostFilter], None),
+    default("DynamicResources", &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, ExtensionPoint::PreBind, Score], Some(2)),
+    default("DefaultPreemption", &[PreEnqueue, PostFilter], None),
     default("NodeResourcesBalancedAllocation", &[PreScore, Score], Some(1)),
     default("ImageLocality", &[Score], Some(1)),
     default("DefaultBinder", &[Bind], None),
+    default("NodeDeclaredFeatures", &[PreFilter, Filter], None),
     optional("EBSLimits", &[Filter]),
     optional("GCEPDLimits", &[Filter]),
     optional("AzureDiskLimits", &[Filter]),

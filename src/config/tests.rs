@@ -14,43 +14,36 @@ fn weighted(list: &[(&str, i32)]) -> Vec<(String, i32)> {
     list.iter().map(|&(n, w)| (n.to_string(), w)).collect()
 }
 
-/// The v1.31 `ExpandedPluginsV1` (`apis/config/testing/defaults/defaults.go`) minus the cloud
-/// volume-limit plugins dropped from the defaults in v1.31, and minus VolumeBinding's no-op
-/// PreScore/Score (see `registry::PLUGINS`).
+/// v1.37.2's `ExpandedPluginsV1` (`apis/config/testing/defaults/defaults.go`), without the
+/// PodGroupPostFilter and PlacementScore points, which this engine does not have.
 fn default_plugins() -> ProfilePlugins {
+    let filters = [
+        "NodeName",
+        "NodeUnschedulable",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+        "NodeDeclaredFeatures",
+    ];
     ProfilePlugins {
-        pre_enqueue: names(&["SchedulingGates"]),
+        pre_enqueue: names(&["SchedulingGates", "DynamicResources", "DefaultPreemption"]),
         queue_sort: names(&["PrioritySort"]),
-        pre_filter: names(&[
-            "NodeAffinity",
-            "NodePorts",
-            "NodeResourcesFit",
-            "VolumeRestrictions",
-            "NodeVolumeLimits",
-            "VolumeBinding",
-            "VolumeZone",
-            "PodTopologySpread",
-            "InterPodAffinity",
-        ]),
-        filter: names(&[
-            "NodeUnschedulable",
-            "NodeName",
-            "TaintToleration",
-            "NodeAffinity",
-            "NodePorts",
-            "NodeResourcesFit",
-            "VolumeRestrictions",
-            "NodeVolumeLimits",
-            "VolumeBinding",
-            "VolumeZone",
-            "PodTopologySpread",
-            "InterPodAffinity",
-        ]),
-        post_filter: names(&["DefaultPreemption"]),
+        pre_filter: names(&filters),
+        filter: names(&filters),
+        post_filter: names(&["DynamicResources", "DefaultPreemption"]),
         pre_score: names(&[
             "TaintToleration",
             "NodeAffinity",
             "NodeResourcesFit",
+            "VolumeBinding",
             "PodTopologySpread",
             "InterPodAffinity",
             "NodeResourcesBalancedAllocation",
@@ -59,14 +52,16 @@ fn default_plugins() -> ProfilePlugins {
             ("TaintToleration", 3),
             ("NodeAffinity", 2),
             ("NodeResourcesFit", 1),
+            ("VolumeBinding", 1),
             ("PodTopologySpread", 2),
             ("InterPodAffinity", 2),
+            ("DynamicResources", 2),
             ("NodeResourcesBalancedAllocation", 1),
             ("ImageLocality", 1),
         ]),
-        reserve: names(&["VolumeBinding"]),
+        reserve: names(&["VolumeBinding", "DynamicResources"]),
         permit: vec![],
-        pre_bind: names(&["VolumeBinding"]),
+        pre_bind: names(&["VolumeBinding", "DynamicResources"]),
         bind: names(&["DefaultBinder"]),
         post_bind: vec![],
     }

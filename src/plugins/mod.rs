@@ -34,8 +34,13 @@ pub struct CompiledArgs {
     pub spread_default_constraints: Option<Vec<SpreadConstraint>>,
 }
 
-/// The volume plugins that are known names but find nothing to do (pods here have no volumes).
-pub const VOLUME_PLUGINS: &[&str] = &[
+/// Plugins that are known names but find nothing to do for pods here: the volume plugins (pods
+/// carry no volumes), DynamicResources (no resource claims) and NodeDeclaredFeatures (no declared
+/// feature requirements). Their PreFilter returns Skip, as upstream's does for such pods; those
+/// registered at Score (VolumeBinding, DynamicResources) score 0 on every node, as upstream's do.
+pub const NO_OP_PLUGINS: &[&str] = &[
+    "DynamicResources",
+    "NodeDeclaredFeatures",
     "VolumeRestrictions",
     "NodeVolumeLimits",
     "VolumeBinding",
@@ -111,8 +116,8 @@ pub fn build_plugin(
             min_candidate_nodes_percentage: args.default_preemption.min_candidate_nodes_percentage,
             min_candidate_nodes_absolute: args.default_preemption.min_candidate_nodes_absolute,
         }),
-        v if VOLUME_PLUGINS.contains(&v) => {
-            let name: &'static str = VOLUME_PLUGINS.iter().find(|n| **n == v).expect("listed");
+        v if NO_OP_PLUGINS.contains(&v) => {
+            let name: &'static str = NO_OP_PLUGINS.iter().find(|n| **n == v).expect("listed");
             Arc::new(simple::NoVolumes(name))
         }
         other => return Err(format!("unknown plugin {other:?}")),

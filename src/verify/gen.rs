@@ -90,7 +90,9 @@ pub fn generate(seed: u64, index: u64) -> Case {
     for i in 0..n_pods {
         let mut p = pod(rng, &format!("existing-{i}"), &nodes, false);
         p["spec"]["nodeName"] = json!(pick(rng, &nodes));
-        p["status"] = json!({"phase": "Running"});
+        // Running pods have distinct start times, as kubelets set them; preemption orders
+        // victims of equal priority by start time.
+        p["status"] = json!({"phase": "Running", "startTime": format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60)});
         cluster.push(p);
     }
     let incoming = pod(rng, "incoming", &nodes, true);
@@ -332,9 +334,6 @@ fn pod(rng: &mut ChaCha8Rng, name: &str, nodes: &[String], incoming: bool) -> Va
         }
         if chance(rng, 0.15) {
             spec["preemptionPolicy"] = json!(pick(rng, &["Never", "PreemptLowerPriority"]));
-        }
-        if chance(rng, 0.03) {
-            spec["nodeName"] = json!(pick(rng, nodes));
         }
     } else if chance(rng, 0.2) {
         // Existing pods with affinity terms make InterPodAffinity's symmetric checks matter.

@@ -179,7 +179,12 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
         }
         None => (SchedulerConfig::defaults(), None),
     };
-    oracle.call(&json!({"op": "init", "config": config_text, "featureGates": w.feature_gates}))?;
+    // OpportunisticBatching (on by default at the pinned release) hints the previous cycle's
+    // runner-up by wall-clock age; schedperf does not model it (ARCHITECTURE.md, known
+    // differences), so the oracle runs without it unless the workload sets it.
+    let mut gates = w.feature_gates.clone();
+    gates.entry("OpportunisticBatching".to_string()).or_insert(false);
+    oracle.call(&json!({"op": "init", "config": config_text, "featureGates": gates}))?;
     let mut snap = Snapshot::new();
     let mut frameworks = Vec::new();
     let mut preemption_args = Vec::new();
@@ -295,6 +300,10 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     objs.pods_created += 1;
                     let key = format!("{namespace}/{}", pod["metadata"]["name"].as_str().unwrap_or(""));
                     apply(&mut ours, oracle, vec![pod], Some(namespace))?;
+                    // A gated pod never reaches a scheduling cycle on either side.
+                    if !ours.pods[&key].0.scheduling_gates.is_empty() {
+                        continue;
+                    }
                     schedule(&mut ours, oracle, &key, &mut out)?;
                     if out.first_divergence.is_some() {
                         return Ok(out);
@@ -449,7 +458,8 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
 
 /// Pending pods, highest priority first, then in creation order (PrioritySort).
 fn retry_pending(ours: &mut Ours, oracle: &mut Oracle, out: &mut Replay) -> Result<(), ReplayError> {
-    let mut keys = ours.pending.clone();
+    let mut keys: Vec<String> =
+        ours.pending.iter().filter(|k| ours.pods[*k].0.scheduling_gates.is_empty()).cloned().collect();
     keys.sort_by_key(|k| std::cmp::Reverse(ours.pods[k].0.priority));
     for k in keys {
         schedule(ours, oracle, &k, out)?;

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Decisions checked against the real kube-scheduler (the oracle in oracle/, kube-scheduler v1.37.2):
+#
+#   scripts/verify.sh [SCHEDPERF]     (default target/release/schedperf)
+#
+# 1. `schedperf verify --random $VERIFY_CASES` generated cases (cluster, pod, config) on a fixed seed;
+# 2. the lockstep replay of every `short` workload in workloads/;
+# 3. the shared conformance cases through the oracle's `explain`.
+# Steps 1 and 2 fail when agreement drops below the floor recorded here: the floors are the counts
+# measured at the last commit that changed them (a ratchet: raise them as divergences are fixed;
+# never lower them without saying why in the commit). Reproducers of every divergence land in
+# $VERIFY_OUT (default: a temporary directory, printed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+schedperf=${1:-target/release/schedperf}
+cases=${VERIFY_CASES:-2000}
+seed=${VERIFY_SEED:-20261203}
+# Agreement floors at seed 20261203 (see the README's verify figures for the command).
+random_floor=${VERIFY_RANDOM_FLOOR:-@RANDOM_FLOOR@}
+lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-@LOCKSTEP_FLOOR@}
+out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
+
+oracle=$(scripts/oracle.sh | tail -1)
+echo "== oracle: $("$oracle" version | head -c 60)..." >&2
+
+agreed() { # the A of the last "verify: A/N ..." line
+  sed -n 's/^verify: \([0-9]*\)\/\([0-9]*\) .*/\1/p' "$1" | tail -1
+}
+
+echo "== verify --random $cases --seed $seed (reproducers in $out/random)" >&2
+set +e
+"$schedperf" verify --oracle "$oracle" --random "$cases" --seed "$seed" --max-divergences 0 --out "$out/random" \
+  >"$out/random.txt" 2>"$out/random.err"
+rc=$?
+set -e
+tail -1 "$out/random.txt"
+[ "$rc" -le 1 ] || { cat "$out/random.err" >&2; echo "verify --random failed to run (exit $rc)" >&2; exit 1; }
+a=$(agreed "$out/random.txt")
+if [ "${a:-0}" -lt "$random_floor" ]; then
+  echo "verify: random agreement $a is below the floor $random_floor; the divergences:" >&2
+  grep -h -v '^#' "$out"/random/*/diff.txt | sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn | head -20 >&2
+  exit 1
+fi
+
+echo "== verify (lockstep) workloads --label-filter short (reproducers in $out/lockstep)" >&2
+set +e
+"$schedperf" verify --oracle "$oracle" workloads --label-filter short --out "$out/lockstep" >"$out/lockstep.txt" 2>&1
+rc=$?
+set -e
+grep -v ' agree$' "$out/lockstep.txt" || true
+tail -1 "$out/lockstep.txt"
+[ "$rc" -le 1 ] || { echo "verify (lockstep) failed to run (exit $rc)" >&2; exit 1; }
+a=$(agreed "$out/lockstep.txt")
+if [ "${a:-0}" -lt "$lockstep_floor" ]; then
+  echo "verify: lockstep agreement $a is below the floor $lockstep_floor" >&2
+  exit 1
+fi
+
+echo "== conformance cases through the oracle" >&2
+for d in ../shared/conformance /work/shared/conformance; do
+  if [ -f "$d/run.py" ]; then
+    python3 "$d/run.py" "$oracle" "$d" --verbose --min 0 | tail -3
+    break
+  fi
+done
