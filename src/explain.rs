@@ -236,7 +236,9 @@ pub fn explain_preemption(
     let mut out =
         PreemptionExplanation { nominated_node: None, victims: Vec::new(), candidates: Vec::new(), message: None };
     match plugin.dry_run(fw, snap, pod, diag) {
-        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => out.message = Some(format!("preemption: {m}")),
+        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
+            out.message = Some(format!("preemption: {m}"))
+        }
         Ok(run) => {
             let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
             out.candidates = run
@@ -600,7 +602,7 @@ profiles:
                     nominated: None,
                     victims: vec![],
                     candidates: vec![],
-                    message: Some("not eligible due to preemptionPolicy=Never."),
+                    message: Some("preemption: not eligible due to preemptionPolicy=Never."),
                 }),
             ),
             (
@@ -617,7 +619,9 @@ profiles:
                     nominated: None,
                     victims: vec![],
                     candidates: vec![],
-                    message: Some("0/2 nodes are available: 2 No preemption victims found for incoming pod."),
+                    message: Some(
+                        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+                    ),
                 }),
             ),
             (
@@ -636,7 +640,7 @@ profiles:
                     candidates: vec![],
                     // node-a's 1 cpu is below the request: UnschedulableAndUnresolvable since
                     // v1.37, so preemption does not try it either.
-                    message: Some("0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
+                    message: Some("preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
                 }),
             ),
             (

@@ -124,7 +124,11 @@ pub const PLUGINS: &[PluginInfo] = &[
     default("VolumeZone", &[PreFilter, Filter], None),
     default("PodTopologySpread", &[PreFilter, Filter, PreScore, Score], Some(2)),
     default("InterPodAffinity", &[PreFilter, Filter, PreScore, Score], Some(2)),
-    default("DynamicResources", &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, ExtensionPoint::PreBind, Score], Some(2)),
+    default(
+        "DynamicResources",
+        &[PreEnqueue, PreFilter, Filter, PostFilter, Reserve, ExtensionPoint::PreBind, Score],
+        Some(2),
+    ),
     default("DefaultPreemption", &[PreEnqueue, PostFilter], None),
     default("NodeResourcesBalancedAllocation", &[PreScore, Score], Some(1)),
     default("ImageLocality", &[Score], Some(1)),

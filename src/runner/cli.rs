@@ -415,11 +415,8 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     }
     let mut outcome = RepOutcome::default();
     if args.measure == Measure::Instructions {
-        outcome = crate::instructions::valgrind::measure(
-            args.reps.max(1),
-            selection.workloads.len(),
-            args.out.as_deref(),
-        )?;
+        outcome =
+            crate::instructions::valgrind::measure(args.reps.max(1), selection.workloads.len(), args.out.as_deref())?;
     } else if args.reps <= 1 {
         outcome = run_in_process(args, 0, cluster)?;
     } else {

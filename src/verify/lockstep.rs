@@ -350,8 +350,8 @@ fn instantiate(
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| InputError::new(&file, "", format!("cannot read the template: {e}")))?;
-    let rendered =
-        render_template(&text, &template_env(index, count, params)).map_err(|e| InputError::new(&file, format!("line {}", e.line), e.message))?;
+    let rendered = render_template(&text, &template_env(index, count, params))
+        .map_err(|e| InputError::new(&file, format!("line {}", e.line), e.message))?;
     let mut docs = Vec::new();
     for doc in serde_norway::Deserializer::from_str(&rendered) {
         let v = Value::deserialize(doc).map_err(|e| InputError::new(&file, "", format!("not YAML: {e}")))?;
