@@ -278,6 +278,7 @@ pub(crate) mod tests {
     pub(crate) fn fake_document(runs: Vec<RunReport>) -> RunDocument {
         RunDocument {
             schema_version: SCHEMA_VERSION.to_string(),
+            upstream: crate::report::Upstream::pinned(),
             tool: ToolInfo { name: "schedperf".into(), version: "test".into(), git_commit: "abc".into() },
             command_line: vec!["schedperf".into(), "run".into()],
             machine: Machine::default(),

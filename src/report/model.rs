@@ -19,7 +19,25 @@ pub struct Report {
     pub machine: Machine,
     /// Seconds since the Unix epoch when the report was written.
     pub created_unix_seconds: u64,
+    /// The pinned upstream release the engine reproduces (absent in reports of older versions).
+    #[serde(default)]
+    pub upstream: Upstream,
     pub runs: Vec<RunReport>,
+}
+
+/// The upstream release a report's decisions follow.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Upstream {
+    /// The Kubernetes release, e.g. `v1.37.2` ([`crate::UPSTREAM_KUBERNETES`]).
+    pub kubernetes: String,
+}
+
+impl Upstream {
+    /// The release this build reproduces.
+    pub fn pinned() -> Self {
+        Upstream { kubernetes: crate::UPSTREAM_KUBERNETES.to_string() }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

@@ -360,6 +360,7 @@ pub fn machine() -> Machine {
 pub fn report(runs: Vec<RunReport>) -> Report {
     Report {
         schema_version: SCHEMA_VERSION.to_string(),
+        upstream: crate::report::Upstream::pinned(),
         tool: ToolInfo {
             name: "schedperf".into(),
             version: env!("CARGO_PKG_VERSION").into(),
