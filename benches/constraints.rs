@@ -56,6 +56,7 @@ fn pod(snap: &mut Snapshot, uid: u64, app: &str, cpu_milli: i64, priority: i32) 
         node_selector: Vec::new(),
         required_affinity: None,
         preferred_affinity: Vec::new(),
+        preferred_affinity_set: false,
         tolerations: Vec::new(),
         host_ports: Vec::new(),
         images: Vec::new(),

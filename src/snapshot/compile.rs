@@ -473,9 +473,10 @@ pub fn compile_pod(
     let required_affinity = node_affinity
         .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
         .map(|s| compile_node_selector(s, interner));
-    let preferred_affinity = node_affinity
-        .map(|na| compile_preferred(&na.preferred_during_scheduling_ignored_during_execution, interner))
-        .unwrap_or_default();
+    let preferred_list =
+        node_affinity.and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_deref());
+    let preferred_affinity_set = preferred_list.is_some();
+    let preferred_affinity = preferred_list.map(|t| compile_preferred(t, interner)).unwrap_or_default();
     let tolerations = spec
         .tolerations
         .iter()
@@ -535,6 +536,7 @@ pub fn compile_pod(
         node_selector: sorted_pairs(&spec.node_selector, interner),
         required_affinity,
         preferred_affinity,
+        preferred_affinity_set,
         tolerations,
         host_ports,
         images,

@@ -196,7 +196,11 @@ pub struct PodInfo {
     /// `spec.nodeSelector`, sorted by key.
     pub node_selector: Vec<(Sym, Sym)>,
     pub required_affinity: Option<NodeSelector>,
+    /// Preferred node affinity terms, without the weight-0 and empty ones (which never score).
     pub preferred_affinity: Vec<PreferredTerm>,
+    /// `preferredDuringSchedulingIgnoredDuringExecution` is set (non-nil), even if empty or only
+    /// empty terms: NodeAffinity's PreScore does not skip the pod then (all its scores are 0).
+    pub preferred_affinity_set: bool,
     pub tolerations: Vec<Toleration>,
     pub host_ports: Vec<HostPort>,
     /// Images of init containers then containers, normalized.

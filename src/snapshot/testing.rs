@@ -104,6 +104,7 @@ impl<'a> MakePod<'a> {
             node_selector: Vec::new(),
             required_affinity: None,
             preferred_affinity: Vec::new(),
+            preferred_affinity_set: false,
             tolerations: Vec::new(),
             host_ports: Vec::new(),
             images: Vec::new(),
@@ -199,6 +200,7 @@ impl<'a> MakePod<'a> {
             pinned: None,
         };
         self.pod.preferred_affinity.push(PreferredTerm { weight, term });
+        self.pod.preferred_affinity_set = true;
         self
     }
 
