@@ -53,6 +53,8 @@ fn pod(snap: &mut Snapshot, uid: u64, app: &str, cpu_milli: i64, priority: i32) 
         requests: Resources { cpu_milli, memory: GI / 4, ..Default::default() },
         non_zero_cpu_milli: cpu_milli,
         non_zero_memory: GI / 4,
+        fit_score_cpu_milli: cpu_milli,
+        fit_score_memory: GI / 4,
         node_selector: Vec::new(),
         required_affinity: None,
         preferred_affinity: Vec::new(),

@@ -77,7 +77,8 @@ struct ScoreColumn<'a> {
 }
 
 /// Resolves the configured resources for one pod: `use_requested` picks real requests (Balanced)
-/// over the non-zero scoring defaults (Fit). Resources a pod does not request that are scalar,
+/// over the non-zero scoring defaults (Fit; the pod's side without pod-level requests, as
+/// upstream's Fit scorer). Resources a pod does not request that are scalar,
 /// and resources the table does not track, are left out (upstream's `(0, 0)`).
 fn score_columns<'a>(
     snap: &'a Snapshot,
@@ -94,7 +95,7 @@ fn score_columns<'a>(
                 let (req, pod_request) = if use_requested {
                     (&t.req_cpu_milli, pod.requests.cpu_milli)
                 } else {
-                    (&t.non_zero_cpu_milli, pod.non_zero_cpu_milli)
+                    (&t.non_zero_cpu_milli, pod.fit_score_cpu_milli)
                 };
                 ScoreColumn {
                     alloc: Cow::Borrowed(&t.alloc_cpu_milli),
@@ -107,7 +108,7 @@ fn score_columns<'a>(
                 let (req, pod_request) = if use_requested {
                     (&t.req_memory, pod.requests.memory)
                 } else {
-                    (&t.non_zero_memory, pod.non_zero_memory)
+                    (&t.non_zero_memory, pod.fit_score_memory)
                 };
                 ScoreColumn {
                     alloc: Cow::Borrowed(&t.alloc_memory),

@@ -101,6 +101,8 @@ impl<'a> MakePod<'a> {
             requests: Resources::default(),
             non_zero_cpu_milli: 100,
             non_zero_memory: 200 * 1024 * 1024,
+            fit_score_cpu_milli: 100,
+            fit_score_memory: 200 * 1024 * 1024,
             node_selector: Vec::new(),
             required_affinity: None,
             preferred_affinity: Vec::new(),
@@ -127,6 +129,8 @@ impl<'a> MakePod<'a> {
         self.pod.requests.memory = memory;
         self.pod.non_zero_cpu_milli = cpu_milli;
         self.pod.non_zero_memory = memory;
+        self.pod.fit_score_cpu_milli = cpu_milli;
+        self.pod.fit_score_memory = memory;
         self
     }
 
