@@ -499,6 +499,20 @@ fn balanced_score_two(x: f64, y: f64) -> i64 {
     ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64
 }
 
+impl BalancedAllocation {
+    /// Not `isBestEffortPod`: the pod really requests (no scoring defaults) a scored resource.
+    fn requests_any(&self, cx: CycleCx<'_>) -> bool {
+        let r = &cx.pod.requests;
+        self.resources.iter().any(|res| match res_kind(cx.snap, res.name) {
+            ResKind::Cpu => r.cpu_milli != 0,
+            ResKind::Memory => r.memory != 0,
+            ResKind::Ephemeral => r.ephemeral_storage != 0,
+            ResKind::Scalar(name) => r.scalar(name) != 0,
+            ResKind::Other => false,
+        })
+    }
+}
+
 impl Plugin for BalancedAllocation {
     fn name(&self) -> &'static str {
         BALANCED
@@ -507,15 +521,7 @@ impl Plugin for BalancedAllocation {
     /// Skips pods that request none of the scored resources (`isBestEffortPod` over the real
     /// requests, no scoring defaults), so best-effort pods do not pile onto one node.
     fn pre_score(&self, cx: CycleCx<'_>, _state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
-        let r = &cx.pod.requests;
-        let requests_any = self.resources.iter().any(|res| match res_kind(cx.snap, res.name) {
-            ResKind::Cpu => r.cpu_milli != 0,
-            ResKind::Memory => r.memory != 0,
-            ResKind::Ephemeral => r.ephemeral_storage != 0,
-            ResKind::Scalar(name) => r.scalar(name) != 0,
-            ResKind::Other => false,
-        });
-        if requests_any {
+        if self.requests_any(cx) {
             Status::success()
         } else {
             Status::skip()
@@ -523,6 +529,14 @@ impl Plugin for BalancedAllocation {
     }
 
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        // Without PreScore (enabled at score only), upstream's Score checks best-effort itself
+        // and scores 0.
+        if !self.requests_any(cx) {
+            for o in out.iter_mut().take(nodes.len()) {
+                *o = 0;
+            }
+            return Ok(());
+        }
         let cols = score_columns(cx.snap, cx, &self.resources, true);
         match cols.as_slice() {
             [a, b] => balanced_two(a, b, nodes, out),
@@ -669,8 +683,13 @@ mod tests {
             }
             let pod = p.build();
             let plugin = BalancedAllocation { resources: cpu_mem(&mut snap) };
-            let st = plugin.pre_score(CycleCx { snap: &snap, pod: &pod }, &mut CycleState::new(), &[NodeIdx(0)]);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let st = plugin.pre_score(cx, &mut CycleState::new(), &[NodeIdx(0)]);
             assert_eq!(st.code == Code::Skip, skip, "cpu {cpu} memory {mem} scalar {scalar:?}");
+            // Scored without PreScore (enabled at score only), a best-effort pod scores 0.
+            let mut out = [-1];
+            plugin.score(cx, &CycleState::new(), &[NodeIdx(0)], &mut out).unwrap();
+            assert_eq!(out[0] == 0, skip, "score without PreScore: cpu {cpu} memory {mem} scalar {scalar:?}");
         }
     }
 
