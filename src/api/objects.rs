@@ -274,8 +274,10 @@ pub struct Affinity {
 pub struct NodeAffinity {
     #[serde(default)]
     pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
-    #[serde(default)]
-    pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredSchedulingTerm>,
+    /// `None` when absent or null; `Some` (even empty) when set, as Go's nil / non-nil slice:
+    /// NodeAffinity's PreScore skips only a pod whose list is nil.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred_during_scheduling_ignored_during_execution: Option<Vec<PreferredSchedulingTerm>>,
 }
 
 /// `v1.NodeSelector`: the terms are ORed.
@@ -821,7 +823,7 @@ status: {nominatedNodeName: n2, phase: Pending, startTime: "2024-01-01T00:00:00Z
         assert_eq!(term.match_expressions[0].operator, NodeSelectorOperator::In);
         assert_eq!(term.match_expressions[0].values, ["a", "b"]);
         assert_eq!(term.match_fields[0].key, "metadata.name");
-        let preferred = &node.preferred_during_scheduling_ignored_during_execution[0];
+        let preferred = &node.preferred_during_scheduling_ignored_during_execution.as_ref().unwrap()[0];
         assert_eq!(
             (preferred.weight, preferred.preference.match_expressions[0].operator),
             (5, NodeSelectorOperator::Gt)

@@ -51,21 +51,26 @@ impl Plugin for ImageLocality {
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let t = &cx.snap.nodes;
         let total = t.len() as f64;
-        // Per pod image: its spread (nodes with it / all nodes); absent everywhere means no score.
-        let images: Vec<(crate::snapshot::Sym, f64)> = cx
+        // Per pod image (init containers, then containers; repeats count again): its scaled score,
+        // `size × spread` with spread = nodes with it / all nodes. The size is the cache's shared
+        // one (first node to report the name), the same on every node, so the score is worked out
+        // once per pod. Images no node has are left out.
+        let images: smallvec::SmallVec<[(crate::snapshot::Sym, i64); 4]> = cx
             .pod
             .images
             .iter()
-            .map(|img| (img.0, t.image_num_nodes(img.0) as f64 / total))
-            .filter(|(_, spread)| *spread > 0.0)
+            .filter_map(|img| {
+                let (num_nodes, size) = t.image_state(img.0)?;
+                Some((img.0, (size as f64 * (num_nodes as f64 / total)) as i64))
+            })
             .collect();
         let containers = cx.pod.container_count as i64;
         for (&n, o) in nodes.iter().zip(out.iter_mut()) {
             let mut sum = 0i64;
             if !t.images[n.ix()].is_empty() {
-                for &(img, spread) in &images {
-                    if let Some(size) = t.image_size(n, img) {
-                        sum += (size as f64 * spread) as i64;
+                for &(img, scaled) in &images {
+                    if t.has_image(n, img) {
+                        sum += scaled;
                     }
                 }
             }
@@ -108,6 +113,30 @@ mod tests {
                 p = p.image(&normalized_image_name(img));
             }
             let pod = p.build();
+            assert_eq!(score_all(&ImageLocality, &snap, &pod), Some(want.to_vec()), "{name}");
+        }
+    }
+
+    #[test]
+    fn image_size_is_the_first_reporters() {
+        // The scheduler cache keeps one ImageStateSummary per name, sized by the first node that
+        // reported it: node2's own 100MB is not used. (name, node sizes in add order, want)
+        let cases: &[(&str, [i64; 3], [i64; 3])] = &[
+            // 500MB × 2/3 = 333MB on node1 and node2: (333 − 23) × 100 / 977 = 31.
+            ("first node's size for every node", [500, 100, 0], [31, 31, 0]),
+            ("smaller first size", [100, 500, 0], [4, 4, 0]),
+            ("only the third node", [0, 0, 900], [0, 0, 28]),
+        ];
+        for (name, sizes, want) in cases {
+            let mut snap = Snapshot::new();
+            for (i, size) in sizes.iter().enumerate() {
+                let mut n = MakeNode::new(&mut snap, &format!("node{}", i + 1));
+                if *size > 0 {
+                    n = n.image(&["gcr.io/x:latest"], size * MB);
+                }
+                n.add();
+            }
+            let pod = MakePod::new(&mut snap, "p").image("gcr.io/x:latest").build();
             assert_eq!(score_all(&ImageLocality, &snap, &pod), Some(want.to_vec()), "{name}");
         }
     }

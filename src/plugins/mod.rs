@@ -29,6 +29,8 @@ pub struct CompiledArgs {
     pub added_required: Option<NodeSelector>,
     /// NodeAffinityArgs.addedAffinity, preferred part.
     pub added_preferred: Vec<PreferredTerm>,
+    /// The preferred part has terms (even only empty ones): NodeAffinity's PreScore never skips.
+    pub added_preferred_set: bool,
     /// PodTopologySpreadArgs.defaultConstraints compiled (selectors unused: deduced per pod). When
     /// `None`, `build_plugin` compiles them from the raw args itself.
     pub spread_default_constraints: Option<Vec<SpreadConstraint>>,
@@ -73,6 +75,7 @@ pub fn build_plugin(
         node_affinity::NAME => Arc::new(node_affinity::NodeAffinity {
             added_required: compiled.added_required.clone(),
             added_preferred: compiled.added_preferred.clone(),
+            added_preferred_set: compiled.added_preferred_set,
         }),
         noderesources::FIT => {
             let a = &args.node_resources_fit;
@@ -144,7 +147,9 @@ pub fn compile_args(
         })?;
         out.added_required =
             na.required_during_scheduling_ignored_during_execution.as_ref().map(|s| compile_node_selector(s, interner));
-        out.added_preferred = compile_preferred(&na.preferred_during_scheduling_ignored_during_execution, interner);
+        let terms = na.preferred_during_scheduling_ignored_during_execution.as_deref().unwrap_or_default();
+        out.added_preferred = compile_preferred(terms, interner);
+        out.added_preferred_set = !terms.is_empty();
     }
     Ok(out)
 }

@@ -20,6 +20,8 @@ const DETAIL_ENFORCED: u64 = 1;
 pub struct NodeAffinity {
     pub added_required: Option<NodeSelector>,
     pub added_preferred: Vec<PreferredTerm>,
+    /// `addedAffinity` lists preferred terms (upstream's non-nil `addedPrefSchedTerms`).
+    pub added_preferred_set: bool,
 }
 
 impl NodeAffinity {
@@ -99,7 +101,9 @@ impl Plugin for NodeAffinity {
                 format!("[{i}]: preferred node affinity term {i} has an invalid requirement (key, operator or values)"),
             );
         }
-        if cx.pod.preferred_affinity.is_empty() && self.added_preferred.is_empty() {
+        // Upstream skips only when the pod's list is nil and addedAffinity has no preferred terms:
+        // a pod with only empty or weight-0 terms is scored (0 everywhere).
+        if !cx.pod.preferred_affinity_set && !self.added_preferred_set {
             return Status::skip();
         }
         Status::success()
@@ -257,6 +261,7 @@ mod tests {
                 }],
             }),
             added_preferred: vec![],
+            added_preferred_set: false,
         };
         let plain = MakePod::new(&mut snap, "q").build();
         assert_eq!(
@@ -372,12 +377,15 @@ mod tests {
                 r#"[{weight: 2, preference: {matchExpressions: [{key: foo, operator: Gt, values: ["-1"]}]}}]"#,
                 Some(Code::Error),
             ),
-            // Weight 0 and empty terms are skipped before parsing.
+            // Weight 0 and empty terms are dropped before parsing, but the list is non-nil: PreScore
+            // does not skip (the pod scores 0 everywhere).
             (
                 "[{weight: 0, preference: {matchExpressions: [{key: 'invalid key', operator: In, values: [bar]}]}}]",
-                Some(Code::Skip),
+                None,
             ),
-            ("[{weight: 3, preference: {}}]", Some(Code::Skip)),
+            ("[{weight: 3, preference: {}}]", None),
+            ("[]", None),
+            ("null", Some(Code::Skip)),
             ("[{weight: 3, preference: {matchExpressions: [{key: foo, operator: In, values: [bar]}]}}]", None),
         ];
         for (terms, want) in cases {
@@ -410,5 +418,18 @@ mod tests {
         assert_eq!(score_all(&NodeAffinity::default(), &snap, &pod), Some(vec![18, 36, 100]));
         let none = MakePod::new(&mut snap, "q").build();
         assert_eq!(score_all(&NodeAffinity::default(), &snap, &none), None, "PreScore skips without preferences");
+        let no_list = pod_with_node_affinity(&mut snap, "{}");
+        assert_eq!(score_all(&NodeAffinity::default(), &snap, &no_list), None, "PreScore skips a nil list");
+        let empty_term = pod_with_node_affinity(
+            &mut snap,
+            "{preferredDuringSchedulingIgnoredDuringExecution: [{weight: 3, preference: {}}]}",
+        );
+        assert_eq!(
+            score_all(&NodeAffinity::default(), &snap, &empty_term),
+            Some(vec![0, 0, 0]),
+            "an empty term scores 0"
+        );
+        let added = NodeAffinity { added_preferred_set: true, ..NodeAffinity::default() };
+        assert_eq!(score_all(&added, &snap, &none), Some(vec![0, 0, 0]), "addedAffinity terms keep the scores");
     }
 }

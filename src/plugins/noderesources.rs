@@ -77,7 +77,8 @@ struct ScoreColumn<'a> {
 }
 
 /// Resolves the configured resources for one pod: `use_requested` picks real requests (Balanced)
-/// over the non-zero scoring defaults (Fit). Resources a pod does not request that are scalar,
+/// over the non-zero scoring defaults (Fit; the pod's side without pod-level requests, as
+/// upstream's Fit scorer). Resources a pod does not request that are scalar,
 /// and resources the table does not track, are left out (upstream's `(0, 0)`).
 fn score_columns<'a>(
     snap: &'a Snapshot,
@@ -94,7 +95,7 @@ fn score_columns<'a>(
                 let (req, pod_request) = if use_requested {
                     (&t.req_cpu_milli, pod.requests.cpu_milli)
                 } else {
-                    (&t.non_zero_cpu_milli, pod.non_zero_cpu_milli)
+                    (&t.non_zero_cpu_milli, pod.fit_score_cpu_milli)
                 };
                 ScoreColumn {
                     alloc: Cow::Borrowed(&t.alloc_cpu_milli),
@@ -107,7 +108,7 @@ fn score_columns<'a>(
                 let (req, pod_request) = if use_requested {
                     (&t.req_memory, pod.requests.memory)
                 } else {
-                    (&t.non_zero_memory, pod.non_zero_memory)
+                    (&t.non_zero_memory, pod.fit_score_memory)
                 };
                 ScoreColumn {
                     alloc: Cow::Borrowed(&t.alloc_memory),
@@ -465,12 +466,13 @@ fn score_rtcr(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64], shap
     }
 }
 
-/// NodeResourcesBalancedAllocation: 100 × (1 − std of the requested fractions).
+/// NodeResourcesBalancedAllocation: v1.37 scores the change in balance that placing the pod makes,
+/// `50 + (50 + with − without) / 2`, where each side is 100 × (1 − std of the requested fractions).
 pub struct BalancedAllocation {
     pub resources: Vec<ScoredResource>,
 }
 
-/// `balancedResourceScorer` for one node's fractions.
+/// `balancedResourceScore` for one node's fractions (each already capped at 1).
 pub fn balanced_score(fractions: &[f64]) -> i64 {
     let std = match fractions.len() {
         2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
@@ -483,6 +485,34 @@ pub fn balanced_score(fractions: &[f64]) -> i64 {
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
+/// `balancedResourceScorer`: the balance after placing the pod against the balance before, mapped
+/// back to [50, 100] (both sides are in [50, 100], so the sum is never negative and Go's
+/// truncating division is a floor).
+#[inline]
+pub fn balanced_change(with_pod: i64, without_pod: i64) -> i64 {
+    MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with_pod - without_pod) / 2
+}
+
+/// `balancedResourceScore` for two fractions (the common cpu and memory case).
+#[inline]
+fn balanced_score_two(x: f64, y: f64) -> i64 {
+    ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64
+}
+
+impl BalancedAllocation {
+    /// Not `isBestEffortPod`: the pod really requests (no scoring defaults) a scored resource.
+    fn requests_any(&self, cx: CycleCx<'_>) -> bool {
+        let r = &cx.pod.requests;
+        self.resources.iter().any(|res| match res_kind(cx.snap, res.name) {
+            ResKind::Cpu => r.cpu_milli != 0,
+            ResKind::Memory => r.memory != 0,
+            ResKind::Ephemeral => r.ephemeral_storage != 0,
+            ResKind::Scalar(name) => r.scalar(name) != 0,
+            ResKind::Other => false,
+        })
+    }
+}
+
 impl Plugin for BalancedAllocation {
     fn name(&self) -> &'static str {
         BALANCED
@@ -491,15 +521,7 @@ impl Plugin for BalancedAllocation {
     /// Skips pods that request none of the scored resources (`isBestEffortPod` over the real
     /// requests, no scoring defaults), so best-effort pods do not pile onto one node.
     fn pre_score(&self, cx: CycleCx<'_>, _state: &mut CycleState, _feasible: &[NodeIdx]) -> Status {
-        let r = &cx.pod.requests;
-        let requests_any = self.resources.iter().any(|res| match res_kind(cx.snap, res.name) {
-            ResKind::Cpu => r.cpu_milli != 0,
-            ResKind::Memory => r.memory != 0,
-            ResKind::Ephemeral => r.ephemeral_storage != 0,
-            ResKind::Scalar(name) => r.scalar(name) != 0,
-            ResKind::Other => false,
-        });
-        if requests_any {
+        if self.requests_any(cx) {
             Status::success()
         } else {
             Status::skip()
@@ -507,6 +529,14 @@ impl Plugin for BalancedAllocation {
     }
 
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        // Without PreScore (enabled at score only), upstream's Score checks best-effort itself
+        // and scores 0.
+        if !self.requests_any(cx) {
+            for o in out.iter_mut().take(nodes.len()) {
+                *o = 0;
+            }
+            return Ok(());
+        }
         let cols = score_columns(cx.snap, cx, &self.resources, true);
         match cols.as_slice() {
             [a, b] => balanced_two(a, b, nodes, out),
@@ -517,8 +547,8 @@ impl Plugin for BalancedAllocation {
 }
 
 /// BalancedAllocation over two resources (cpu and memory, the common case), without the general
-/// path's buffer. A node missing either resource has at most one fraction: standard deviation 0,
-/// score 100.
+/// path's buffer. A node missing either resource has at most one fraction on both sides: standard
+/// deviation 0, scores 100 and 100, change 75.
 fn balanced_two(a: &ScoreColumn<'_>, b: &ScoreColumn<'_>, nodes: &[NodeIdx], out: &mut [i64]) {
     // Every column cut to one length: one bounds check per node covers them all.
     let len = a.alloc.len();
@@ -527,30 +557,35 @@ fn balanced_two(a: &ScoreColumn<'_>, b: &ScoreColumn<'_>, nodes: &[NodeIdx], out
         let i = n.ix();
         let (aa, ba) = (a_alloc[i], b_alloc[i]);
         *o = if aa == 0 || ba == 0 {
-            MAX_NODE_SCORE
+            balanced_change(MAX_NODE_SCORE, MAX_NODE_SCORE)
         } else {
-            let x = ((a_req[i] + a.pod_request) as f64 / aa as f64).min(1.0);
-            let y = ((b_req[i] + b.pod_request) as f64 / ba as f64).min(1.0);
-            ((1.0 - ((x - y) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64
+            let (aa, ba) = (aa as f64, ba as f64);
+            let x0 = (a_req[i] as f64 / aa).min(1.0);
+            let y0 = (b_req[i] as f64 / ba).min(1.0);
+            let x1 = ((a_req[i] + a.pod_request) as f64 / aa).min(1.0);
+            let y1 = ((b_req[i] + b.pod_request) as f64 / ba).min(1.0);
+            balanced_change(balanced_score_two(x1, y1), balanced_score_two(x0, y0))
         };
     }
 }
 
 /// BalancedAllocation over any number of resources: `balancedResourceScorer` per node.
 fn balanced_general(cols: &[ScoreColumn<'_>], nodes: &[NodeIdx], out: &mut [i64]) {
-    let mut fr: smallvec::SmallVec<[f64; 4]> = smallvec::SmallVec::new();
+    let mut with: smallvec::SmallVec<[f64; 4]> = smallvec::SmallVec::new();
+    let mut without: smallvec::SmallVec<[f64; 4]> = smallvec::SmallVec::new();
     for (n, o) in nodes.iter().zip(out.iter_mut()) {
         let i = n.ix();
-        fr.clear();
+        with.clear();
+        without.clear();
         for c in cols {
             let alloc = c.alloc[i];
             if alloc == 0 {
                 continue;
             }
-            let f = (c.requested[i] + c.pod_request) as f64 / alloc as f64;
-            fr.push(f.min(1.0));
+            without.push((c.requested[i] as f64 / alloc as f64).min(1.0));
+            with.push(((c.requested[i] + c.pod_request) as f64 / alloc as f64).min(1.0));
         }
-        *o = balanced_score(&fr);
+        *o = balanced_change(balanced_score(&with), balanced_score(&without));
     }
 }
 
@@ -648,8 +683,13 @@ mod tests {
             }
             let pod = p.build();
             let plugin = BalancedAllocation { resources: cpu_mem(&mut snap) };
-            let st = plugin.pre_score(CycleCx { snap: &snap, pod: &pod }, &mut CycleState::new(), &[NodeIdx(0)]);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let st = plugin.pre_score(cx, &mut CycleState::new(), &[NodeIdx(0)]);
             assert_eq!(st.code == Code::Skip, skip, "cpu {cpu} memory {mem} scalar {scalar:?}");
+            // Scored without PreScore (enabled at score only), a best-effort pod scores 0.
+            let mut out = [-1];
+            plugin.score(cx, &CycleState::new(), &[NodeIdx(0)], &mut out).unwrap();
+            assert_eq!(out[0] == 0, skip, "score without PreScore: cpu {cpu} memory {mem} scalar {scalar:?}");
         }
     }
 
@@ -785,16 +825,118 @@ mod tests {
 
     #[test]
     fn balanced_allocation_scores() {
-        // balanced_allocation_test.go "nothing scheduled, resources requested, differently sized nodes": 87, 100.
-        let mut snap = Snapshot::new();
-        MakeNode::new(&mut snap, "node1").capacity(4000, 10000).add();
-        MakeNode::new(&mut snap, "node2").capacity(6000, 10000).add();
-        let pod = MakePod::new(&mut snap, "p").req(3000, 5000).build();
-        let resources = cpu_mem(&mut snap);
-        let plugin = BalancedAllocation { resources };
-        assert_eq!(score_all(&plugin, &snap, &pod), Some(vec![87, 100]));
+        // balanced_allocation_test.go (v1.37.2): the change in balance, 50 + (50 + with − without) / 2.
+        // (name, node1 cpu/mem/gpu, node2 cpu/mem/gpu, existing pod on node1 and on node2 as
+        // cpu/mem/gpu, pod cpu/mem/gpu, score gpu too, want)
+        type Res = (i64, i64, i64);
+        type Case<'a> = (&'a str, Res, Res, Res, Res, Res, bool, [i64; 2]);
+        let cases: &[Case] = &[
+            (
+                "nothing scheduled, differently sized nodes",
+                (4000, 10000, 0),
+                (6000, 10000, 0),
+                (0, 0, 0),
+                (0, 0, 0),
+                (3000, 5000, 0),
+                false,
+                [68, 75],
+            ),
+            (
+                "pods scheduled with resources",
+                (10000, 20000, 0),
+                (10000, 20000, 0),
+                (3000, 0, 0),
+                (3000, 5000, 0),
+                (3000, 5000, 0),
+                false,
+                [73, 74],
+            ),
+            (
+                "pods scheduled, differently sized nodes",
+                (10000, 20000, 0),
+                (10000, 50000, 0),
+                (3000, 0, 0),
+                (3000, 5000, 0),
+                (3000, 5000, 0),
+                false,
+                [73, 70],
+            ),
+            (
+                "nodes to reach min/max score",
+                (3000, 5000, 0),
+                (3000, 5000, 0),
+                (3000, 0, 0),
+                (0, 0, 0),
+                (0, 5000, 0),
+                false,
+                [100, 50],
+            ),
+            (
+                "requested resources at node capacity",
+                (6000, 10000, 0),
+                (6000, 10000, 0),
+                (3000, 0, 0),
+                (3000, 5000, 0),
+                (3000, 0, 0),
+                false,
+                [62, 62],
+            ),
+            (
+                "scalar included when requested",
+                (3500, 40000, 8),
+                (3500, 40000, 8),
+                (3000, 5000, 3),
+                (3000, 5000, 0),
+                (0, 0, 1),
+                true,
+                [75, 76],
+            ),
+            (
+                "scalar left out when not requested",
+                (3500, 40000, 8),
+                (3500, 40000, 0),
+                (0, 0, 0),
+                (0, 0, 0),
+                (3000, 5000, 0),
+                true,
+                [56, 56],
+            ),
+        ];
+        for (name, n1, n2, e1, e2, p, gpu, want) in cases {
+            let mut snap = Snapshot::new();
+            for (node, (cpu, mem, g)) in [("node1", n1), ("node2", n2)] {
+                let mut n = MakeNode::new(&mut snap, node).capacity(*cpu, *mem);
+                if *g > 0 {
+                    n = n.scalar("nvidia.com/gpu", *g);
+                }
+                n.add();
+            }
+            for (node, (cpu, mem, g)) in [("node1", e1), ("node2", e2)] {
+                if (*cpu, *mem, *g) != (0, 0, 0) {
+                    let mut e = MakePod::new(&mut snap, &format!("on-{node}")).req(*cpu, *mem);
+                    if *g > 0 {
+                        e = e.scalar_req("nvidia.com/gpu", *g);
+                    }
+                    e.place(node);
+                }
+            }
+            let mut pb = MakePod::new(&mut snap, "p").req(p.0, p.1);
+            if p.2 > 0 {
+                pb = pb.scalar_req("nvidia.com/gpu", p.2);
+            }
+            let pod = pb.build();
+            let mut resources = cpu_mem(&mut snap);
+            if *gpu {
+                resources.push(ScoredResource { name: snap.interner.intern("nvidia.com/gpu"), weight: 1 });
+            }
+            let plugin = BalancedAllocation { resources };
+            assert_eq!(score_all(&plugin, &snap, &pod), Some(want.to_vec()), "{name}");
+        }
         assert_eq!(balanced_score(&[0.5, 0.5, 0.5]), 100);
         assert_eq!(balanced_score(&[1.0]), 100);
+        assert_eq!(balanced_change(100, 50), 100);
+        assert_eq!(balanced_change(50, 100), 50);
+        assert_eq!(balanced_change(87, 100), 68);
     }
 
     proptest::proptest! {

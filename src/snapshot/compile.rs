@@ -36,10 +36,23 @@ fn max_list(into: &mut BTreeMap<String, Quantity>, from: &BTreeMap<String, Quant
     }
 }
 
-fn with_defaults(reqs: &ResourceList, non_missing: bool) -> BTreeMap<String, Quantity> {
+/// Which scoring defaults (`NonMissingContainerRequests`) apply to containers without a CPU or
+/// memory request.
+#[derive(Clone, Copy)]
+struct NonMissing {
+    cpu: bool,
+    memory: bool,
+}
+
+const NO_DEFAULTS: NonMissing = NonMissing { cpu: false, memory: false };
+const BOTH_DEFAULTS: NonMissing = NonMissing { cpu: true, memory: true };
+
+fn with_defaults(reqs: &ResourceList, non_missing: NonMissing) -> BTreeMap<String, Quantity> {
     let mut r = reqs.clone();
-    if non_missing {
+    if non_missing.cpu {
         r.entry("cpu".into()).or_insert(Quantity::from_milli_value(DEFAULT_MILLI_CPU_REQUEST));
+    }
+    if non_missing.memory {
         r.entry("memory".into()).or_insert(Quantity::from_value(DEFAULT_MEMORY_REQUEST));
     }
     r
@@ -73,7 +86,7 @@ fn pod_level_requests(spec: &api::PodSpec) -> Option<ResourceList> {
     let res = spec.resources.as_ref()?;
     let mut reqs = res.requests.clone();
     if !res.limits.is_empty() {
-        let containers = aggregate_container_requests(spec, false);
+        let containers = aggregate_container_requests(spec, NO_DEFAULTS);
         for (k, v) in &containers {
             if (k == "cpu" || k == "memory") && !reqs.contains_key(k) {
                 reqs.insert(k.clone(), *v);
@@ -92,7 +105,7 @@ fn pod_level_requests(spec: &api::PodSpec) -> Option<ResourceList> {
 /// `resourcehelper.AggregateContainerRequests`: max(sum of containers and sidecars, the largest
 /// init container with the sidecars started before it). `non_missing` applies the scoring
 /// defaults to containers without a CPU or memory request.
-fn aggregate_container_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
+fn aggregate_container_requests(spec: &api::PodSpec, non_missing: NonMissing) -> BTreeMap<String, Quantity> {
     let mut reqs = BTreeMap::new();
     for c in &spec.containers {
         add_list(&mut reqs, &with_defaults(&container_requests(c), non_missing));
@@ -119,15 +132,37 @@ fn aggregate_container_requests(spec: &api::PodSpec, non_missing: bool) -> BTree
 /// `resourcehelper.PodRequests`: the containers' aggregated requests, with cpu, memory and
 /// hugepages replaced by the pod-level requests when those are set, + overhead. `non_missing`
 /// applies the scoring defaults to containers without a CPU or memory request.
+///
+/// With pod-level requests set, a default applies only to a resource requested neither by a
+/// container nor at pod level (`getNonMissingContainerRequests` in `PodInfo.CalculateResource`).
 pub fn pod_requests(spec: &api::PodSpec, non_missing: bool) -> BTreeMap<String, Quantity> {
-    let mut reqs = aggregate_container_requests(spec, non_missing);
-    if let Some(pod_level) = pod_level_requests(spec) {
+    let pod_level = pod_level_requests(spec);
+    let defaults = if !non_missing {
+        NO_DEFAULTS
+    } else if pod_level.is_none() {
+        BOTH_DEFAULTS
+    } else {
+        let plain = pod_requests(spec, false);
+        NonMissing { cpu: !plain.contains_key("cpu"), memory: !plain.contains_key("memory") }
+    };
+    let mut reqs = aggregate_container_requests(spec, defaults);
+    if let Some(pod_level) = pod_level {
         for (k, v) in pod_level {
             reqs.insert(k, v);
         }
     }
     add_list(&mut reqs, &spec.overhead);
     reqs
+}
+
+/// The incoming pod's CPU (millicores) and memory as NodeResourcesFit scores them: the containers'
+/// aggregated requests with the scoring defaults, plus overhead, and *without* pod-level requests
+/// (upstream's Fit builds its `resourceAllocationScorer` without `enablePodLevelResources`, unlike
+/// BalancedAllocation and the filter).
+pub fn fit_score_requests(spec: &api::PodSpec) -> (i64, i64) {
+    let mut reqs = aggregate_container_requests(spec, BOTH_DEFAULTS);
+    add_list(&mut reqs, &spec.overhead);
+    (reqs.get("cpu").map_or(0, |q| q.milli_value_ceil()), reqs.get("memory").map_or(0, |q| q.value_ceil()))
 }
 
 /// Converts a resource list into [`Resources`] (CPU in millicores, the rest rounded up to units).
@@ -468,14 +503,16 @@ pub fn compile_pod(
     let non_zero = pod_requests(spec, true);
     let non_zero_cpu_milli = non_zero.get("cpu").map_or(0, |q| q.milli_value_ceil());
     let non_zero_memory = non_zero.get("memory").map_or(0, |q| q.value_ceil());
+    let (fit_score_cpu_milli, fit_score_memory) = fit_score_requests(spec);
     let (priority, preemption_policy) = priorities.resolve(spec)?;
     let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
     let required_affinity = node_affinity
         .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
         .map(|s| compile_node_selector(s, interner));
-    let preferred_affinity = node_affinity
-        .map(|na| compile_preferred(&na.preferred_during_scheduling_ignored_during_execution, interner))
-        .unwrap_or_default();
+    let preferred_list =
+        node_affinity.and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_deref());
+    let preferred_affinity_set = preferred_list.is_some();
+    let preferred_affinity = preferred_list.map(|t| compile_preferred(t, interner)).unwrap_or_default();
     let tolerations = spec
         .tolerations
         .iter()
@@ -532,9 +569,12 @@ pub fn compile_pod(
         requests,
         non_zero_cpu_milli,
         non_zero_memory,
+        fit_score_cpu_milli,
+        fit_score_memory,
         node_selector: sorted_pairs(&spec.node_selector, interner),
         required_affinity,
         preferred_affinity,
+        preferred_affinity_set,
         tolerations,
         host_ports,
         images,
@@ -570,31 +610,37 @@ mod tests {
 
     #[test]
     fn requests_table() {
-        // (pod spec, cpu milli, memory, non-zero cpu, non-zero memory): resource helper cases.
-        let cases: &[(&str, i64, i64, i64, i64)] = &[
-            ("containers: [{name: a}]", 0, 0, 100, 200 * 1024 * 1024),
-            ("containers: [{name: a, resources: {requests: {cpu: 0}}}]", 0, 0, 0, 200 * 1024 * 1024),
-            ("containers: [{name: a, resources: {requests: {cpu: 100m, memory: 1Gi}}}, {name: b, resources: {requests: {cpu: '1.5'}}}]", 1600, 1 << 30, 1600, (1 << 30) + 200 * 1024 * 1024),
+        // (pod spec, cpu milli, memory, non-zero cpu, non-zero memory, Fit score cpu, Fit score
+        // memory): resource helper cases. Fit scores the incoming pod without pod-level requests.
+        const M200: i64 = 200 * 1024 * 1024;
+        let cases: &[(&str, i64, i64, i64, i64, i64, i64)] = &[
+            ("containers: [{name: a}]", 0, 0, 100, M200, 100, M200),
+            ("containers: [{name: a, resources: {requests: {cpu: 0}}}]", 0, 0, 0, M200, 0, M200),
+            ("containers: [{name: a, resources: {requests: {cpu: 100m, memory: 1Gi}}}, {name: b, resources: {requests: {cpu: '1.5'}}}]", 1600, 1 << 30, 1600, (1 << 30) + M200, 1600, (1 << 30) + M200),
             // Init container larger than the sum wins.
-            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: i, resources: {requests: {cpu: 2}}}]", 2000, 0, 2000, 200 * 1024 * 1024),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: i, resources: {requests: {cpu: 2}}}]", 2000, 0, 2000, M200, 2000, M200),
             // A sidecar adds to the containers and to every later init container.
-            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}, {name: i, resources: {requests: {cpu: 1500m}}}]", 2500, 0, 2500, 2 * 200 * 1024 * 1024),
-            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  overhead: {cpu: 250m, memory: 10Mi}", 1250, 10 << 20, 1250, (10 << 20) + 200 * 1024 * 1024),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  initContainers: [{name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}, {name: i, resources: {requests: {cpu: 1500m}}}]", 2500, 0, 2500, 2 * M200, 2500, 2 * M200),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}}}]\n  overhead: {cpu: 250m, memory: 10Mi}", 1250, 10 << 20, 1250, (10 << 20) + M200, 1250, (10 << 20) + M200),
             // A limit without a request requests the limit (API defaulting).
-            ("containers: [{name: a, resources: {limits: {cpu: 2, memory: 1Gi}}}]", 2000, 1 << 30, 2000, 1 << 30),
-            ("containers: [{name: a, resources: {requests: {cpu: 1}, limits: {cpu: 2}}}]", 1000, 0, 1000, 200 * 1024 * 1024),
+            ("containers: [{name: a, resources: {limits: {cpu: 2, memory: 1Gi}}}]", 2000, 1 << 30, 2000, 1 << 30, 2000, 1 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 1}, limits: {cpu: 2}}}]", 1000, 0, 1000, M200, 1000, M200),
             // Pod-level requests replace the containers' cpu and memory (PodLevelResources).
-            ("containers: [{name: a, resources: {requests: {cpu: 100m}}}, {name: b}]\n  resources: {requests: {cpu: 3, memory: 2Gi}}", 3000, 2 << 30, 3000, 2 << 30),
-            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {requests: {memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 100m}}}, {name: b}]\n  resources: {requests: {cpu: 3, memory: 2Gi}}", 3000, 2 << 30, 3000, 2 << 30, 200, 2 * M200),
+            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {requests: {memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30, 500, M200),
             // Pod-level limits default the pod-level requests: containers' cpu, then the limit for memory.
-            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {limits: {cpu: 4, memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30),
+            ("containers: [{name: a, resources: {requests: {cpu: 500m}}}]\n  resources: {limits: {cpu: 4, memory: 1Gi}}", 500, 1 << 30, 500, 1 << 30, 500, M200),
+            // With pod-level requests, a default applies only where neither level requests the
+            // resource: b's missing memory adds nothing, a requests some.
+            ("containers: [{name: a, resources: {requests: {memory: 1Gi}}}, {name: b}]\n  resources: {requests: {cpu: 2}}", 2000, 1 << 30, 2000, 1 << 30, 200, (1 << 30) + M200),
             // Overhead is added after the pod-level requests.
-            ("containers: [{name: a}]\n  resources: {requests: {cpu: 1}}\n  overhead: {cpu: 250m}", 1250, 0, 1250, 200 * 1024 * 1024),
+            ("containers: [{name: a}]\n  resources: {requests: {cpu: 1}}\n  overhead: {cpu: 250m}", 1250, 0, 1250, M200, 350, M200),
         ];
-        for (spec, cpu, mem, nz_cpu, nz_mem) in cases {
+        for (spec, cpu, mem, nz_cpu, nz_mem, fit_cpu, fit_mem) in cases {
             let (p, _) = compile(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {spec}\n"));
             assert_eq!((p.requests.cpu_milli, p.requests.memory), (*cpu, *mem), "{spec}");
             assert_eq!((p.non_zero_cpu_milli, p.non_zero_memory), (*nz_cpu, *nz_mem), "{spec}");
+            assert_eq!((p.fit_score_cpu_milli, p.fit_score_memory), (*fit_cpu, *fit_mem), "{spec}");
         }
     }
 

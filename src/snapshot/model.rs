@@ -193,10 +193,18 @@ pub struct PodInfo {
     /// CPU and memory requests for scoring, with the 100m / 200Mi defaults for containers that set none.
     pub non_zero_cpu_milli: i64,
     pub non_zero_memory: i64,
+    /// CPU and memory NodeResourcesFit scores the pod with: container requests with the defaults,
+    /// plus overhead, without pod-level requests (see `compile::fit_score_requests`).
+    pub fit_score_cpu_milli: i64,
+    pub fit_score_memory: i64,
     /// `spec.nodeSelector`, sorted by key.
     pub node_selector: Vec<(Sym, Sym)>,
     pub required_affinity: Option<NodeSelector>,
+    /// Preferred node affinity terms, without the weight-0 and empty ones (which never score).
     pub preferred_affinity: Vec<PreferredTerm>,
+    /// `preferredDuringSchedulingIgnoredDuringExecution` is set (non-nil), even if empty or only
+    /// empty terms: NodeAffinity's PreScore does not skip the pod then (all its scores are 0).
+    pub preferred_affinity_set: bool,
     pub tolerations: Vec<Toleration>,
     pub host_ports: Vec<HostPort>,
     /// Images of init containers then containers, normalized.

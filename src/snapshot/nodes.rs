@@ -277,7 +277,9 @@ pub struct NodeTable {
     pub host_ports: Vec<Vec<HostPort>>,
     /// Images present: (normalized-or-as-reported name, size in bytes), sorted by name.
     pub images: Vec<Vec<(Sym, i64)>>,
-    image_num_nodes: AHashMap<Sym, u32>,
+    /// Per image name: how many nodes report it, and the size the scheduler cache keeps for it
+    /// (the size reported by the first node that added the name while no other node had it).
+    image_states: AHashMap<Sym, (u32, i64)>,
     /// Pods on the node (bound or assumed), in arrival order.
     pub pods: Vec<Vec<PodUid>>,
     /// Bumped whenever the row changes.
@@ -371,7 +373,43 @@ impl NodeTable {
 
     /// How many nodes report an image under `name`.
     pub fn image_num_nodes(&self, name: Sym) -> u32 {
-        self.image_num_nodes.get(&name).copied().unwrap_or(0)
+        self.image_states.get(&name).map_or(0, |s| s.0)
+    }
+
+    /// The image state the scheduler cache shares between nodes: (nodes reporting `name`, size).
+    /// The size is the one of the first node that reported the name (the cache never updates it
+    /// while any node still has the image), not necessarily the size a given node reports.
+    pub fn image_state(&self, name: Sym) -> Option<(u32, i64)> {
+        self.image_states.get(&name).copied().filter(|s| s.0 > 0)
+    }
+
+    /// Whether `node` reports an image under `name`.
+    pub fn has_image(&self, node: NodeIdx, name: Sym) -> bool {
+        self.images[node.ix()].binary_search_by_key(&name, |(n, _)| *n).is_ok()
+    }
+
+    /// Sorts a node's images by name, keeping the first-listed size of a repeated name, and counts
+    /// them into the shared image states.
+    fn add_images(&mut self, images: &[(Sym, i64)]) -> Vec<(Sym, i64)> {
+        let mut imgs = images.to_vec();
+        imgs.sort_by_key(|(n, _)| *n);
+        imgs.dedup_by_key(|(n, _)| *n);
+        for &(n, size) in &imgs {
+            let st = self.image_states.entry(n).or_insert((0, size));
+            if st.0 == 0 {
+                st.1 = size;
+            }
+            st.0 += 1;
+        }
+        imgs
+    }
+
+    fn remove_images(&mut self, i: usize) {
+        for (n, _) in &self.images[i] {
+            if let Some(c) = self.image_states.get_mut(n) {
+                c.0 -= 1;
+            }
+        }
     }
 
     /// The size of image `name` on `node`, if present.
@@ -433,12 +471,7 @@ impl NodeTable {
             self.write_scalar(NodeIdx(i as u32), c, |col| col.set_allocatable(NodeIdx(i as u32), v));
         }
         self.host_ports.push(Vec::new());
-        let mut imgs = spec.images.clone();
-        imgs.sort();
-        imgs.dedup_by_key(|(n, _)| *n);
-        for (n, _) in &imgs {
-            *self.image_num_nodes.entry(*n).or_insert(0) += 1;
-        }
+        let imgs = self.add_images(&spec.images);
         self.images.push(imgs);
         self.pods.push(Vec::new());
         self.generation.push(0);
@@ -527,11 +560,7 @@ impl NodeTable {
         assert!(self.pods[i].is_empty(), "remove a node's pods before the node");
         let name = self.name[i];
         self.by_name.remove(&name);
-        for (n, _) in &self.images[i] {
-            if let Some(c) = self.image_num_nodes.get_mut(n) {
-                *c -= 1;
-            }
-        }
+        self.remove_images(i);
         let last = self.len - 1;
         self.name.swap_remove(i);
         self.unschedulable.swap_remove(i);
@@ -670,18 +699,8 @@ impl NodeTable {
             let c = self.scalar_col(name);
             self.write_scalar(idx, c, |col| col.set_allocatable(idx, v));
         }
-        for (n, _) in &self.images[i] {
-            if let Some(c) = self.image_num_nodes.get_mut(n) {
-                *c -= 1;
-            }
-        }
-        let mut imgs = spec.images.clone();
-        imgs.sort();
-        imgs.dedup_by_key(|(n, _)| *n);
-        for (n, _) in &imgs {
-            *self.image_num_nodes.entry(*n).or_insert(0) += 1;
-        }
-        self.images[i] = imgs;
+        self.remove_images(i);
+        self.images[i] = self.add_images(&spec.images);
         self.bump(i);
     }
 }

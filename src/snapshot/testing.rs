@@ -101,9 +101,12 @@ impl<'a> MakePod<'a> {
             requests: Resources::default(),
             non_zero_cpu_milli: 100,
             non_zero_memory: 200 * 1024 * 1024,
+            fit_score_cpu_milli: 100,
+            fit_score_memory: 200 * 1024 * 1024,
             node_selector: Vec::new(),
             required_affinity: None,
             preferred_affinity: Vec::new(),
+            preferred_affinity_set: false,
             tolerations: Vec::new(),
             host_ports: Vec::new(),
             images: Vec::new(),
@@ -126,6 +129,8 @@ impl<'a> MakePod<'a> {
         self.pod.requests.memory = memory;
         self.pod.non_zero_cpu_milli = cpu_milli;
         self.pod.non_zero_memory = memory;
+        self.pod.fit_score_cpu_milli = cpu_milli;
+        self.pod.fit_score_memory = memory;
         self
     }
 
@@ -199,6 +204,7 @@ impl<'a> MakePod<'a> {
             pinned: None,
         };
         self.pod.preferred_affinity.push(PreferredTerm { weight, term });
+        self.pod.preferred_affinity_set = true;
         self
     }
 
