@@ -16,8 +16,8 @@ schedperf=${1:-target/release/schedperf}
 cases=${VERIFY_CASES:-2000}
 seed=${VERIFY_SEED:-20261203}
 # Agreement floors at seed 20261203 (see the README's verify figures for the command).
-random_floor=${VERIFY_RANDOM_FLOOR:-@RANDOM_FLOOR@}
-lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-@LOCKSTEP_FLOOR@}
+random_floor=${VERIFY_RANDOM_FLOOR:-1972}
+lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-1244}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
 
 oracle=$(scripts/oracle.sh | tail -1)

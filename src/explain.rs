@@ -209,9 +209,19 @@ pub fn explain_pod(
     if let Some(diag) = diag {
         out.preemption = explain_preemption(fw, snap, pod, &diag, preemption_args);
         // `FitError.Error()` ends with PostFilter's message when preemption did not help.
-        if let (Some(m), Some(p)) = (&mut out.message, out.preemption.as_ref().and_then(|p| p.message.as_ref())) {
+        // `FitError.Error()` ends with PostFilter's status message: why preemption did not help,
+        // or, when it found a node, upstream's "found a potential placement ..." (preemption.go).
+        let post = out.preemption.as_ref().and_then(|p| match (&p.message, &p.nominated_node) {
+            (Some(m), _) => Some(m.clone()),
+            (None, Some(node)) => Some(format!(
+                "preemption: found a potential placement for pod on node {node}, preempting {} victims",
+                p.victims.len()
+            )),
+            (None, None) => None,
+        });
+        if let (Some(m), Some(p)) = (&mut out.message, post) {
             m.push(' ');
-            m.push_str(p);
+            m.push_str(&p);
         }
     }
     out
