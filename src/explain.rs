@@ -725,7 +725,13 @@ profiles:
         let first = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args);
         assert_eq!(placement(&l.snap), before, "victims stay placed");
         assert!(l.snap.nominated.values().all(Vec::is_empty), "nothing is nominated");
-        assert_eq!(first.message.as_deref(), Some("0/2 nodes are available: 2 Insufficient cpu."));
+        assert_eq!(
+            first.message.as_deref(),
+            Some(
+                "0/2 nodes are available: 2 Insufficient cpu. \
+                 preemption: found a potential placement for pod on node node-a, preempting 1 victims"
+            )
+        );
         assert!(first.nodes.iter().all(|n| !n.feasible));
         let second = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args);
         assert_eq!(first, second, "a second explanation is the same");

@@ -92,7 +92,8 @@ fn explain_exits_zero_when_nothing_fits_and_table_is_readable() {
     let o = run(&["explain", "--cluster", &cluster, "--pod", &pod]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("0/2 nodes are available: 2 Insufficient cpu"), "{out}");
+    // Upstream's order: "count reason" strings sorted as strings (`FitError.Error()`).
+    assert!(out.contains("0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."), "{out}");
     assert!(out.contains("node-a") && out.contains("node-b"), "{out}");
 }
 
@@ -428,7 +429,10 @@ fn explain_shows_the_preemption_dry_run_for_a_pod_that_fits_nowhere() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["preemption"]["nominatedNode"], serde_json::Value::Null);
-    assert_eq!(v["preemption"]["message"], "0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
+    assert_eq!(
+        v["preemption"]["message"],
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    );
     let pod = write(
         d.path(),
         "pod.yaml",
