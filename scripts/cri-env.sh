@@ -13,8 +13,9 @@
 #           Running it again while containerd is up is a no-op that prints the same lines.
 #   down    removes what `up` started and nothing else: every task and container in namespace k8s.io
 #           of OUR containerd (through its API), then OUR containerd (by the PID it recorded, checked
-#           against /proc/PID/cmdline), the mounts below DIR and OUR bridge. Images stay in DIR/root.
-#           If OUR containerd died and left tasks behind, it is started again first to remove them.
+#           against /proc/PID/cmdline), any shim still serving OUR socket (and its children), the
+#           mounts below DIR and OUR bridge. Images stay in DIR/root. If OUR containerd died and
+#           left tasks behind, it is started again first to remove them.
 #   status  exit 0 when OUR containerd runs.
 #
 # Knobs (environment):
@@ -308,6 +309,44 @@ tasks_left() {
   compgen -G "$DIR/state/io.containerd.runtime.v2.task/k8s.io/*" >/dev/null
 }
 
+# PIDs of the processes whose parent is $1.
+children_of() {
+  local f
+  for f in /proc/[0-9]*/stat; do
+    # Field 4 of stat is the parent PID; the command name (field 2) may hold spaces, so cut after ')'.
+    [[ $(sed 's/.*) [A-Za-z] \([0-9]*\).*/\1/' "$f" 2>/dev/null) == "$1" ]] || continue
+    f=${f#/proc/}
+    echo "${f%/stat}"
+  done
+}
+
+# Kills the shims OUR containerd started (their command line names our socket) and whatever they
+# still run. A shim outlives a killed containerd, and one whose task was being created when
+# containerd died is not found again when containerd restarts: it would run forever, reparented
+# to PID 1. Children go first (a shim is their subreaper; killed first, they would reparent too).
+kill_our_shims() {
+  local f pid shims=() child
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    if tr '\0' ' ' <"$f" 2>/dev/null | grep -q -- "^[^ ]*containerd-shim[^ ]* .*-address $SOCK "; then
+      shims+=("$pid")
+    fi
+  done
+  ((${#shims[@]})) || return 0
+  say "killing ${#shims[@]} shim(s) of $SOCK left running: ${shims[*]}"
+  for pid in "${shims[@]}"; do
+    for child in $(children_of "$pid"); do kill -KILL "$child" 2>/dev/null || true; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  for _ in $(seq 50); do
+    local alive=0
+    for pid in "${shims[@]}"; do [[ -d /proc/$pid ]] && alive=1; done
+    ((alive)) || break
+    sleep 0.1
+  done
+}
+
 down() {
   local pid id
   if ! our_pid >/dev/null && [[ -f $CONFIG ]] && tasks_left; then
@@ -329,6 +368,7 @@ down() {
     say "containerd for $DIR is not running"
   fi
   rm -f "$PIDFILE" "$CONFIG.started"
+  kill_our_shims
   # Mounts below DIR (rootfs overlays, /dev/shm, netns), deepest first.
   awk -v d="$DIR/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r m; do
     umount -l "$m" 2>/dev/null || true
