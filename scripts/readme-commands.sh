@@ -24,8 +24,12 @@ declare -A CHEAP=(
   ["scripts/test.sh"]="bash -n scripts/test.sh"
   ["schedperf run workloads --label-filter performance,-scale --out reports/runs/today"]="schedperf run workloads --label-filter short --out reports/runs/today"
   ["schedperf verify --oracle \"\$(scripts/oracle.sh | tail -1)\" --random 2000 --seed 12345 --out /tmp/v"]="schedperf verify --oracle \"\$(scripts/oracle.sh | tail -1)\" --random 100 --seed 12345 --out /tmp/v"
+  ["schedperf ab --base-bin \"\$(command -v schedperf)\" --cand-bin \"\$(command -v schedperf)\" -- run workloads/ci --label-filter ci"]="schedperf ab --base-bin \"\$(command -v schedperf)\" --cand-bin \"\$(command -v schedperf)\" --pairs 6 -- run workloads/misc --test-case SchedulingBasic --workload 5Nodes"
+  ["schedperf calibrate --bin \"\$(command -v schedperf)\" --out /tmp/gate.toml -- run workloads/ci --label-filter ci"]="schedperf calibrate --bin \"\$(command -v schedperf)\" --pairs 6 --out /tmp/gate.toml -- run workloads/misc --test-case SchedulingBasic --workload 5Nodes"
 )
 declare -A WHY=(
+  ["schedperf ab --base-bin \"\$(command -v schedperf)\" --cand-bin \"\$(command -v schedperf)\" -- run workloads/ci --label-filter ci"]="22 runs of the ci workloads take a minute: 6 pairs (the least a rank test takes) of a 5-node workload"
+  ["schedperf calibrate --bin \"\$(command -v schedperf)\" --out /tmp/gate.toml -- run workloads/ci --label-filter ci"]="the same: 6 pairs of a 5-node workload"
   ["scripts/test.sh"]="the whole suite takes 15+ minutes: syntax check only"
   ["schedperf run workloads --label-filter performance,-scale --out reports/runs/today"]="23 performance workloads take ~20 s to a minute: the short ones instead"
   ["schedperf verify --oracle \"\$(scripts/oracle.sh | tail -1)\" --random 2000 --seed 12345 --out /tmp/v"]="2000 cases take minutes: 100"
