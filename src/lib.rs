@@ -29,6 +29,7 @@ pub mod error;
 pub mod explain;
 pub mod framework;
 pub mod gate;
+pub mod ids;
 pub mod instructions;
 pub mod metrics;
 pub mod plugins;

@@ -13,15 +13,7 @@ use std::fmt;
 
 pub mod cri;
 
-/// Identifies a pod for the lifetime of a run. Never reused within a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PodUid(pub u64);
-
-impl fmt::Display for PodUid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "pod-{:08x}", self.0)
-    }
-}
+pub use crate::ids::PodUid;
 
 /// One container of a pod, as an agent needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]

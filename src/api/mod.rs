@@ -4,6 +4,7 @@
 //! an [`InputError`](crate::error::InputError) naming the file and the field path.
 
 pub mod load;
+pub mod names;
 pub mod objects;
 pub mod quantity;
 

@@ -28,8 +28,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent, PodUid};
+use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent};
 use crate::cache::AssumeCache;
+use crate::ids::PodUid;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{CachePadded, Condvar, Mutex};
 

@@ -44,7 +44,7 @@
 
 use std::fmt;
 
-use crate::agent::PodUid;
+use crate::ids::PodUid;
 use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// Where a pod stands in the cache. See the module docs for the transitions.

@@ -224,7 +224,7 @@ pub fn run_ab(plan: &AbPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str))
 pub fn assemble(header: Option<&RunDocument>, runs: &[RunReport]) -> RunDocument {
     let mut doc = match header {
         Some(h) => h.clone(),
-        None => crate::runner::cli::report(Vec::new()),
+        None => crate::report::header::report(Vec::new()),
     };
     doc.command_line = std::env::args().collect();
     doc.runs = runs.to_vec();

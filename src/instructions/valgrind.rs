@@ -6,7 +6,7 @@ use std::process::Command;
 
 use super::{callgrind::parse_callgrind, instructions_report, TOGGLE_COLLECT};
 use crate::error::InputError;
-use crate::runner::cli::RepOutcome;
+use crate::report::RepOutcome;
 
 /// The environment variable naming the valgrind program (default `valgrind` on `PATH`).
 pub const VALGRIND_ENV: &str = "SCHEDPERF_VALGRIND";

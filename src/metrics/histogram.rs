@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::report::Percentiles;
+use crate::metrics::Percentiles;
 
 /// Histogram bounds: 1 ns .. 1 hour, 3 significant digits.
 const HIST_MAX_NANOS: u64 = 3_600_000_000_000;
@@ -48,7 +48,7 @@ impl LatencyHist {
         for v in self.0.iter_recorded() {
             h.saturating_record_n((v.value_iterated_to() / unit_nanos).max(1), v.count_at_value());
         }
-        crate::report::histogram::encode(&h)
+        crate::metrics::encoding::encode(&h)
     }
 }
 
@@ -89,7 +89,7 @@ mod tests {
         assert_eq!(p.count, 4);
         assert!((p.p50 - 2.0).abs() < 0.01);
         assert!((p.max - 1000.0).abs() < 1.0);
-        let back = crate::report::histogram::decode(&h.encode_in(1_000), "x").unwrap();
+        let back = crate::metrics::encoding::decode(&h.encode_in(1_000), "x").unwrap();
         assert_eq!(back.len(), 4);
         assert_eq!(back.max(), 1000, "rescaled to microseconds");
     }

@@ -2,7 +2,7 @@
 //! measured pods (the same intervals and percentiles as a live collector, without a sampling thread
 //! on a two-core machine).
 
-use crate::report::Throughput;
+use crate::metrics::Throughput;
 
 /// How many intervals a measured window is cut into (scheduler_perf samples every 1 s; short runs
 /// use a shorter interval so that there are enough samples).

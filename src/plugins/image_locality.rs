@@ -27,22 +27,6 @@ pub fn calculate_priority(sum: i64, num_containers: i64) -> i64 {
     MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD)
 }
 
-/// `normalizedImageName`: add `:latest` when the name has no tag.
-pub fn normalized_image_name(name: &str) -> String {
-    let last_colon = name.rfind(':');
-    let last_slash = name.rfind('/');
-    let has_tag = match (last_colon, last_slash) {
-        (Some(c), Some(s)) => c > s,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
-    if has_tag {
-        name.to_string()
-    } else {
-        format!("{name}:latest")
-    }
-}
-
 impl Plugin for ImageLocality {
     fn name(&self) -> &'static str {
         NAME
@@ -83,6 +67,7 @@ impl Plugin for ImageLocality {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::names::normalized_image_name;
     use crate::plugins::testutil::score_all;
     use crate::snapshot::testing::{MakeNode, MakePod};
     use crate::snapshot::Snapshot;

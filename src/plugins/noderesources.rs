@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::api::names::{is_extended_resource_name, is_scalar_resource_name};
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
 use crate::snapshot::nodes::ScalarColumn;
 use crate::snapshot::{NodeIdx, Snapshot, Sym};
@@ -51,20 +52,6 @@ fn res_kind(snap: &Snapshot, name: Sym) -> ResKind {
         s if is_scalar_resource_name(s) => ResKind::Scalar(name),
         _ => ResKind::Other,
     }
-}
-
-/// `IsExtendedResourceName`: outside the `kubernetes.io/` namespace, not `requests.`-prefixed, with a `/`.
-pub fn is_extended_resource_name(name: &str) -> bool {
-    let native = !name.contains('/') || name.contains("kubernetes.io/");
-    !native && !name.starts_with("requests.")
-}
-
-/// `IsScalarResourceName`: extended, hugepages, prefixed native or attachable-volume resources.
-pub fn is_scalar_resource_name(name: &str) -> bool {
-    is_extended_resource_name(name)
-        || name.starts_with("hugepages-")
-        || name.starts_with("attachable-volumes-")
-        || (name.contains("kubernetes.io/") && name.contains('/'))
 }
 
 /// One resource of a score, resolved against the node table for one pod. Sparse scalar columns

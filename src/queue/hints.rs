@@ -5,7 +5,7 @@
 //! costs a retry; the engine may register finer hints for plugins it knows more about.
 
 use super::{ClusterEvent, HintFn, NodeChange, QueuedPod, QueueingHint};
-use crate::agent::PodUid;
+use crate::ids::PodUid;
 
 /// The plugins [`default_hint`] knows.
 pub const DEFAULT_HINT_PLUGINS: &[&str] = &[

@@ -30,7 +30,7 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use ahash::AHashMap as HashMap;
 
-use crate::agent::PodUid;
+use crate::ids::PodUid;
 
 /// kube-scheduler's `podInitialBackoffSeconds` default: 1 s.
 pub const DEFAULT_INITIAL_BACKOFF_NANOS: u64 = 1_000_000_000;

@@ -5,7 +5,7 @@
 pub mod charts;
 pub mod document;
 pub mod format;
-pub mod histogram;
+pub mod header;
 pub mod html;
 pub mod markdown;
 pub mod model;
@@ -21,6 +21,8 @@ use std::path::Path;
 
 use crate::error::InputError;
 
+/// The histogram wire format lives with the measuring side; reports read it through this name.
+pub use crate::metrics::encoding as histogram;
 pub use html::html;
 pub use markdown::markdown;
 pub use model::*;

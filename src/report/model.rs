@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::metrics::{Percentiles, Throughput};
+
 /// The schema version written into every report.
 pub const SCHEMA_VERSION: &str = "schedperf.report/v1";
 
@@ -55,31 +57,6 @@ pub struct Machine {
     pub cores: usize,
     pub memory_bytes: u64,
     pub kernel: String,
-}
-
-/// p50/p90/p99/max of a latency distribution, in the unit the field name says.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
-pub struct Percentiles {
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub max: f64,
-    pub count: u64,
-}
-
-/// Scheduling throughput in pods/s, as scheduler_perf's throughput collector computes it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct Throughput {
-    /// Measured pods / measured time.
-    pub average: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    /// The per-interval rates the percentiles come from.
-    pub samples: Vec<f64>,
-    pub interval_seconds: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -261,4 +238,12 @@ pub struct InstructionsReport {
     pub by_extension_point: BTreeMap<String, u64>,
     /// Inclusive instructions per `Plugin/ExtensionPoint`, over the measured phase.
     pub by_plugin_extension_point: BTreeMap<String, u64>,
+}
+
+/// What one repetition produced: the reports of the workloads that ran to the end, and the
+/// workloads that failed (name, why), as upstream's harness would fail them.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct RepOutcome {
+    pub runs: Vec<RunReport>,
+    pub failures: Vec<(String, String)>,
 }

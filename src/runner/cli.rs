@@ -9,7 +9,7 @@ use super::{run_workload, AgentSpec, RunError, RunOptions};
 use crate::agent::sim::{SimConfig, SimOverrides};
 use crate::cluster::Cluster;
 use crate::error::InputError;
-use crate::report::{Machine, Report, RunReport, ToolInfo, SCHEMA_VERSION};
+use crate::report::RepOutcome;
 use crate::workload::gates::GateStatus;
 use crate::workload::{load_path, resolve, skip_reason, workload_labels, LabelFilter, ResolvedWorkload};
 
@@ -215,14 +215,6 @@ fn options(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -> Result<Ru
     })
 }
 
-/// What one repetition produced: the reports of the workloads that ran to the end, and the
-/// workloads that failed (name, why), as upstream's harness would fail them.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct RepOutcome {
-    pub runs: Vec<RunReport>,
-    pub failures: Vec<(String, String)>,
-}
-
 /// Prints what each workload's feature gates mean for the run (once per workload).
 fn print_gates(w: &ResolvedWorkload) {
     for (name, value, st) in &w.gate_statuses {
@@ -327,54 +319,6 @@ fn cluster_copies(args: &RunArgs, cluster: &Cluster) -> Result<Vec<PathBuf>, Inp
 /// The text of each `--cluster` file as this process read it (for fresh-process repetitions).
 static CLUSTER_TEXTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-fn git_commit() -> String {
-    option_env!("SCHEDPERF_GIT_COMMIT").map(str::to_string).unwrap_or_else(|| {
-        Command::new("git")
-            .args(["rev-parse", "--short=12", "HEAD"])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_else(|| "unknown".to_string())
-    })
-}
-
-/// This machine, coarsely (for the report header).
-pub fn machine() -> Machine {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu_model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map_or_else(|| "unknown".to_string(), |s| s.trim().to_string());
-    let memory_bytes = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).map(|l| l.to_string()))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
-        .map_or(0, |kb| kb * 1024);
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
-    Machine { cpu_model, cores: std::thread::available_parallelism().map_or(1, |n| n.get()), memory_bytes, kernel }
-}
-
-/// A report around `runs`.
-pub fn report(runs: Vec<RunReport>) -> Report {
-    Report {
-        schema_version: SCHEMA_VERSION.to_string(),
-        upstream: crate::report::Upstream::pinned(),
-        tool: ToolInfo {
-            name: "schedperf".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            git_commit: git_commit(),
-        },
-        command_line: std::env::args().collect(),
-        machine: machine(),
-        created_unix_seconds: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        runs,
-    }
-}
-
 /// `schedperf run`: returns the exit code (0; 1 when a workload missed its threshold or failed
 /// as upstream's harness would fail it).
 pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
@@ -446,7 +390,7 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
         }
         result?;
     }
-    let report = report(outcome.runs);
+    let report = crate::report::header::report(outcome.runs);
     match args.format {
         RunFormat::Table => print!("{}", crate::report::summary_table(&report)),
         RunFormat::Json => println!("{}", serde_json::to_string_pretty(&report).expect("report serializes")),

@@ -17,9 +17,10 @@ use std::sync::Arc;
 use crossbeam_channel::Sender;
 
 use crate::agent::sim::SimConfig;
-use crate::agent::{AgentEvent, NodeAgent, PodUid};
+use crate::agent::{AgentEvent, NodeAgent};
 use crate::clock::Clock;
 use crate::error::InputError;
+use crate::ids::PodUid;
 use crate::report::CriReport;
 
 pub use driver::run_workload;

@@ -10,10 +10,9 @@ use smallvec::SmallVec;
 use super::intern::{Interner, Sym};
 use super::model::*;
 use super::WellKnown;
-use crate::agent::PodUid;
+use crate::api::names::{is_scalar_resource_name, normalized_image_name};
 use crate::api::{self, Quantity, ResourceList};
-use crate::plugins::image_locality::normalized_image_name;
-use crate::plugins::noderesources::is_scalar_resource_name;
+use crate::ids::PodUid;
 
 /// `DefaultMilliCPURequest`: the CPU a container without a CPU request counts as when scoring.
 pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;

@@ -22,7 +22,7 @@ pub use node_tree::{NodeTree, ZoneLabels};
 pub use nodes::{NodeIdx, NodeTable};
 pub use pod_index::PodIndex;
 
-use crate::agent::PodUid;
+use crate::ids::PodUid;
 
 /// Strings the plugins compare against, interned once.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 use smallvec::SmallVec;
 
 use super::intern::{Interner, Sym};
-use crate::agent::PodUid;
+use crate::ids::PodUid;
 
 /// Resource requests of a pod (or the sum over a node's pods), in base units: CPU in millicores,
 /// everything else in bytes or counts.

@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use super::intern::Sym;
 use super::model::{HostPort, NodeSpec, PodInfo, Taint};
-use crate::agent::PodUid;
+use crate::ids::PodUid;
 
 /// A row of the [`NodeTable`]. Valid until a node is removed (removal moves the last row into the
 /// removed one's place); hold node names (`Sym`) across removals.

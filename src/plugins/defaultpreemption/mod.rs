@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use crate::agent::PodUid;
 use crate::engine::cycle::{filter_node, Diagnosis, Engine};
 use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin, PluginId, Reject};
+use crate::ids::PodUid;
 use crate::snapshot::{NodeIdx, Pdb, PodInfo, PreemptionPolicy, PriorityClass, Snapshot, Sym};
 
 pub const NAME: &str = "DefaultPreemption";
