@@ -146,7 +146,7 @@ fn default_resources() -> Vec<ResourceSpec> {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawResourceSpec {
     name: String,
     #[serde(default, deserialize_with = "null_as_default")]
@@ -154,6 +154,7 @@ struct RawResourceSpec {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawShapePoint {
     #[serde(default, deserialize_with = "null_as_default")]
     utilization: i32,
@@ -162,13 +163,14 @@ struct RawShapePoint {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawRequestedToCapacityRatio {
     #[serde(default, deserialize_with = "null_as_default")]
     shape: Vec<RawShapePoint>,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawScoringStrategy {
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     kind: String,
@@ -178,8 +180,12 @@ struct RawScoringStrategy {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawFitArgs {
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
     #[serde(default, deserialize_with = "null_as_default")]
     ignored_resources: Vec<String>,
     #[serde(default, deserialize_with = "null_as_default")]
@@ -188,20 +194,33 @@ struct RawFitArgs {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawBalancedAllocationArgs {
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
     #[serde(default, deserialize_with = "null_as_default")]
     resources: Vec<RawResourceSpec>,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawNodeAffinityArgs {
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
     added_affinity: Option<Value>,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawPodTopologySpreadArgs {
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
     #[serde(default, deserialize_with = "null_as_default")]
     default_constraints: Vec<Value>,
     #[serde(default, deserialize_with = "null_as_default")]
@@ -209,7 +228,7 @@ struct RawPodTopologySpreadArgs {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawConstraint {
     #[serde(default, deserialize_with = "null_as_default")]
     max_skew: i32,
@@ -218,19 +237,58 @@ struct RawConstraint {
     #[serde(default, deserialize_with = "null_as_default")]
     when_unsatisfiable: String,
     label_selector: Option<Value>,
+    // Read from the raw value when the constraints are compiled (`compile_default_constraints`).
+    #[serde(rename = "minDomains")]
+    _min_domains: Option<Value>,
+    #[serde(rename = "nodeAffinityPolicy")]
+    _node_affinity_policy: Option<Value>,
+    #[serde(rename = "nodeTaintsPolicy")]
+    _node_taints_policy: Option<Value>,
+    #[serde(rename = "matchLabelKeys")]
+    _match_label_keys: Option<Value>,
+}
+
+/// `VolumeBindingArgs`: decoded for strictness; pods here carry no volumes, so nothing reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct RawVolumeBindingArgs {
+    kind: Option<Value>,
+    api_version: Option<Value>,
+    bind_timeout_seconds: Option<Value>,
+    shape: Option<Value>,
+}
+
+/// `DynamicResourcesArgs`: decoded for strictness; pods here carry no resource claims.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct RawDynamicResourcesArgs {
+    kind: Option<Value>,
+    api_version: Option<Value>,
+    filter_timeout: Option<Value>,
+    binding_timeout: Option<Value>,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawInterPodAffinityArgs {
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
     hard_pod_affinity_weight: Option<i32>,
     #[serde(default, deserialize_with = "null_as_default")]
     ignore_preferred_terms_of_existing_pods: bool,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawDefaultPreemptionArgs {
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
     min_candidate_nodes_percentage: Option<i32>,
     min_candidate_nodes_absolute: Option<i32>,
 }
@@ -245,11 +303,15 @@ pub(crate) fn has_args_model(name: &str) -> bool {
             | "PodTopologySpread"
             | "InterPodAffinity"
             | "DefaultPreemption"
+            | "VolumeBinding"
+            | "DynamicResources"
     )
 }
 
 /// Decodes, defaults and validates the args of plugin `name` into `out`. `path` is
-/// `profiles[i].pluginConfig[j].args`. Args of plugins without an args model are ignored.
+/// `profiles[i].pluginConfig[j].args`. Decoding is strict (an unknown field is an error) for every
+/// plugin upstream registers an args kind for; args of the other plugins are ignored, as upstream
+/// keeps them undecoded (`runtime.Unknown`).
 pub(crate) fn apply_plugin_args(name: &str, args: &Value, path: &str, out: &mut PluginArgs) -> Result<(), InputError> {
     if !has_args_model(name) {
         return Ok(());
@@ -284,6 +346,12 @@ pub(crate) fn apply_plugin_args(name: &str, args: &Value, path: &str, out: &mut 
         "PodTopologySpread" => out.pod_topology_spread = pod_topology_spread_args(decode(args, path)?, path)?,
         "InterPodAffinity" => out.inter_pod_affinity = inter_pod_affinity_args(decode(args, path)?, path)?,
         "DefaultPreemption" => out.default_preemption = default_preemption_args(decode(args, path)?, path)?,
+        "VolumeBinding" => {
+            decode::<RawVolumeBindingArgs>(args, path)?;
+        }
+        "DynamicResources" => {
+            decode::<RawDynamicResourcesArgs>(args, path)?;
+        }
         _ => unreachable!("has_args_model covers exactly these names"),
     }
     Ok(())

@@ -147,19 +147,66 @@ impl SchedulerConfig {
     }
 }
 
+// Decoding is strict, as upstream's (`serializer.EnableStrict`): every struct below names all the
+// fields of its v1 type, and a field it does not name is an error ("strict decoding error: unknown
+// field"). Fields schedperf does not act on (leader election, the client connection, profiling)
+// are decoded and ignored, as they change nothing in a scheduling cycle.
+
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawConfig {
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<Value>,
+    #[serde(rename = "kind")]
+    _kind: Option<Value>,
     parallelism: Option<i32>,
+    #[serde(rename = "leaderElection")]
+    _leader_election: Option<RawLeaderElection>,
+    #[serde(rename = "clientConnection")]
+    _client_connection: Option<RawClientConnection>,
+    #[serde(rename = "enableProfiling")]
+    _enable_profiling: Option<Value>,
+    #[serde(rename = "enableContentionProfiling")]
+    _enable_contention_profiling: Option<Value>,
     percentage_of_nodes_to_score: Option<i32>,
     pod_initial_backoff_seconds: Option<i64>,
     pod_max_backoff_seconds: Option<i64>,
     #[serde(default, deserialize_with = "null_as_default")]
     profiles: Vec<RawProfile>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    extenders: Vec<Value>,
+    #[serde(rename = "delayCacheUntilActive")]
+    _delay_cache_until_active: Option<Value>,
+}
+
+/// componentbaseconfig `LeaderElectionConfiguration` (decoded for strictness, not used).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct RawLeaderElection {
+    leader_elect: Option<Value>,
+    lease_duration: Option<Value>,
+    renew_deadline: Option<Value>,
+    retry_period: Option<Value>,
+    resource_lock: Option<Value>,
+    resource_name: Option<Value>,
+    resource_namespace: Option<Value>,
+}
+
+/// componentbaseconfig `ClientConnectionConfiguration` (decoded for strictness, not used).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct RawClientConnection {
+    kubeconfig: Option<Value>,
+    accept_content_types: Option<Value>,
+    content_type: Option<Value>,
+    qps: Option<Value>,
+    burst: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawProfile {
     scheduler_name: Option<String>,
     percentage_of_nodes_to_score: Option<i32>,
@@ -169,7 +216,7 @@ struct RawProfile {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawPlugins {
     multi_point: Option<RawPluginSet>,
     pre_enqueue: Option<RawPluginSet>,
@@ -184,6 +231,10 @@ struct RawPlugins {
     pre_bind: Option<RawPluginSet>,
     bind: Option<RawPluginSet>,
     post_bind: Option<RawPluginSet>,
+    /// The pod-group points of v1.37 (workload-aware scheduling); schedperf schedules single pods.
+    placement_generate: Option<RawPluginSet>,
+    placement_score: Option<RawPluginSet>,
+    pod_group_post_filter: Option<RawPluginSet>,
 }
 
 impl RawPlugins {
@@ -206,6 +257,7 @@ impl RawPlugins {
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct RawPluginSet {
     #[serde(default, deserialize_with = "null_as_default")]
     enabled: Vec<RawPlugin>,
@@ -214,12 +266,14 @@ struct RawPluginSet {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawPlugin {
     name: String,
     weight: Option<i32>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawPluginConfig {
     name: String,
     #[serde(default, deserialize_with = "null_as_default")]
@@ -235,13 +289,30 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
-/// Deserializes `value` into `T`, naming the failing field path (relative to `value`).
+/// Deserializes `value` into `T`, naming the failing field path (relative to `value`). An unknown
+/// field is reported as upstream's strict decoding reports it, with the fields that are known.
 pub(crate) fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, InputError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
-        InputError::new("", path, e.into_inner().to_string())
+        let message = e.into_inner().to_string();
+        InputError::new("", path, strict_message(&message).unwrap_or(message))
     })
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" as upstream words it: `strict decoding
+/// error: unknown field "x"`, then the known fields (without the `_`-prefixed ignored ones' names
+/// changing: they are listed by their YAML names).
+fn strict_message(serde_message: &str) -> Option<String> {
+    let rest = serde_message.strip_prefix("unknown field `")?;
+    let (field, rest) = rest.split_once('`')?;
+    let known = rest
+        .trim_start_matches(", ")
+        .trim_start_matches("expected one of ")
+        .trim_start_matches("expected ")
+        .replace('`', "");
+    let known = if known.starts_with("there are no fields") { "none".to_string() } else { known };
+    Some(format!("strict decoding error: unknown field {field:?} (known fields: {known}); check its spelling"))
 }
 
 fn parse_inner(text: &str, file: &str) -> Result<SchedulerConfig, InputError> {
@@ -306,6 +377,13 @@ fn build(mut raw: RawConfig, source: &str) -> Result<SchedulerConfig, InputError
         ));
     }
 
+    if !raw.extenders.is_empty() {
+        return Err(InputError::new(
+            "",
+            "extenders",
+            "scheduler extenders (HTTP webhooks) are not modelled by schedperf; remove them to benchmark the profiles",
+        ));
+    }
     if raw.profiles.is_empty() {
         raw.profiles.push(RawProfile::default());
     }
@@ -334,6 +412,21 @@ fn build(mut raw: RawConfig, source: &str) -> Result<SchedulerConfig, InputError
             }
         };
         validate_percentage(p.percentage_of_nodes_to_score, &format!("{path}.percentageOfNodesToScore"))?;
+        if let Some(plugins) = &p.plugins {
+            for (field, set) in [
+                ("placementGenerate", &plugins.placement_generate),
+                ("placementScore", &plugins.placement_score),
+                ("podGroupPostFilter", &plugins.pod_group_post_filter),
+            ] {
+                if set.as_ref().is_some_and(|s| !s.enabled.is_empty()) {
+                    return Err(InputError::new(
+                        "",
+                        format!("{path}.plugins.{field}.enabled"),
+                        "the pod-group extension points are not modelled (schedperf schedules pods one at a time); remove the entries",
+                    ));
+                }
+            }
+        }
         custom_sets.push(custom_plugin_sets(p.plugins.as_ref(), &format!("{path}.plugins"))?);
         all_args.push(plugin_args(&p.plugin_config, &format!("{path}.pluginConfig"))?);
         if let Some(first) = names.iter().position(|n| *n == name) {

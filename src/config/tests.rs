@@ -731,13 +731,13 @@ fn header_errors() {
 }
 
 #[test]
-fn unknown_fields_are_ignored_and_empty_config_is_the_default() {
+fn ignored_known_fields_and_empty_config_are_the_default() {
     // Null lists and sets read as empty, as Kubernetes decoding does.
     let c = parse("profiles:\n- plugins: {filter: null, score: {enabled: null}}\n  pluginConfig: null\n").unwrap();
     assert_eq!(c.profiles, SchedulerConfig::defaults().profiles);
     let c = parse("profiles: null\n").unwrap();
     assert_eq!(c.profiles, SchedulerConfig::defaults().profiles);
-    let c = parse("leaderElection: {leaderElect: false}\nclientConnection: {qps: 5}\nprofiles:\n- schedulerName: default-scheduler\n  extra: 1\n").unwrap();
+    let c = parse("leaderElection: {leaderElect: false}\nclientConnection: {qps: 5}\nprofiles:\n- schedulerName: default-scheduler\n").unwrap();
     let d = SchedulerConfig::defaults();
     assert_eq!(c.profiles, d.profiles);
     assert_eq!(c.digest, d.digest);
@@ -802,4 +802,99 @@ fn weight_on_a_non_score_plugin_is_ignored() {
     let c = parse("profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: PrioritySort, weight: 0}, {name: NodePorts, weight: 9}]\n")
         .unwrap();
     assert_eq!(c.profiles[0].plugins, default_plugins());
+}
+
+/// Upstream decodes strictly: a misspelt field at any level is an error naming the field and where
+/// it is, never silently ignored (kube-scheduler: `strict decoding error: unknown field "..."`).
+#[test]
+fn unknown_fields_are_rejected_at_every_level() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("percentageOfNodeToScore: 50\n", "", "percentageOfNodeToScore"),
+        ("leaderElection: {leaderElekt: false}\n", "leaderElection", "leaderElekt"),
+        ("clientConnection: {qsp: 5}\n", "clientConnection", "qsp"),
+        ("profiles:\n- schedulerNme: x\n", "profiles[0]", "schedulerNme"),
+        ("profiles:\n- plugins: {scores: {enabled: [{name: ImageLocality}]}}\n", "profiles[0].plugins", "scores"),
+        ("profiles:\n- plugins: {score: {enable: [{name: ImageLocality}]}}\n", "profiles[0].plugins.score", "enable"),
+        (
+            "profiles:\n- plugins: {score: {enabled: [{name: ImageLocality, wieght: 2}]}}\n",
+            "profiles[0].plugins.score.enabled[0]",
+            "wieght",
+        ),
+        ("profiles:\n- pluginConfig: [{name: NodeAffinity, arg: {}}]\n", "profiles[0].pluginConfig[0]", "arg"),
+        (
+            "profiles:\n- pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, resources: [{Name: cpu, weight: 1}]}}}]\n",
+            "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0]",
+            "Name",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: [{utilization: 0, Score: 1}]}}}}]\n",
+            "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[0]",
+            "Score",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: NodeResourcesFit, args: {ignoredResource: [x]}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "ignoredResource",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: NodeResourcesBalancedAllocation, args: {resource: []}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "resource",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: NodeAffinity, args: {addedAfinity: {}}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "addedAfinity",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: PodTopologySpread, args: {defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, minDomain: 2}]}}]\n",
+            "profiles[0].pluginConfig[0].args.defaultConstraints[0]",
+            "minDomain",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: PodTopologySpread, args: {defaultingTyp: List}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "defaultingTyp",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWieght: 2}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "hardPodAffinityWieght",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesPercent: 2}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "minCandidateNodesPercent",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: VolumeBinding, args: {bindTimeout: 2}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "bindTimeout",
+        ),
+        (
+            "profiles:\n- pluginConfig: [{name: DynamicResources, args: {filterTimeOut: 2s}}]\n",
+            "profiles[0].pluginConfig[0].args",
+            "filterTimeOut",
+        ),
+    ];
+    for (body, parent, field) in cases {
+        let e = parse(body).expect_err(body);
+        assert_eq!(e.file, "test.yaml", "{body}");
+        let path = if parent.is_empty() { field.to_string() } else { format!("{parent}.{field}") };
+        assert_eq!(e.path, path, "{body}: {e}");
+        assert!(e.message.starts_with(&format!("strict decoding error: unknown field \"{field}\"")), "{body}: {e}");
+    }
+}
+
+#[test]
+fn known_fields_schedperf_does_not_act_on_are_accepted_and_unsupported_ones_named() {
+    let ok = "leaderElection: {leaderElect: false, resourceName: x}\nclientConnection: {qps: 50, burst: 100}\n\
+              enableProfiling: true\ndelayCacheUntilActive: false\nprofiles:\n- pluginConfig:\n  \
+              - {name: VolumeBinding, args: {kind: VolumeBindingArgs, bindTimeoutSeconds: 600}}\n  \
+              - {name: TaintToleration, args: {anything: 1}}\n";
+    parse(ok).expect("accepted");
+    let e = parse("extenders: [{urlPrefix: 'http://x'}]\n").expect_err("extenders");
+    assert_eq!(e.path, "extenders", "{e}");
+    let e = parse("profiles:\n- plugins: {placementScore: {enabled: [{name: X}]}}\n").expect_err("pod groups");
+    assert_eq!(e.path, "profiles[0].plugins.placementScore.enabled", "{e}");
 }
