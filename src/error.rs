@@ -1,9 +1,79 @@
-//! Input errors: every message names the file, the field path and what was expected.
+//! Input errors, runtime failures and the exit codes of every command.
 //!
-//! Library code returns [`InputError`] for anything a user wrote wrong; `main` turns it into exit
-//! code 2. Broken internal invariants are `assert!`s, never `InputError`s.
+//! Library code returns [`InputError`] for anything a user wrote wrong (every message names the
+//! file, the field path and what was expected); `main` turns it into exit code 2. A failure of the
+//! machinery a command drives (a CRI runtime that died, a child process that crashed) is an
+//! [`Error::Runtime`], exit 4. Broken internal invariants are `assert!`s, never errors.
 
 use std::fmt;
+
+/// The exit codes of every `schedperf` command (README, "Exit codes"; `schedperf --help`).
+pub mod exit {
+    /// Everything ran, and every threshold, gate and check passed.
+    pub const OK: u8 = 0;
+    /// An outcome failed: a threshold, a gate, a verification, a workload upstream's harness
+    /// would fail (pods never scheduled).
+    pub const FAILED: u8 = 1;
+    /// Bad input: a file, a field or a flag; the message names it and what was expected.
+    pub const BAD_INPUT: u8 = 2;
+    /// A gate cell too noisy to judge, under `--fail-on-noisy`.
+    pub const NOISY: u8 = 3;
+    /// A runtime failure: a CRI runtime died or real pods failed on it, or a child process (a
+    /// repetition, a run of `compare`/`ab`/`calibrate`, valgrind, the oracle) crashed or hung.
+    pub const RUNTIME: u8 = 4;
+    /// The list as `--help` prints it.
+    pub const HELP: &str = "Exit codes: 0 ok, 1 a threshold, gate or outcome failed, 2 bad input, \
+                            3 a noisy gate under --fail-on-noisy, 4 a runtime failure (a dead \
+                            runtime, real pods that failed on it, a crashed child process).";
+}
+
+/// What ends a command early: bad input (exit 2) or a runtime failure (exit 4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    Input(InputError),
+    /// What failed and how (a runtime that went away, a child's exit status and stderr).
+    Runtime(String),
+}
+
+impl Error {
+    /// The exit code this error ends the command with.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Input(_) => exit::BAD_INPUT,
+            Error::Runtime(_) => exit::RUNTIME,
+        }
+    }
+}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        Error::Input(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input(e) => write!(f, "{e}"),
+            Error::Runtime(e) => write!(f, "runtime failure: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The error of a child process that exited with `status` (and said `stderr`): its own exit code
+/// when it reported bad input (2), a runtime failure otherwise (a crash, a signal, exit 4).
+/// `what` names the child (`repetition 3`).
+pub fn child_failure(what: &str, status: std::process::ExitStatus, stderr: &str) -> Error {
+    let stderr = stderr.trim();
+    match status.code() {
+        Some(c) if c == i32::from(exit::BAD_INPUT) => {
+            Error::Input(InputError::new(what, "", format!("bad input ({status}): {stderr}")))
+        }
+        _ => Error::Runtime(format!("{what} failed ({status}): {stderr}")),
+    }
+}
 
 /// A problem with user input (a manifest, a scheduler config, a workload file, a flag).
 #[derive(Debug, Clone, PartialEq, Eq)]

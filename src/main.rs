@@ -1,12 +1,13 @@
 //! The `schedperf` command line. Thin: parses flags, calls the library, maps errors to exit codes
-//! (0 success, 1 a threshold or gate failed, 2 bad input or usage).
+//! ([`schedperf::error::exit`]: 0 ok, 1 a threshold, gate or outcome failed, 2 bad input or usage,
+//! 3 a noisy gate, 4 a runtime failure).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use schedperf::error::InputError;
+use schedperf::error::{exit, Error};
 use schedperf::explain::{explain, render_table, ExplainInput};
 
 // mimalloc (the allocator named for the core), built without transparent huge pages: see
@@ -18,7 +19,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "schedperf",
     version = schedperf::VERSION,
-    about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks"
+    about = "kube-scheduler's scheduling cycle on a data-oriented core, for benchmarks",
+    after_help = exit::HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -63,7 +65,7 @@ enum Command {
     /// An A/A run of one build: the noise floor per metric and suggested budgets as a gate.toml.
     Calibrate(schedperf::gate::CalibrateArgs),
     /// Check decisions against the real kube-scheduler (the oracle): generated cases, or a lockstep
-    /// replay of workload files (exit 0 all agree, 1 a divergence or an oracle failure, 2 bad input).
+    /// replay of workload files (exit 0 all agree, 1 a divergence, 2 bad input, 4 the oracle crashed).
     Verify(Box<schedperf::verify::VerifyArgs>),
     /// List the test cases, workloads, labels and thresholds of workload files.
     List {
@@ -72,7 +74,7 @@ enum Command {
     },
 }
 
-fn run(cli: Cli) -> Result<ExitCode, InputError> {
+fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Explain { cluster, pod, config, output, seed } => {
             let e = explain(&ExplainInput { cluster, pod, config, seed })?;
@@ -86,10 +88,10 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         }
         Command::Run(args) => match schedperf::runner::cli::run_command(&args) {
             Ok(code) => Ok(ExitCode::from(code as u8)),
-            Err(schedperf::runner::RunError::Input(e)) => Err(e),
+            Err(schedperf::runner::RunError::Input(e)) => Err(e.into()),
             Err(e) => {
                 eprintln!("error: {e}");
-                Ok(ExitCode::from(2))
+                Ok(ExitCode::from(e.exit_code()))
             }
         },
         Command::Gate(args) => Ok(ExitCode::from(schedperf::gate::run_gate(&args)? as u8)),
@@ -109,7 +111,7 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() { exit::BAD_INPUT } else { exit::OK };
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -118,7 +120,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -55,11 +55,19 @@ fn hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds")
 }
 
+/// Whether cycle `k` (1-based) is timed when `percent` of cycles are: when `floor(k * P / 100)`
+/// steps up from cycle k-1, so exactly P of every 100 consecutive cycles are timed, spread evenly
+/// (P = 10: cycles 10, 20, ...; P = 60: 3 of every 5), the same cycles in every run.
+pub fn cycle_sampled(k: u64, percent: u32) -> bool {
+    let p = u64::from(percent.min(100));
+    k >= 1 && (k * p) / 100 > ((k - 1) * p) / 100
+}
+
 /// Collects the timings of sampled cycles.
 #[derive(Debug, Clone)]
 pub struct Profiler {
-    /// Time one cycle in `every` (0 = never).
-    every: u64,
+    /// Percent of cycles timed (0 = none), see [`cycle_sampled`].
+    percent: u32,
     counter: u64,
     pub sampled_cycles: u64,
     /// Per (plugin name, extension point): time per sampled cycle, ns.
@@ -73,9 +81,8 @@ pub struct Profiler {
 impl Profiler {
     /// Samples `percent` of cycles (evenly spaced; 0 disables).
     pub fn new(percent: u32) -> Self {
-        let every = if percent == 0 { 0 } else { (100 / percent.min(100)) as u64 };
         Profiler {
-            every,
+            percent: percent.min(100),
             counter: 0,
             sampled_cycles: 0,
             by_plugin: BTreeMap::new(),
@@ -86,11 +93,11 @@ impl Profiler {
 
     /// Starts a cycle; returns whether it is sampled.
     pub fn begin(&mut self) -> bool {
-        if self.every == 0 {
+        if self.percent == 0 {
             return false;
         }
         self.counter += 1;
-        let sampled = self.counter.is_multiple_of(self.every);
+        let sampled = cycle_sampled(self.counter, self.percent);
         if sampled {
             SPANS.with(|s| s.borrow_mut().clear());
             ACTIVE.with(|a| a.set(true));
@@ -145,9 +152,31 @@ mod tests {
         timed(0, Point::Filter, || std::hint::black_box(1));
         assert_eq!(SPANS.with(|s| s.borrow().len()), 1);
         ACTIVE.with(|a| a.set(false));
-        assert_eq!(Profiler::new(0).every, 0);
-        assert_eq!(Profiler::new(10).every, 10);
-        assert_eq!(Profiler::new(100).every, 1);
+    }
+
+    /// The share of cycles timed is the share asked for (60 % once timed every cycle: 100 / 60
+    /// rounded to "one in 1"), spread evenly, the same cycles each run.
+    #[test]
+    fn the_sampled_share_is_the_percentage_asked_for() {
+        for (percent, first_sampled) in [
+            (0u32, vec![]),
+            (1, vec![100]),
+            (10, vec![10, 20, 30]),
+            (33, vec![4, 7, 10]),
+            (50, vec![2, 4, 6]),
+            (60, vec![2, 4, 5]),
+            (99, vec![2, 3, 4]),
+            (100, vec![1, 2, 3]),
+        ] {
+            let mut p = Profiler::new(percent);
+            let sampled: Vec<u64> = (1..=1000u64).filter(|_| p.begin() && { ACTIVE.with(|a| a.set(false)); true }).collect();
+            assert_eq!(sampled.len() as u64, 10 * u64::from(percent), "{percent}%: {} of 1000", sampled.len());
+            assert_eq!(&sampled[..first_sampled.len()], &first_sampled[..], "{percent}%");
+            for window in (1..=900u64).step_by(37) {
+                let n = (window..window + 100).filter(|k| cycle_sampled(*k, percent)).count() as u32;
+                assert_eq!(n, percent, "{percent}%: cycles {window}..{}", window + 100);
+            }
+        }
     }
 
     #[test]

@@ -219,13 +219,13 @@ pub struct GateFlags {
 }
 
 /// Exit code: pass.
-pub const EXIT_PASS: i32 = 0;
+pub const EXIT_PASS: i32 = crate::error::exit::OK as i32;
 /// Exit code: at least one regression (or a failure turned on by a flag).
-pub const EXIT_REGRESSION: i32 = 1;
+pub const EXIT_REGRESSION: i32 = crate::error::exit::FAILED as i32;
 /// Exit code: usage or input error.
-pub const EXIT_INPUT: i32 = 2;
+pub const EXIT_INPUT: i32 = crate::error::exit::BAD_INPUT as i32;
 /// Exit code: noisy under `--fail-on-noisy`.
-pub const EXIT_NOISY: i32 = 3;
+pub const EXIT_NOISY: i32 = crate::error::exit::NOISY as i32;
 
 /// The full result of a comparison.
 #[derive(Debug, Clone, PartialEq)]

@@ -37,7 +37,7 @@ pub use input::{load_report, Arm, Report, RunSample};
 pub use metric::Metric;
 pub use policy::{Policy, WorkloadPolicy};
 
-use crate::error::InputError;
+use crate::error::{Error, InputError};
 use evaluate::{evaluate_with, Options, Source};
 
 /// Arguments of `schedperf gate`.
@@ -441,7 +441,7 @@ pub fn compare_reports(a: &Path, b: &Path, formats: &[String]) -> Result<String,
 }
 
 /// Runs `schedperf compare` and prints to stdout; returns exit code 0.
-pub fn run_compare(args: &CompareArgs) -> Result<i32, InputError> {
+pub fn run_compare(args: &CompareArgs) -> Result<i32, Error> {
     let exe = std::env::current_exe()
         .map_err(|e| InputError::new("schedperf", "", format!("cannot find this program: {e}")))?;
     let stdout = &mut std::io::stdout().lock();
@@ -470,8 +470,8 @@ pub fn run_compare(args: &CompareArgs) -> Result<i32, InputError> {
 }
 
 /// Runs `schedperf ab`: interleaved A/B runs, a paired gate, one extension of suspect workloads;
-/// returns the gate's exit code (0, 1 or 3) or an [`InputError`] for exit 2.
-pub fn run_ab_command(args: &AbArgs) -> Result<i32, InputError> {
+/// returns the gate's exit code (0, 1 or 3), or an [`Error`]: bad input (exit 2), a crashed run (exit 4).
+pub fn run_ab_command(args: &AbArgs) -> Result<i32, Error> {
     let policy = match &args.policy {
         Some(p) => Policy::load(p)?,
         None => Policy::default(),
@@ -532,7 +532,7 @@ pub fn noise_table(aa: &GateReport, suggested: &Policy) -> String {
 
 /// Runs `schedperf calibrate`: an A/A run of one build, prints the noise floor and writes the
 /// suggested budgets as a gate.toml.
-pub fn run_calibrate(args: &CalibrateArgs) -> Result<i32, InputError> {
+pub fn run_calibrate(args: &CalibrateArgs) -> Result<i32, Error> {
     let plan = runner::AbPlan {
         base_bin: args.bin.clone(),
         cand_bin: args.bin.clone(),

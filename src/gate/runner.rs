@@ -11,7 +11,7 @@ use std::process::Command;
 use super::evaluate::{evaluate, GateReport, Verdict};
 use super::input::{parse_report, Arm};
 use super::policy::Policy;
-use crate::error::InputError;
+use crate::error::{child_failure, Error, InputError};
 use crate::report::{Report as RunDocument, RunReport};
 
 /// One fresh-process run: a binary and the arguments after it (starting with `run`).
@@ -22,7 +22,7 @@ pub struct RunRequest {
 }
 
 /// The signature of a runner: starts one run and returns the report it printed.
-pub type Runner<'a> = dyn FnMut(&RunRequest) -> Result<RunDocument, InputError> + 'a;
+pub type Runner<'a> = dyn FnMut(&RunRequest) -> Result<RunDocument, Error> + 'a;
 
 /// Flags of `schedperf run` the orchestrators set themselves; a user's copy (and its value) is dropped.
 pub const OWNED_RUN_FLAGS: &[&str] = &["--format", "--reps", "--out", "--events", "--rep-index"];
@@ -62,8 +62,9 @@ pub fn child_arguments(args: &[String]) -> Vec<String> {
 
 /// Starts `request` as a process and parses the report it prints on stdout. A child exit code of 1
 /// (a workload missed its threshold) still yields its report; anything else is an error that
-/// carries the child's stderr.
-pub fn spawn_run(request: &RunRequest) -> Result<RunDocument, InputError> {
+/// carries the child's stderr: bad input when the child said so (exit 2), a runtime failure
+/// otherwise (exit 4, a signal).
+pub fn spawn_run(request: &RunRequest) -> Result<RunDocument, Error> {
     let bin = request.bin.display().to_string();
     let out = Command::new(&request.bin)
         .args(&request.args)
@@ -72,14 +73,11 @@ pub fn spawn_run(request: &RunRequest) -> Result<RunDocument, InputError> {
     let code = out.status.code();
     if !matches!(code, Some(0) | Some(1)) {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(InputError::new(
-            &bin,
-            "",
-            format!("`{} {}` failed ({}): {}", bin, request.args.join(" "), out.status, stderr.trim()),
-        ));
+        return Err(child_failure(&format!("`{} {}`", bin, request.args.join(" ")), out.status, &stderr));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     crate::report::parse(&text, &format!("stdout of {bin}"))
+        .map_err(|e| Error::Runtime(format!("`{bin}` printed no report: {e}")))
 }
 
 /// The order of `compare`: repetition by repetition, every config in turn (`A B A B ...`), as
@@ -139,7 +137,7 @@ pub fn measures_instructions(run_args: &[String]) -> bool {
 
 /// Runs `plan`: one discarded warm-up per binary, `pairs` pairs in ABBA order, a paired gate, and
 /// once, for the workloads with a suspect cell, pairs `pairs..2 * pairs` and a new gate.
-pub fn run_ab(plan: &AbPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str)) -> Result<AbOutcome, InputError> {
+pub fn run_ab(plan: &AbPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str)) -> Result<AbOutcome, Error> {
     // Instruction counts repeat, so one pair is enough; timed runs need a rank test's sample.
     let min_pairs = if measures_instructions(&plan.run_args) { 1 } else { super::MIN_SAMPLES as u32 };
     if plan.pairs < min_pairs {
@@ -147,7 +145,8 @@ pub fn run_ab(plan: &AbPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str))
             "--pairs",
             "",
             format!("{} pairs; at least {min_pairs} are needed (10 recommended)", plan.pairs),
-        ));
+        )
+        .into());
     }
     let bin = |arm: Arm| match arm {
         Arm::Base => plan.base_bin.clone(),
@@ -165,7 +164,7 @@ pub fn run_ab(plan: &AbPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str))
                          runs: &mut Vec<RunReport>,
                          header: &mut Option<RunDocument>,
                          log: &mut dyn FnMut(&str)|
-     -> Result<(), InputError> {
+     -> Result<(), Error> {
         for (pair, arm) in slots {
             log(&format!("ab: pair {pair} {}", arm_name(arm)));
             let doc = runner(&RunRequest { bin: bin(arm), args: args.to_vec() })?;
@@ -338,7 +337,7 @@ pub(crate) mod tests {
         };
         let mut calls: Vec<(String, Vec<String>)> = Vec::new();
         let mut cand_runs = 0u32;
-        let mut runner = |req: &RunRequest| -> Result<RunDocument, InputError> {
+        let mut runner = |req: &RunRequest| -> Result<RunDocument, Error> {
             let bin = req.bin.display().to_string();
             calls.push((bin.clone(), req.args.clone()));
             let salt = calls.len() as u32;
@@ -455,8 +454,8 @@ pub(crate) mod tests {
             policy: Policy::default(),
             extend_suspect: true,
         };
-        let mut runner = |_: &RunRequest| -> Result<RunDocument, InputError> { unreachable!() };
+        let mut runner = |_: &RunRequest| -> Result<RunDocument, Error> { unreachable!() };
         let e = run_ab(&plan, &mut runner, &mut |_| {}).unwrap_err();
-        assert_eq!(e.file, "--pairs");
+        assert!(matches!(&e, Error::Input(i) if i.file == "--pairs"), "{e}");
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::format;
 use super::runner::{child_arguments, round_robin, RunRequest, Runner};
-use crate::error::InputError;
+use crate::error::{Error, InputError};
 use crate::report::{Report as RunDocument, RunReport};
 use crate::stats;
 
@@ -64,12 +64,12 @@ pub fn run_sweep(
     plan: &SweepPlan,
     runner: &mut Runner<'_>,
     log: &mut dyn FnMut(&str),
-) -> Result<Vec<ArmRuns>, InputError> {
+) -> Result<Vec<ArmRuns>, Error> {
     if plan.configs.len() < 2 {
-        return Err(InputError::new("--config", "", "give at least two --config files to compare"));
+        return Err(InputError::new("--config", "", "give at least two --config files to compare").into());
     }
     if plan.reps == 0 {
-        return Err(InputError::new("--reps", "", "0 repetitions; expected at least 1"));
+        return Err(InputError::new("--reps", "", "0 repetitions; expected at least 1").into());
     }
     let labels = labels(&plan.configs);
     let mut arms: Vec<Option<ArmRuns>> = vec![None; plan.configs.len()];
@@ -510,7 +510,7 @@ mod tests {
     /// is 20% faster; the order of configs is recorded.
     fn sweep(configs: &[&str], reps: u32) -> (Vec<ArmRuns>, Vec<String>) {
         let mut order = Vec::new();
-        let mut runner = |req: &RunRequest| -> Result<RunDocument, InputError> {
+        let mut runner = |req: &RunRequest| -> Result<RunDocument, Error> {
             let i = req.args.iter().position(|a| a == "--config").unwrap();
             let config = req.args[i + 1].clone();
             assert_eq!(req.args[req.args.len() - 4..], ["--seed", "7", "--format", "json"].map(String::from));
@@ -613,10 +613,10 @@ mod tests {
 
     #[test]
     fn fewer_than_two_configs_or_no_reps_is_an_input_error() {
-        let mut runner = |_: &RunRequest| -> Result<RunDocument, InputError> { unreachable!() };
+        let mut runner = |_: &RunRequest| -> Result<RunDocument, Error> { unreachable!() };
         let e = run_sweep(&plan(&["a.yaml"], 3), &mut runner, &mut |_| {}).unwrap_err();
-        assert_eq!(e.file, "--config");
+        assert!(matches!(&e, Error::Input(i) if i.file == "--config"), "{e}");
         let e = run_sweep(&plan(&["a.yaml", "b.yaml"], 0), &mut runner, &mut |_| {}).unwrap_err();
-        assert_eq!(e.file, "--reps");
+        assert!(matches!(&e, Error::Input(i) if i.file == "--reps"), "{e}");
     }
 }

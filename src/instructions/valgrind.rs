@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{callgrind::parse_callgrind, instructions_report, TOGGLE_COLLECT};
-use crate::error::InputError;
+use crate::error::{child_failure, Error, InputError};
 use crate::report::RepOutcome;
 
 /// The environment variable naming the valgrind program (default `valgrind` on `PATH`).
@@ -103,14 +103,15 @@ pub fn child_command(
     cmd
 }
 
-fn child_error(what: String) -> InputError {
-    InputError::new("--measure", "instructions", what)
+/// A child under callgrind that could not run or printed nothing: a runtime failure (exit 4).
+fn child_error(what: String) -> Error {
+    Error::Runtime(format!("--measure instructions: {what}"))
 }
 
 /// Runs `reps` repetitions of each of the `workloads` selected workloads under callgrind and returns
 /// their runs with `instructions` filled. The callgrind files are kept under `keep/callgrind/`
 /// when `keep` is given (for `callgrind_annotate --inclusive=yes`), else removed.
-pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<RepOutcome, InputError> {
+pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<RepOutcome, Error> {
     let valgrind = valgrind_program();
     let version = check_available(&valgrind)?;
     let exe = std::env::current_exe().map_err(|e| child_error(format!("cannot find this program: {e}")))?;
@@ -130,11 +131,12 @@ pub fn measure(reps: u32, workloads: usize, keep: Option<&Path>) -> Result<RepOu
             if !out.status.success() {
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
-                return Err(child_error(format!(
-                    "workload {index}, repetition {rep} under callgrind failed ({}): {}",
+                let tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+                return Err(child_failure(
+                    &format!("workload {index}, repetition {rep} under callgrind"),
                     out.status,
-                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-                )));
+                    &tail,
+                ));
             }
             let child: RepOutcome = serde_json::from_slice(&out.stdout)
                 .map_err(|e| child_error(format!("workload {index}, repetition {rep} printed no runs: {e}")))?;

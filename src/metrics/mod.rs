@@ -7,7 +7,7 @@ mod process;
 mod throughput;
 
 pub use histogram::{Histograms, LatencyHist};
-pub use process::{cpu_seconds, peak_rss_bytes};
+pub use process::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 use serde::{Deserialize, Serialize};
 
 pub use throughput::{throughput, THROUGHPUT_MAX_INTERVAL_NANOS, THROUGHPUT_TARGET_SAMPLES};

@@ -121,8 +121,33 @@ pub fn problems(report: &Report) -> Vec<String> {
                 run.cache_differences.len()
             ));
         }
+        if let Some(cri) = run.cri.as_ref().filter(|c| c.real_pods_failed > 0) {
+            out.push(format!(
+                "RUNTIME {who}: {} of {} real pods failed or never reached Running: {}; CRI errors: {}",
+                cri.real_pods_failed,
+                cri.real_pods,
+                most_frequent(&cri.failure_reasons),
+                if cri.cri_errors.is_empty() { "none".to_string() } else { most_frequent(&cri.cri_errors) }
+            ));
+        }
     }
     out
+}
+
+/// Whether a run's real pods failed on the runtime (`run` exits 4 then).
+pub fn runtime_failed(run: &RunReport) -> bool {
+    run.cri.as_ref().is_some_and(|c| c.real_pods_failed > 0)
+}
+
+/// The three most frequent entries of `counts` as `key (n)`, and how many more there are.
+fn most_frequent(counts: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = counts.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut text = v.iter().take(3).map(|(k, n)| format!("{k} ({n})")).collect::<Vec<_>>().join(", ");
+    if v.len() > 3 {
+        text += &format!(" and {} more", v.len() - 3);
+    }
+    text
 }
 
 /// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian calendar).

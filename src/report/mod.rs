@@ -27,6 +27,7 @@ pub use html::html;
 pub use markdown::markdown;
 pub use model::*;
 pub use table::summary_table;
+pub use format::runtime_failed;
 
 /// Writes `report.json` (pretty-printed), `report.md` and `report.html` into `dir`, creating it.
 pub fn write_outputs(report: &Report, dir: &Path) -> io::Result<()> {

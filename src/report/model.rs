@@ -143,6 +143,13 @@ pub struct CriReport {
     pub pod_startup_stages_millis: BTreeMap<String, Percentiles>,
     pub cri_call_millis: BTreeMap<String, Percentiles>,
     pub cri_errors: BTreeMap<String, u64>,
+    /// Real pods that failed (their start, or later: the runtime went away) or never reached
+    /// Running; more than 0 makes `run` exit 4 (a runtime failure).
+    #[serde(default)]
+    pub real_pods_failed: u64,
+    /// Why, by reason: each failed pod's message (shortened), or "never reached Running".
+    #[serde(default)]
+    pub failure_reasons: BTreeMap<String, u64>,
 }
 
 /// One workload repetition.

@@ -203,6 +203,8 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
                 pod_startup_stages_millis: stages(rng, 200),
                 cri_call_millis: calls,
                 cri_errors: errors,
+                real_pods_failed: 2,
+                failure_reasons: BTreeMap::from([("RunPodSandbox: Unavailable: connection refused".to_string(), 2)]),
             }
         }),
         instructions: None,

@@ -58,22 +58,30 @@ pub struct RunArgs {
     /// An initial cluster (`kubectl get nodes,pods -A -o yaml`), before the workload's ops (repeatable).
     #[arg(long)]
     pub cluster: Vec<PathBuf>,
+    /// Seed of every random choice (preemption candidates, the simulated agent's latencies and
+    /// failures): the same seed, workload and config give the same placements.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Threads for the filter and score passes.
+    /// Threads for the filter and score passes (at least 1; 1 keeps them on the scheduling thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// The node agent bound pods go to: `sim` (simulated, KWOK-like stages) or `cri` (a real
+    /// container runtime, with --cri-endpoint).
     #[arg(long, value_enum, default_value = "sim")]
     pub agent: AgentKind,
     /// A simulated-agent stage file (see workloads/agents/).
     #[arg(long)]
     pub agent_config: Option<PathBuf>,
+    /// Simulated agent: milliseconds from bind to Bound (overrides --agent-config).
     #[arg(long)]
     pub sim_bind_latency_ms: Option<f64>,
+    /// Simulated agent: milliseconds from Bound to Running (overrides --agent-config).
     #[arg(long)]
     pub sim_start_latency_ms: Option<f64>,
+    /// Simulated agent: uniform jitter in milliseconds added to each stage's latency.
     #[arg(long)]
     pub sim_jitter_ms: Option<f64>,
+    /// Simulated agent: the share of binds that fail (0..1); failed pods are retried.
     #[arg(long)]
     pub sim_bind_failure_rate: Option<f64>,
     /// Virtual time: agent latencies cost no wall time; scheduling work still costs real time.
@@ -85,12 +93,15 @@ pub struct RunArgs {
     /// Write report.json, report.md and report.html here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The summary on stdout: an aligned `table`, the whole report as `json`, or `markdown`.
     #[arg(long, value_enum, default_value = "table")]
     pub format: RunFormat,
-    /// A JSON-lines trace of every pod's life.
+    /// A JSON-lines trace of every pod's life (a `workload` line starts each workload). With
+    /// --reps N > 1, one file per repetition: `trace.jsonl` becomes `trace.rep0.jsonl`, ...
     #[arg(long)]
     pub events: Option<PathBuf>,
-    /// Percent of cycles whose plugins are timed one by one.
+    /// Percent of cycles whose plugins are timed one by one (0..=100; cycle k is timed when
+    /// floor(k * P / 100) steps up, so exactly P of every 100 cycles are).
     #[arg(long, default_value_t = 10)]
     pub plugin_sample_percent: u32,
     /// CRI endpoints (`unix:///run/containerd.sock`, `tcp://host:port`), with `--agent cri` (repeatable).
@@ -199,20 +210,44 @@ fn agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
 }
 
 fn options(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -> Result<RunOptions, InputError> {
+    if args.threads == 0 {
+        return Err(InputError::new("--threads", "", "0 threads; expected at least 1 (1 keeps every pass on the scheduling thread)"));
+    }
+    if args.plugin_sample_percent > 100 {
+        return Err(InputError::new(
+            "--plugin-sample-percent",
+            "",
+            format!("{}; expected a percentage 0..=100", args.plugin_sample_percent),
+        ));
+    }
     Ok(RunOptions {
         seed: args.seed,
-        threads: args.threads.max(1),
+        threads: args.threads,
         config_override: args.config.clone(),
         cluster: args.cluster.clone(),
         cluster_objects: cluster,
         agent: agent_spec(args)?,
         virtual_time: args.virtual_time,
-        plugin_sample_percent: args.plugin_sample_percent.min(100),
-        events_file: args.events.clone(),
+        plugin_sample_percent: args.plugin_sample_percent,
+        events_file: args.events.as_ref().map(|p| events_path(p, args, rep)),
         progress: std::io::stderr().is_terminal() && args.rep_index.is_none(),
         rep,
         ..RunOptions::default()
     })
+}
+
+/// The trace file of repetition `rep`: `--events` as given for a single repetition, else with
+/// `.rep<N>` before the extension (`trace.jsonl` -> `trace.rep2.jsonl`).
+pub fn events_path(events: &std::path::Path, args: &RunArgs, rep: u32) -> PathBuf {
+    if args.reps <= 1 && args.rep_index.is_none() {
+        return events.to_path_buf();
+    }
+    let stem = events.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match events.extension() {
+        Some(ext) => format!("{stem}.rep{rep}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.rep{rep}"),
+    };
+    events.with_file_name(name)
 }
 
 /// Prints what each workload's feature gates mean for the run (once per workload).
@@ -229,11 +264,19 @@ fn print_gates(w: &ResolvedWorkload) {
 /// Runs one repetition of every selected workload in this process.
 pub fn run_in_process(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -> Result<RepOutcome, RunError> {
     let opts = options(args, rep, cluster)?;
+    if let Some(path) = &opts.events_file {
+        // One trace per repetition: every workload of it appends to the file made empty here.
+        std::fs::File::create(path).map_err(|e| {
+            InputError::new(path.display().to_string(), "", format!("cannot create the events file: {e}"))
+        })?;
+    }
     let mut out = RepOutcome::default();
     for w in select(args)?.workloads {
         if rep == 0 && args.rep_index.is_none() {
             print_gates(&w);
         }
+        // Each workload's peak RSS is its own, not the high-water mark of the ones before it.
+        crate::metrics::reset_peak_rss();
         match run_workload(&w, &opts) {
             Ok(r) => out.runs.push(r),
             Err(RunError::Failed(why)) => out.failures.push((w.name.clone(), why)),
@@ -246,15 +289,16 @@ pub fn run_in_process(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -
 /// Runs one repetition in a fresh process of this same binary and reads its outcome back.
 /// `cluster_copies` replace the `--cluster` files (already read by this process).
 fn run_fresh_process(rep: u32, cluster_copies: &[PathBuf]) -> Result<RepOutcome, RunError> {
-    let exe = std::env::current_exe().map_err(|e| RunError::Agent(format!("cannot find this program: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| RunError::Runtime(format!("cannot find this program: {e}")))?;
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    // Drop --reps/--out/--format/--events and their values (the child prints its outcome as
-    // JSON), and --cluster (replaced by the copies).
+    // Drop --reps/--out/--format and their values (the child prints its outcome as JSON), and
+    // --cluster (replaced by the copies). --events stays: the child writes its repetition's file
+    // (`events_path`).
     let mut i = 0;
     let mut filtered = Vec::new();
     while i < argv.len() {
         let a = &argv[i];
-        let takes_value = ["--reps", "--out", "--format", "--events", "--cluster"];
+        let takes_value = ["--reps", "--out", "--format", "--cluster"];
         if takes_value.contains(&a.as_str()) {
             i += 2;
             continue;
@@ -275,20 +319,24 @@ fn run_fresh_process(rep: u32, cluster_copies: &[PathBuf]) -> Result<RepOutcome,
         .arg("--rep-index")
         .arg(rep.to_string())
         .output()
-        .map_err(|e| RunError::Agent(format!("cannot start a repetition: {e}")))?;
+        .map_err(|e| RunError::Runtime(format!("cannot start a repetition: {e}")))?;
     if !out.status.success() {
-        return Err(RunError::Agent(format!(
-            "repetition {rep} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        // The child's own exit code says what failed: bad input stays exit 2, a dead runtime or a
+        // crash (a signal) is a runtime failure, exit 4.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(match out.status.code() {
+            Some(c) if c == i32::from(crate::error::exit::RUNTIME) => {
+                RunError::Runtime(format!("repetition {rep}: {}", stderr.trim()))
+            }
+            _ => crate::error::child_failure(&format!("repetition {rep}"), out.status, &stderr).into(),
+        });
     }
     // What the first repetition says about the run (cluster pods left to other schedulers, ...).
     if rep == 0 {
         eprint!("{}", String::from_utf8_lossy(&out.stderr));
     }
     serde_json::from_slice(&out.stdout)
-        .map_err(|e| RunError::Agent(format!("repetition {rep} printed no outcome: {e}")))
+        .map_err(|e| RunError::Runtime(format!("repetition {rep} printed no outcome: {e}")))
 }
 
 /// Copies of the `--cluster` inputs for fresh-process repetitions: the originals may be pipes
@@ -320,7 +368,8 @@ fn cluster_copies(args: &RunArgs, cluster: &Cluster) -> Result<Vec<PathBuf>, Inp
 static CLUSTER_TEXTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// `schedperf run`: returns the exit code (0; 1 when a workload missed its threshold or failed
-/// as upstream's harness would fail it).
+/// as upstream's harness would fail it; 4 when real pods failed on a CRI runtime). Errors: bad
+/// input (exit 2), a dead agent or a crashed repetition (exit 4).
 pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     if let Some(rep) = args.rep_index {
         // The parent handed over copies of the cluster files; each is read once here.
@@ -412,8 +461,17 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
             selection.skipped.len()
         );
     }
+    // A runtime failure (real pods that failed on a CRI runtime) outranks an outcome failure.
+    use crate::error::exit;
+    let runtime_failed = report.runs.iter().any(crate::report::runtime_failed);
     let failed = !outcome.failures.is_empty() || report.runs.iter().any(|r| r.threshold_passed == Some(false));
-    Ok(if failed { 1 } else { 0 })
+    Ok(i32::from(if runtime_failed {
+        exit::RUNTIME
+    } else if failed {
+        exit::FAILED
+    } else {
+        exit::OK
+    }))
 }
 
 /// Says on stderr what the run makes of a `--cluster` input.

@@ -281,8 +281,19 @@ pub fn cri_report(endpoints: Vec<String>, stats: &CriStats, real: &[PodUid], tim
     let mut startup = LatencyHist::default();
     let mut stages: Vec<LatencyHist> = CRI_STAGES.iter().map(|_| LatencyHist::default()).collect();
     let mut running = 0u64;
+    let mut failure_reasons: BTreeMap<String, u64> = BTreeMap::new();
     for uid in real {
-        let Some(t) = stats.pods.get(uid) else { continue };
+        let Some(t) = stats.pods.get(uid) else {
+            *failure_reasons.entry(NEVER_RAN.to_string()).or_default() += 1;
+            continue;
+        };
+        match (&t.failure, t.failed_us, t.running_us) {
+            (Some(why), _, _) => *failure_reasons.entry(failure_reason(why)).or_default() += 1,
+            (None, Some(_), _) | (None, None, None) => {
+                *failure_reasons.entry(NEVER_RAN.to_string()).or_default() += 1
+            }
+            (None, None, Some(_)) => {}
+        }
         let driver = times(*uid);
         let us = |v: u64| v * 1_000;
         if let Some(d) = driver {
@@ -321,8 +332,26 @@ pub fn cri_report(endpoints: Vec<String>, stats: &CriStats, real: &[PodUid], tim
             .collect(),
         cri_call_millis: stats.call_micros.iter().map(|(rpc, h)| (rpc.clone(), micros_to_millis(h))).collect(),
         cri_errors: stats.errors_by_rpc.clone(),
+        real_pods_failed: failure_reasons.values().sum(),
+        failure_reasons,
     }
 }
+
+/// The reason of a real pod that neither failed with a message nor reached Running.
+pub const NEVER_RAN: &str = "never reached Running";
+
+/// A failure message as a reason to count: its first line, at most [`REASON_CHARS`] characters
+/// (messages carry sandbox ids and the like past that, which would make every pod its own reason).
+fn failure_reason(message: &str) -> String {
+    let line = message.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(REASON_CHARS) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+/// How much of a failure message names its reason.
+const REASON_CHARS: usize = 120;
 
 /// Arguments of `schedperf cri`.
 #[derive(Debug, Clone, clap::Args)]

@@ -1267,10 +1267,19 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         ));
         (Some(b), agent_rx)
     };
+    // The workloads of one repetition append to one trace (`runner::cli` empties it first); a
+    // `workload` line says where each starts.
     let events_out = match &opts.events_file {
-        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| {
-            InputError::new(p.display().to_string(), "", format!("cannot create the events file: {e}"))
-        })?)),
+        Some(p) => {
+            let mut out = std::fs::OpenOptions::new().create(true).append(true).open(p).map(std::io::BufWriter::new);
+            if let Ok(o) = &mut out {
+                let line = serde_json::json!({"event": "workload", "testCase": w.test_case, "workload": w.workload, "rep": opts.rep});
+                let _ = writeln!(o, "{line}");
+            }
+            Some(out.map_err(|e| {
+                InputError::new(p.display().to_string(), "", format!("cannot open the events file: {e}"))
+            })?)
+        }
         None => None,
     };
     let progress = opts.progress.then(|| {

@@ -104,11 +104,27 @@ impl Default for RunOptions {
 /// Why a run could not produce a result.
 #[derive(Debug)]
 pub enum RunError {
+    /// Bad input: exit 2.
     Input(InputError),
+    /// The node agent could not start or failed: exit 4.
     Agent(String),
+    /// A child process of the run (a repetition, valgrind) crashed or printed nothing: exit 4.
+    Runtime(String),
     /// The workload failed as upstream's harness would fail it (pods never scheduled, a wait
     /// timed out): exit 1, and the message says how many pods and why.
     Failed(String),
+}
+
+impl RunError {
+    /// The exit code this error ends `schedperf run` with.
+    pub fn exit_code(&self) -> u8 {
+        use crate::error::exit;
+        match self {
+            RunError::Input(_) => exit::BAD_INPUT,
+            RunError::Agent(_) | RunError::Runtime(_) => exit::RUNTIME,
+            RunError::Failed(_) => exit::FAILED,
+        }
+    }
 }
 
 impl std::fmt::Display for RunError {
@@ -116,6 +132,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Input(e) => write!(f, "{e}"),
             RunError::Agent(e) => write!(f, "node agent: {e}"),
+            RunError::Runtime(e) => write!(f, "runtime failure: {e}"),
             RunError::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -126,5 +143,14 @@ impl std::error::Error for RunError {}
 impl From<InputError> for RunError {
     fn from(e: InputError) -> Self {
         RunError::Input(e)
+    }
+}
+
+impl From<crate::error::Error> for RunError {
+    fn from(e: crate::error::Error) -> Self {
+        match e {
+            crate::error::Error::Input(e) => RunError::Input(e),
+            crate::error::Error::Runtime(e) => RunError::Runtime(e),
+        }
     }
 }

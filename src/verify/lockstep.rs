@@ -79,7 +79,7 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
             Err(ReplayError::Input(e)) => return Err(e),
             Err(ReplayError::Oracle(e)) => {
                 println!("verify: {}: the oracle failed: {e}", w.name);
-                return Ok(1);
+                return Ok(crate::error::exit::RUNTIME.into());
             }
         }
     }

@@ -59,7 +59,8 @@ pub struct VerifyArgs {
     pub label_filter: Option<String>,
 }
 
-/// Runs `schedperf verify`; the exit code: 0 all agree, 1 a divergence or an oracle failure.
+/// Runs `schedperf verify`; the exit code: 0 all agree, 1 a divergence, 4 the oracle crashed or
+/// hung (a runtime failure).
 pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
     if !args.oracle.is_file() {
         return Err(InputError::new(
@@ -110,7 +111,7 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
                     write_reproducer(&args.out, args.seed, i, &case, &[format!("oracle failure: {e}")], None, None);
                 eprintln!("verify: case {i} (seed {}): {e}; reproducer in {}", args.seed, dir.display());
                 println!("verify: {agree}/{n} cases agree (stopped at case {i}: the oracle failed)");
-                return Ok(1);
+                return Ok(crate::error::exit::RUNTIME.into());
             }
         };
         let diff = match (&ours, &theirs) {

@@ -219,8 +219,9 @@ impl Inner {
     /// Reports `Failed(message)` for the pod, unless it was reported already.
     fn report_failed(&self, slot: &PodSlot, message: String) {
         if !slot.failed.swap(true, Ordering::AcqRel) {
-            let at = self.emit(slot.uid, AgentEventKind::Failed(message));
+            let at = self.emit(slot.uid, AgentEventKind::Failed(message.clone()));
             self.stats.pod_stage(slot.uid, stats::Stage::Failed, at);
+            self.stats.pod_update(slot.uid, |t| t.failure = Some(message));
         }
     }
 

@@ -45,6 +45,8 @@ pub struct PodTimings {
     pub init_containers_us: Option<u64>,
     /// The whole teardown of a `delete` (stop and remove containers and sandbox).
     pub teardown_us: Option<u64>,
+    /// Why the pod failed (the message of its `Failed` event), when it did.
+    pub failure: Option<String>,
 }
 
 /// A snapshot of everything the agent measured so far.
