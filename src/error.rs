@@ -130,3 +130,21 @@ mod tests {
         assert_eq!(e.path, "items[2].name");
     }
 }
+
+#[cfg(test)]
+mod child_tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn a_child_is_bad_input_only_when_it_says_so() {
+        // Wait statuses: exit code c is c << 8; a signal is its number.
+        for (raw, code) in
+            [(2 << 8, exit::BAD_INPUT), (4 << 8, exit::RUNTIME), (1 << 8, exit::RUNTIME), (9, exit::RUNTIME)]
+        {
+            let e = child_failure("repetition 1", std::process::ExitStatus::from_raw(raw), "why\n");
+            assert_eq!(e.exit_code(), code, "{raw}: {e}");
+            assert!(e.to_string().contains("repetition 1") && e.to_string().contains("why"), "{e}");
+        }
+    }
+}

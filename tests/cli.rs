@@ -469,3 +469,161 @@ fn run_reports_unschedulable_pods_with_upstreams_message() {
     let expected = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
     assert_eq!(r["unschedulableReasons"][expected], 10, "{}", r["unschedulableReasons"]);
 }
+
+/// A scheduler config with one misspelt field at `at` (a YAML fragment), as a file in `dir`.
+fn misspelt_config(dir: &Path, name: &str, body: &str) -> String {
+    write(dir, name, &format!("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n{body}"))
+}
+
+#[test]
+fn a_misspelt_config_field_exits_2_naming_file_and_field_at_every_level() {
+    let d = tempfile::tempdir().unwrap();
+    let cluster = write(d.path(), "cluster.yaml", NODES);
+    let pod = write(d.path(), "pod.yaml", POD);
+    let cases = [
+        ("top.yaml", "podMaxBackofSeconds: 5\n", "podMaxBackofSeconds"),
+        ("profile.yaml", "profiles:\n- schedulerName: default-scheduler\n  percentageOfNodeToScore: 5\n", "profiles[0].percentageOfNodeToScore"),
+        ("plugins.yaml", "profiles:\n- plugins: {multipoint: {enabled: []}}\n", "profiles[0].plugins.multipoint"),
+        ("set.yaml", "profiles:\n- plugins: {filter: {disable: [{name: NodePorts}]}}\n", "profiles[0].plugins.filter.disable"),
+        (
+            "args.yaml",
+            "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args: {defaultingType: List, defaultConstraint: []}\n",
+            "profiles[0].pluginConfig[0].args.defaultConstraint",
+        ),
+    ];
+    for (file, body, path) in cases {
+        let config = misspelt_config(d.path(), file, body);
+        for args in [
+            vec!["explain", "--cluster", &cluster, "--pod", &pod, "--config", &config],
+            vec![
+                "run",
+                "workloads/misc",
+                "--test-case",
+                "SchedulingBasic",
+                "--workload",
+                "5Nodes",
+                "--config",
+                &config,
+            ],
+        ] {
+            let o = run(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            let field = path.rsplit('.').next().unwrap();
+            assert!(
+                err.contains(&format!("{file}: {path}: strict decoding error: unknown field \"{field}\"")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_documents_exit_codes_and_every_run_flag() {
+    let o = run(&["--help"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(out.contains("Exit codes: 0 ok, 1 a threshold, gate or outcome failed, 2 bad input"), "{out}");
+    assert!(out.contains("4 a runtime failure"), "{out}");
+    let o = run(&["run", "-h"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    // Every flag's line in `-h` carries a description after the flag and its value name (not
+    // only the `[default: ...]` and `[possible values: ...]` clap adds).
+    for flag in [
+        "--seed",
+        "--threads",
+        "--agent ",
+        "--format",
+        "--sim-bind-latency-ms",
+        "--sim-start-latency-ms",
+        "--sim-jitter-ms",
+        "--sim-bind-failure-rate",
+        "--events",
+    ] {
+        let lines: Vec<&str> = out.lines().collect();
+        let i = lines.iter().position(|l| l.trim_start().starts_with(flag)).unwrap_or_else(|| panic!("{flag}: {out}"));
+        // The text after the flag on its line, or (clap's long layout) the next, deeper line.
+        let same_line = lines[i].trim_start().split_once("  ").map_or("", |(_, h)| h);
+        let next_line = lines.get(i + 1).filter(|l| l.starts_with("          ")).map_or("", |l| l.trim());
+        let text = if same_line.trim().is_empty() { next_line } else { same_line };
+        let line = lines[i];
+        let described = !text.trim().is_empty() && !text.trim().starts_with('[');
+        assert!(described, "{flag} has no help text: {line:?}");
+    }
+}
+
+#[test]
+fn zero_threads_and_a_percentage_over_100_are_bad_input() {
+    let base = ["run", "workloads/misc", "--test-case", "SchedulingBasic", "--workload", "5Nodes"];
+    for (extra, want) in
+        [(["--threads", "0"], "--threads"), (["--plugin-sample-percent", "101"], "--plugin-sample-percent")]
+    {
+        let o = run(&[&base[..], &extra[..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+    }
+}
+
+/// The lines of a JSON-lines trace.
+fn trace_lines(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn events_write_one_trace_per_repetition_with_every_workload() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("trace.jsonl");
+    let workloads = ["run", "workloads/misc", "--test-case", "SchedulingBasic", "--label-filter", "integration-test"];
+    // One repetition, every integration-test workload of misc in one process: one trace.
+    let o =
+        run(&["run", "workloads/misc", "--label-filter", "integration-test", "--events", &trace.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = trace_lines(&trace);
+    let starts: Vec<String> = lines
+        .iter()
+        .filter(|l| l["event"] == "workload")
+        .map(|l| format!("{}/{}", l["testCase"].as_str().unwrap(), l["workload"].as_str().unwrap()))
+        .collect();
+    assert!(starts.len() >= 2 && starts.contains(&"SchedulingBasic/5Nodes".to_string()), "{starts:?}");
+    assert!(lines.iter().any(|l| l["event"] == "bound" || l["event"] == "scheduled"), "pod events follow");
+    // Two repetitions in fresh processes: one file each, none at the plain name.
+    std::fs::remove_file(&trace).unwrap();
+    let o = run(&[&workloads[..], &["--reps", "2", "--events", &trace.display().to_string()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!trace.exists(), "with --reps 2 the plain name is not written");
+    for rep in 0..2 {
+        let lines = trace_lines(&d.path().join(format!("trace.rep{rep}.jsonl")));
+        assert_eq!(lines[0]["event"], "workload", "rep {rep}");
+        assert_eq!(lines[0]["rep"], rep, "rep {rep}");
+        assert!(lines.len() > 10, "rep {rep}: {} lines", lines.len());
+    }
+}
+
+/// A build that dies of a signal, and one that says its input is bad.
+fn fake_builds(dir: &Path) -> (String, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let crash = write(dir, "crash.sh", "#!/bin/sh\necho dying >&2\nkill -9 $$\n");
+    let bad = write(dir, "bad.sh", "#!/bin/sh\necho 'x.yaml: field: bad' >&2\nexit 2\n");
+    for p in [&crash, &bad] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    (crash, bad)
+}
+
+#[test]
+fn a_crashed_child_run_exits_4_and_its_bad_input_exits_2() {
+    let d = tempfile::tempdir().unwrap();
+    let (crash, bad) = fake_builds(d.path());
+    let me = env!("CARGO_BIN_EXE_schedperf");
+    let work = ["--", "run", "workloads/misc", "--test-case", "SchedulingBasic", "--workload", "5Nodes"];
+    for (base, code, want) in [(crash.as_str(), 4, "signal: 9"), (bad.as_str(), 2, "x.yaml: field: bad")] {
+        for cmd in [
+            vec!["ab", "--base-bin", base, "--cand-bin", me, "--pairs", "6"],
+            vec!["calibrate", "--bin", base, "--pairs", "6", "--out", "/dev/null"],
+        ] {
+            let o = run(&[&cmd[..], &work[..]].concat());
+            assert_eq!(o.status.code(), Some(code), "{cmd:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(want), "{cmd:?}: {}", stderr(&o));
+        }
+    }
+}

@@ -169,7 +169,14 @@ mod tests {
             (100, vec![1, 2, 3]),
         ] {
             let mut p = Profiler::new(percent);
-            let sampled: Vec<u64> = (1..=1000u64).filter(|_| p.begin() && { ACTIVE.with(|a| a.set(false)); true }).collect();
+            let sampled: Vec<u64> = (1..=1000u64)
+                .filter(|_| {
+                    p.begin() && {
+                        ACTIVE.with(|a| a.set(false));
+                        true
+                    }
+                })
+                .collect();
             assert_eq!(sampled.len() as u64, 10 * u64::from(percent), "{percent}%: {} of 1000", sampled.len());
             assert_eq!(&sampled[..first_sampled.len()], &first_sampled[..], "{percent}%");
             for window in (1..=900u64).step_by(37) {

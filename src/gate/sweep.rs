@@ -60,11 +60,7 @@ pub struct ArmRuns {
 }
 
 /// Runs `plan` in round-robin order and returns each config's runs (with `rep` and `arm` set).
-pub fn run_sweep(
-    plan: &SweepPlan,
-    runner: &mut Runner<'_>,
-    log: &mut dyn FnMut(&str),
-) -> Result<Vec<ArmRuns>, Error> {
+pub fn run_sweep(plan: &SweepPlan, runner: &mut Runner<'_>, log: &mut dyn FnMut(&str)) -> Result<Vec<ArmRuns>, Error> {
     if plan.configs.len() < 2 {
         return Err(InputError::new("--config", "", "give at least two --config files to compare").into());
     }

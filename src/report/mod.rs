@@ -23,11 +23,11 @@ use crate::error::InputError;
 
 /// The histogram wire format lives with the measuring side; reports read it through this name.
 pub use crate::metrics::encoding as histogram;
+pub use format::runtime_failed;
 pub use html::html;
 pub use markdown::markdown;
 pub use model::*;
 pub use table::summary_table;
-pub use format::runtime_failed;
 
 /// Writes `report.json` (pretty-printed), `report.md` and `report.html` into `dir`, creating it.
 pub fn write_outputs(report: &Report, dir: &Path) -> io::Result<()> {

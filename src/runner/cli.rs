@@ -211,7 +211,11 @@ fn agent_spec(args: &RunArgs) -> Result<AgentSpec, InputError> {
 
 fn options(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -> Result<RunOptions, InputError> {
     if args.threads == 0 {
-        return Err(InputError::new("--threads", "", "0 threads; expected at least 1 (1 keeps every pass on the scheduling thread)"));
+        return Err(InputError::new(
+            "--threads",
+            "",
+            "0 threads; expected at least 1 (1 keeps every pass on the scheduling thread)",
+        ));
     }
     if args.plugin_sample_percent > 100 {
         return Err(InputError::new(

@@ -289,9 +289,7 @@ pub fn cri_report(endpoints: Vec<String>, stats: &CriStats, real: &[PodUid], tim
         };
         match (&t.failure, t.failed_us, t.running_us) {
             (Some(why), _, _) => *failure_reasons.entry(failure_reason(why)).or_default() += 1,
-            (None, Some(_), _) | (None, None, None) => {
-                *failure_reasons.entry(NEVER_RAN.to_string()).or_default() += 1
-            }
+            (None, Some(_), _) | (None, None, None) => *failure_reasons.entry(NEVER_RAN.to_string()).or_default() += 1,
             (None, None, Some(_)) => {}
         }
         let driver = times(*uid);
