@@ -98,18 +98,15 @@ pub fn build_plugin(
         }),
         podtopologyspread::NAME => {
             let a = &args.pod_topology_spread;
-            let system = a.defaulting_type == DefaultingType::System;
-            let default_constraints = if system {
-                podtopologyspread::system_default_constraints(
-                    interner.intern("kubernetes.io/hostname"),
-                    interner.intern("topology.kubernetes.io/zone"),
-                )
-            } else if let Some(c) = &compiled.spread_default_constraints {
-                c.clone()
-            } else {
-                podtopologyspread::compile_default_constraints(&a.default_constraints, interner)?
-            };
-            Arc::new(podtopologyspread::PodTopologySpread { default_constraints, system_defaulted: system })
+            match &compiled.spread_default_constraints {
+                Some(c) if a.defaulting_type != DefaultingType::System => {
+                    Arc::new(podtopologyspread::PodTopologySpread {
+                        default_constraints: c.clone(),
+                        system_defaulted: false,
+                    })
+                }
+                _ => Arc::new(podtopologyspread::PodTopologySpread::from_args(a, interner)?),
+            }
         }
         interpodaffinity::NAME => Arc::new(interpodaffinity::InterPodAffinity {
             hard_pod_affinity_weight: args.inter_pod_affinity.hard_pod_affinity_weight as i64,

@@ -117,6 +117,9 @@ struct Driver {
     vclock: Option<Arc<VirtualClock>>,
     snap: Snapshot,
     frameworks: Vec<Framework>,
+    /// Each profile's PodTopologySpread as configured (`None`: not enabled), for the end-of-run
+    /// topology skew.
+    spread: Vec<Option<crate::plugins::podtopologyspread::PodTopologySpread>>,
     /// DefaultPreemptionArgs per profile.
     preemption_args: Vec<crate::config::DefaultPreemptionArgs>,
     engine: Engine,
@@ -1227,6 +1230,19 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             .map_err(|e| InputError::new(&config.source, "profiles", e))?;
         frameworks.push(fw);
     }
+    let mut spread = Vec::new();
+    for (profile, fw) in config.profiles.iter().zip(&frameworks) {
+        use crate::plugins::podtopologyspread::{PodTopologySpread, NAME};
+        let enabled = fw.plugins.iter().any(|p| p.name() == NAME);
+        spread.push(if enabled {
+            Some(
+                PodTopologySpread::from_args(&profile.args.pod_topology_spread, &mut snap.interner)
+                    .map_err(|e| InputError::new(&config.source, "profiles", e))?,
+            )
+        } else {
+            None
+        });
+    }
     let mut queue = SchedulingQueue::new(
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
         config.pod_max_backoff_seconds as u64 * 1_000_000_000,
@@ -1329,6 +1345,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         config_digest: config.digest.clone(),
         preemption_args: config.profiles.iter().map(|p| p.args.default_preemption.clone()).collect(),
         frameworks,
+        spread,
         snap: Snapshot::new(),
         cluster: Cluster::default(),
         node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
@@ -1527,7 +1544,12 @@ impl Driver {
             stages.insert(k.to_string(), h.percentiles(name, 1e6));
         }
         let pending_total = self.pods.iter().filter(|r| r.state == PodState::Queued).count() as u64;
-        let quality = placement_quality(&self.snap, self.largest_shape, pending_total);
+        let mut quality = placement_quality(&self.snap, self.largest_shape, pending_total);
+        quality.topology_skew = super::quality::topology_skew(
+            &self.snap,
+            &self.spread,
+            self.pods.iter().filter(|r| r.created_by_run).map(|r| (r.profile, &*r.info)),
+        );
         let threshold = w.threshold.as_ref().map(|t| t.get("")).filter(|v| *v > 0.0);
         let metric = &w.threshold_metric_selector;
         let value = match metric.data_bucket.as_str() {

@@ -98,6 +98,72 @@ impl PodTopologySpread {
     }
 }
 
+impl PodTopologySpread {
+    /// The plugin as `PodTopologySpreadArgs` configure it: the system default constraints
+    /// (hostname maxSkew 3, zone maxSkew 5) or the listed ones (already validated by the config
+    /// loader).
+    pub fn from_args(args: &crate::config::PodTopologySpreadArgs, interner: &mut Interner) -> Result<Self, String> {
+        let system = args.defaulting_type == crate::config::DefaultingType::System;
+        let default_constraints = if system {
+            system_default_constraints(
+                interner.intern("kubernetes.io/hostname"),
+                interner.intern("topology.kubernetes.io/zone"),
+            )
+        } else {
+            compile_default_constraints(&args.default_constraints, interner)?
+        };
+        Ok(PodTopologySpread { default_constraints, system_defaulted: system })
+    }
+}
+
+/// One spread constraint of a pod and the skew it has now (no incoming pod).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstraintSkew {
+    pub constraint: SpreadConstraint,
+    /// The constraint is one of the plugin's default constraints (the pod has none of its own).
+    pub defaulted: bool,
+    /// max - min matching pods over the eligible domains (min 0 when fewer than `minDomains`
+    /// domains are eligible); 0 when no domain is eligible.
+    pub skew: i64,
+}
+
+/// The skew each of `pod`'s spread constraints has in `snap` now, as the plugin computes it for
+/// an incoming pod without the pod itself (`calPreFilterState`'s counts, `minMatchNum`): matching
+/// pods (same namespace, selector, not terminating) are counted per domain over the nodes that
+/// carry every key of the pod's constraints of that kind and pass both inclusion policies for
+/// `pod`. `plugin` gives the default constraints (for a pod without its own) and the System
+/// defaulting's key rule; `None` when the profile does not enable PodTopologySpread.
+pub fn constraint_skews(plugin: Option<&PodTopologySpread>, snap: &Snapshot, pod: &PodInfo) -> Vec<ConstraintSkew> {
+    let explicit = !pod.constraints.topology_spread.is_empty();
+    let mut out = Vec::new();
+    for when in [WhenUnsatisfiable::DoNotSchedule, WhenUnsatisfiable::ScheduleAnyway] {
+        let cs: Vec<SpreadConstraint> = match plugin {
+            Some(p) => p.constraints(snap, pod, when),
+            None => pod.constraints.topology_spread.iter().filter(|c| c.when_unsatisfiable == when).cloned().collect(),
+        };
+        if cs.is_empty() {
+            continue;
+        }
+        // Filter requires every key on a node; Score too, except for System-defaulted constraints.
+        let require_all =
+            when == WhenUnsatisfiable::DoNotSchedule || explicit || plugin.is_none_or(|p| !p.system_defaulted);
+        let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
+        for (i, c) in cs.iter().enumerate() {
+            let (counts, present) = eligible_counts(snap, pod, c, &domains, i, require_all);
+            let eligible: Vec<i64> =
+                counts.iter().zip(&present).filter(|(_, p)| **p).map(|(n, _)| i64::from(*n)).collect();
+            let max = eligible.iter().copied().max().unwrap_or(0);
+            let min = if (eligible.len() as i64) < i64::from(c.min_domains) {
+                0
+            } else {
+                eligible.iter().copied().min().unwrap_or(0)
+            };
+            out.push(ConstraintSkew { constraint: c.clone(), defaulted: !explicit, skew: max - min });
+        }
+    }
+    out
+}
+
 /// A constraint's key index: the snapshot's when tracked, else built for this cycle.
 enum KeyDomains {
     Tracked(Sym),
