@@ -627,3 +627,106 @@ fn a_crashed_child_run_exits_4_and_its_bad_input_exits_2() {
         }
     }
 }
+
+/// Processes that belong to the runtime under `dir`: their command line names it (containerd, its
+/// shims) or their root is below it (the containers).
+fn processes_under(dir: &Path) -> Vec<String> {
+    let dir = dir.display().to_string();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().to_string();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let root = std::fs::read_link(entry.path().join("root")).map(|p| p.display().to_string()).unwrap_or_default();
+        if cmdline.contains(&dir) || root.starts_with(&dir) {
+            out.push(format!("{pid}: {cmdline} (root {root})"));
+        }
+    }
+    out
+}
+
+/// Mount points below `dir`.
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let prefix = format!("{}/", dir.display());
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|m| m.starts_with(&prefix)).map(str::to_string).collect()
+}
+
+/// Runs `scripts/cri-env.sh DIR down` when dropped, so a failed assertion still cleans up.
+struct CriEnvGuard(PathBuf);
+
+impl Drop for CriEnvGuard {
+    fn drop(&mut self) {
+        let _ = Command::new("scripts/cri-env.sh").arg(&self.0).arg("down").current_dir(root()).output();
+    }
+}
+
+#[test]
+#[ignore = "needs root and containerd (scripts/test.sh installs it): starts and kills its own containerd"]
+fn a_runtime_killed_mid_run_exits_4_says_why_and_down_leaves_nothing() {
+    let _one_at_a_time = CRI_RUNTIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Its own containerd (a short path: the socket path must fit in 108 bytes), never the shared one.
+    let dir = tempfile::Builder::new().prefix("spkill").tempdir_in("/tmp").unwrap();
+    let env_dir = dir.path().join("cri");
+    let guard = CriEnvGuard(env_dir.clone());
+    let up = Command::new("scripts/cri-env.sh").arg(&env_dir).arg("up").current_dir(root()).output().unwrap();
+    assert!(up.status.success(), "cri-env.sh up: {}", stderr(&up));
+    let vars: std::collections::BTreeMap<String, String> = String::from_utf8_lossy(&up.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let (endpoint, pid) = (vars["CRI_ENDPOINT"].clone(), vars["CRI_PID"].clone());
+    let map = format!(
+        "localhost/cri-probe/pause:1.0={},localhost/cri-probe/busybox:1.0={}",
+        vars["CRI_SANDBOX_IMAGE"], vars["CRI_TEST_IMAGE"]
+    );
+    let cfg = write(dir.path(), "config.yaml", CRI_SCHEDULER_CONFIG);
+    let out = dir.path().join("out");
+    let summary = std::fs::File::create(dir.path().join("summary.txt")).unwrap();
+    let errors = std::fs::File::create(dir.path().join("stderr.txt")).unwrap();
+    let mut child = bin()
+        .args(["run", "workloads/e2e", "--label-filter", "cri", "--config", &cfg, "--agent", "cri"])
+        .args(["--cri-endpoint", &endpoint, "--cri-image-map", &map, "--out", &out.display().to_string()])
+        .current_dir(root())
+        .stdout(summary)
+        .stderr(errors)
+        .spawn()
+        .unwrap();
+    // Kill containerd once the run has pods in it.
+    let socket = endpoint.trim_start_matches("unix://");
+    let started = std::time::Instant::now();
+    loop {
+        let tasks =
+            Command::new("ctr").args(["--address", socket, "-n", "k8s.io", "tasks", "ls", "-q"]).output().unwrap();
+        if String::from_utf8_lossy(&tasks.stdout).lines().filter(|l| !l.is_empty()).count() >= 3 {
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "no pod started within 2 minutes");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before containerd was killed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    let status = child.wait().unwrap();
+    let summary = std::fs::read_to_string(dir.path().join("summary.txt")).unwrap();
+    let err = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap();
+    assert_eq!(status.code(), Some(4), "a dead runtime is exit 4: {summary}{err}");
+    assert!(!summary.contains("no pods lost, caches consistent"), "{summary}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let cri = &report["runs"][0]["cri"];
+    let failed = cri["realPodsFailed"].as_u64().unwrap();
+    assert!(failed > 0 && failed <= 200, "{cri}");
+    assert!(!cri["failureReasons"].as_object().unwrap().is_empty(), "{cri}");
+    assert!(
+        summary.contains(&format!("{failed} of 200 real pods failed or never reached Running")),
+        "the summary says how many and why: {summary}"
+    );
+    // `down` leaves no process (containerd, a shim, a container) and no mount of that runtime.
+    drop(guard);
+    assert_eq!(processes_under(&env_dir), Vec::<String>::new(), "processes left by the killed runtime after down");
+    assert_eq!(mounts_under(&env_dir), Vec::<String>::new(), "mounts left after down");
+}
