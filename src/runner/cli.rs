@@ -373,14 +373,14 @@ static CLUSTER_TEXTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec:
 
 /// `schedperf run`: returns the exit code (0; 1 when a workload missed its threshold or failed
 /// as upstream's harness would fail it; 4 when real pods failed on a CRI runtime). Errors: bad
-/// input (exit 2), a dead agent or a crashed repetition (exit 4).
+/// input, an agent that cannot start included (exit 2), a crashed repetition (exit 4).
 pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     if let Some(rep) = args.rep_index {
         // The parent handed over copies of the cluster files; each is read once here.
         let cluster = if args.cluster.is_empty() { None } else { Some(Arc::new(Cluster::load(&args.cluster)?)) };
         let outcome = run_in_process(args, rep, cluster)?;
         println!("{}", serde_json::to_string(&outcome).expect("outcome serializes"));
-        return Ok(0);
+        return Ok(crate::error::exit::OK.into());
     }
     // Validate everything before the first repetition starts; read the cluster once.
     let selection = select(args)?;

@@ -393,7 +393,7 @@ pub fn cri_command(args: &CriArgs) -> Result<i32, InputError> {
                 println!("{report}");
                 ok &= report.ok();
             }
-            Ok(if ok { 0 } else { 1 })
+            Ok(i32::from(if ok { crate::error::exit::OK } else { crate::error::exit::FAILED }))
         }
     }
 }

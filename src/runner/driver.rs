@@ -1258,7 +1258,11 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             let mode = if opts.virtual_time { TimeMode::Virtual } else { TimeMode::Wall };
             Arc::new(SimAgent::new(cfg.clone().with_seed(opts.seed), agent_tx, clock.clone(), mode))
         }
-        AgentSpec::Custom { factory, .. } => factory(agent_tx, clock.clone()).map_err(RunError::Agent)?,
+        // An agent that cannot start (an endpoint that does not answer, images it lacks) is bad
+        // input, as `cri check` says; a runtime that dies later is a runtime failure (exit 4).
+        AgentSpec::Custom { factory, .. } => factory(agent_tx, clock.clone()).map_err(|e| {
+            RunError::Input(InputError::new("--agent", "", format!("the node agent cannot start: {e}")))
+        })?,
     };
     let planned: u64 = w
         .ops

@@ -106,8 +106,6 @@ impl Default for RunOptions {
 pub enum RunError {
     /// Bad input: exit 2.
     Input(InputError),
-    /// The node agent could not start or failed: exit 4.
-    Agent(String),
     /// A child process of the run (a repetition, valgrind) crashed or printed nothing: exit 4.
     Runtime(String),
     /// The workload failed as upstream's harness would fail it (pods never scheduled, a wait
@@ -121,7 +119,7 @@ impl RunError {
         use crate::error::exit;
         match self {
             RunError::Input(_) => exit::BAD_INPUT,
-            RunError::Agent(_) | RunError::Runtime(_) => exit::RUNTIME,
+            RunError::Runtime(_) => exit::RUNTIME,
             RunError::Failed(_) => exit::FAILED,
         }
     }
@@ -131,7 +129,6 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Input(e) => write!(f, "{e}"),
-            RunError::Agent(e) => write!(f, "node agent: {e}"),
             RunError::Runtime(e) => write!(f, "runtime failure: {e}"),
             RunError::Failed(e) => write!(f, "{e}"),
         }

@@ -84,7 +84,8 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
         }
     }
     println!("verify: {agreed}/{total} pods agree");
-    Ok(if failed || agreed != total { 1 } else { 0 })
+    use crate::error::exit;
+    Ok(i32::from(if failed || agreed != total { exit::FAILED } else { exit::OK }))
 }
 
 fn select(args: &VerifyArgs) -> Result<Vec<ResolvedWorkload>, InputError> {

@@ -134,7 +134,7 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
             }
             if args.max_divergences > 0 && diverged >= args.max_divergences {
                 println!("verify: {agree}/{n} cases agree (stopped after {diverged} divergences at case {i})");
-                return Ok(1);
+                return Ok(crate::error::exit::FAILED.into());
             }
         }
         if (i + 1) % 1000 == 0 {
@@ -142,7 +142,8 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
         }
     }
     println!("verify: {agree}/{n} cases agree");
-    Ok(if agree == n { 0 } else { 1 })
+    use crate::error::exit;
+    Ok(i32::from(if agree == n { exit::OK } else { exit::FAILED }))
 }
 
 /// schedperf's answer for a generated case, as the JSON `schedperf explain --output json` prints.
