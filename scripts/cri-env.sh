@@ -66,7 +66,7 @@ find_our_pid() {
   for f in /proc/[0-9]*/cmdline; do
     pid=${f#/proc/}
     pid=${pid%/cmdline}
-    if [[ $(tr '\0' ' ' <"$f" 2>/dev/null) == "containerd --config $CONFIG " ]]; then
+    if [[ $(tr '\0' ' ' 2>/dev/null <"$f") == "containerd --config $CONFIG " ]]; then
       echo "$pid"
       return 0
     fi
@@ -329,7 +329,7 @@ kill_our_shims() {
   for f in /proc/[0-9]*/cmdline; do
     pid=${f#/proc/}
     pid=${pid%/cmdline}
-    if tr '\0' ' ' <"$f" 2>/dev/null | grep -q -- "^[^ ]*containerd-shim[^ ]* .*-address $SOCK "; then
+    if tr '\0' ' ' 2>/dev/null <"$f" | grep -q -- "^[^ ]*containerd-shim[^ ]* .*-address $SOCK "; then
       shims+=("$pid")
     fi
   done
