@@ -80,11 +80,13 @@ pub fn topology_skew<'a>(
     spread: &[Option<PodTopologySpread>],
     pods: impl Iterator<Item = (usize, &'a PodInfo)>,
 ) -> Vec<TopologySkew> {
-    // Pods sharing a template share constraints, namespace, node affinity and tolerations: each
-    // such pod shape is evaluated once.
+    // Pods sharing a template share constraints, namespace, labels, node affinity and
+    // tolerations: each such pod shape is evaluated once (the last two compare by equality within
+    // a bucket, as they do not hash).
     type Labels<'p> = &'p [(Sym, Sym)];
     type Shape<'p> = (usize, &'p [SpreadConstraint], Sym, Labels<'p>, Labels<'p>);
-    let mut seen: std::collections::HashSet<Shape<'a>> = std::collections::HashSet::new();
+    type Rest<'p> = (&'p Option<crate::snapshot::NodeSelector>, &'p [crate::snapshot::Toleration]);
+    let mut seen: std::collections::HashMap<Shape<'a>, Vec<Rest<'a>>> = std::collections::HashMap::new();
     let mut by_text: BTreeMap<String, TopologySkew> = BTreeMap::new();
     for (profile, pod) in pods {
         let shape = (
@@ -94,9 +96,12 @@ pub fn topology_skew<'a>(
             pod.labels.as_slice(),
             pod.node_selector.as_slice(),
         );
-        if pod.required_affinity.is_none() && pod.tolerations.is_empty() && !seen.insert(shape) {
+        let rest = (&pod.required_affinity, pod.tolerations.as_slice());
+        let bucket = seen.entry(shape).or_default();
+        if bucket.contains(&rest) {
             continue;
         }
+        bucket.push(rest);
         let plugin = spread.get(profile).and_then(Option::as_ref);
         for s in constraint_skews(plugin, snap, pod) {
             let text = constraint_text(&snap.interner, pod, &s.constraint, s.defaulted);
@@ -323,6 +328,30 @@ mod tests {
         // Without pods that carry constraints (and no defaults), nothing to report.
         let plain = MakePod::new(&mut snap, "plain").label("app", "web").build();
         assert!(topology_skew(&snap, &[None], [(0, &plain)].into_iter()).is_empty());
+    }
+
+    #[test]
+    fn pods_that_see_different_domains_are_each_counted() {
+        use crate::snapshot::{Toleration, TolerationOp};
+        let tainted: &[NodeDef] =
+            &[("a", Some("z1"), None, false), ("b", Some("z2"), None, false), ("c", Some("z3"), None, true)];
+        let mut snap = cluster(tainted, &[3, 2, 0]);
+        let honor = |c: &mut SpreadConstraint| c.node_taints_policy = InclusionPolicy::Honor;
+        let plain = pod_with(&mut snap, "zone", &honor);
+        let mut tolerant = pod_with(&mut snap, "zone", &honor);
+        let key = snap.interner.intern("dedicated");
+        tolerant.tolerations = vec![Toleration {
+            key: Some(key),
+            op: TolerationOp::Exists,
+            value: Sym::NONE,
+            effect: Some(TaintEffect::NoSchedule),
+        }];
+        // Alone, the plain pod sees z1 and z2 (skew 1); the tolerant one sees z3 too (skew 3).
+        let alone = topology_skew(&snap, &[None], [(0, &plain), (0, &plain)].into_iter());
+        assert_eq!(alone[0].worst_skew, 1);
+        let both = topology_skew(&snap, &[None], [(0, &plain), (0, &tolerant)].into_iter());
+        assert_eq!(both.len(), 1, "one constraint text: {both:?}");
+        assert_eq!(both[0].worst_skew, 3, "the worst of the two views");
     }
 
     #[test]
