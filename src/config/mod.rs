@@ -9,8 +9,8 @@
 //! `disabled` list and a `pluginConfig` for an unknown plugin are errors. Unknown fields are ignored.
 
 mod args;
-mod plugins;
 mod catalog;
+mod plugins;
 
 use std::path::Path;
 
@@ -25,8 +25,8 @@ pub use args::{
     NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, ResourceSpec, ScoringStrategy, ScoringStrategyType,
     UtilizationShapePoint, MAX_CUSTOM_PRIORITY_SCORE,
 };
-pub use plugins::{MAX_NODE_SCORE, MAX_TOTAL_SCORE};
 pub use catalog::{plugin_info, ExtensionPoint, PluginInfo, PLUGINS, REMOVED_PLUGINS};
+pub use plugins::{MAX_NODE_SCORE, MAX_TOTAL_SCORE};
 
 use crate::error::InputError;
 use plugins::{build_profile_plugins, merge_plugins, Origin, PluginRef, PluginSet, PluginSets};

@@ -118,7 +118,6 @@ struct Driver {
     snap: Snapshot,
     frameworks: Vec<Framework>,
     /// DefaultPreemptionArgs per profile.
-    preemption_args: Vec<crate::config::DefaultPreemptionArgs>,
     engine: Engine,
     queue: SchedulingQueue<()>,
     cache: Arc<AssumeCache>,
@@ -582,14 +581,14 @@ impl Driver {
                 let rejectors: Vec<u8> = diag.rejector_plugins().into_iter().map(|p| p.min(63) as u8).collect();
                 let record_reason = self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable;
                 self.rec_mut(uid).unschedulable = true;
-                // PostFilter: preemption nominates a node and evicts victims through the agent.
-                let args = self.preemption_args[profile].clone();
+                // PostFilter (the profile's plugins; DefaultPreemption nominates a node and evicts
+                // victims through the agent).
                 let post = if self.rec(uid).measured {
                     crate::instructions::measured_post_filter(|| {
-                        self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args)
+                        self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag)
                     })
                 } else {
-                    self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args)
+                    self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag)
                 };
                 // When preemption does nothing, upstream's message carries its reasons after the
                 // filters' ("... 2 Too many pods. preemption: 0/3 nodes are available: ..."). The
@@ -601,7 +600,6 @@ impl Driver {
                             &mut self.snap,
                             &info,
                             &diag,
-                            &args,
                         ) {
                             Some(p) => format!("{fit_msg} preemption: {p}"),
                             None => fit_msg,
@@ -613,13 +611,13 @@ impl Driver {
                     *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
                 }
                 self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
-                if let Ok((pre, nominated)) = post {
+                if let Ok(pre) = post {
                     self.counters.preemptions += 1;
                     self.counters.preemption_victims += pre.victims.len() as u64;
                     let node = self.snap.interner.resolve(pre.node).to_string();
                     let victims: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
                     self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": victims}));
-                    self.rec_mut(uid).info = nominated;
+                    self.rec_mut(uid).info = pre.pod;
                     for v in &pre.victims {
                         if v.uid.0 >= 1 && v.uid.0 as usize <= self.pods.len() {
                             self.trace(now, v.uid, "preempted", |d| serde_json::json!({"by": d.key_of(uid)}));
@@ -1223,7 +1221,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     let mut frameworks = Vec::new();
     for profile in &config.profiles {
         let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
-        let fw = Framework::new(profile, &compiled, &mut snap.interner)
+        let fw = crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
             .map_err(|e| InputError::new(&config.source, "profiles", e))?;
         frameworks.push(fw);
     }
@@ -1318,7 +1316,6 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         progress,
         config_source: config.source.clone(),
         config_digest: config.digest.clone(),
-        preemption_args: config.profiles.iter().map(|p| p.args.default_preemption.clone()).collect(),
         frameworks,
         snap: Snapshot::new(),
         cluster: Cluster::default(),
