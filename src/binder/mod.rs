@@ -9,7 +9,8 @@
 //!    Wait: the pod is then parked in the waiting-pods map (upstream's `waitingPods`) without holding
 //!    a worker, until [`Binder::allow`] hands it to the workers, [`Binder::reject`] fails it, or the
 //!    permit timer thread fails it at its timeout (wall-clock time).
-//! 2. A worker runs [`BindingCycle::pre_bind`], then `agent.bind`, and moves on: the agent's bind is
+//! 2. A worker runs [`BindingCycle::pre_bind`] and [`BindingCycle::bind`] (for a run, the
+//!    profile's PreBind and Bind plugins: [`FrameworkBinding`]), then `agent.bind`, and moves on: the agent's bind is
 //!    asynchronous and reports its outcome as an event.
 //! 3. Whoever reads the agent's events passes each to [`Binder::on_agent_event`] (or lets
 //!    [`Binder::spawn_router`] do it). On `Bound` the binder calls `AssumeCache::finish_binding` (when
@@ -30,6 +31,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent};
 use crate::cache::AssumeCache;
+use crate::framework::{BindingPod, Framework};
 use crate::ids::PodUid;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{CachePadded, Condvar, Mutex};
@@ -43,11 +45,18 @@ pub struct BindJob {
     pub pod: AgentPod,
     /// Permit returned Wait with this timeout; `None` when every Permit plugin allowed the pod.
     pub permit_wait: Option<Duration>,
+    /// The profile that scheduled the pod (whose binding plugins run).
+    pub profile: usize,
 }
 
 impl BindJob {
     pub fn new(pod: AgentPod) -> Self {
-        BindJob { pod, permit_wait: None }
+        BindJob { pod, permit_wait: None, profile: 0 }
+    }
+
+    pub fn with_profile(mut self, profile: usize) -> Self {
+        self.profile = profile;
+        self
     }
 
     pub fn with_permit_wait(mut self, timeout: Duration) -> Self {
@@ -77,11 +86,17 @@ pub struct BindResult {
     pub outcome: BindOutcome,
 }
 
-/// The plugin hooks of the binding cycle. Both run on binder threads (post_bind on the thread that
+/// The plugin hooks of the binding cycle. They run on binder threads (post_bind on the thread that
 /// handles the agent's `Bound`).
 pub trait BindingCycle: Send + Sync {
     /// PreBind plugins; an error fails the pod.
     fn pre_bind(&self, _job: &BindJob) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Bind plugins; `Ok` when one took the pod (the binder then sends the bind to the agent), an
+    /// error fails the pod.
+    fn bind(&self, _job: &BindJob) -> Result<(), String> {
         Ok(())
     }
 
@@ -94,6 +109,46 @@ pub trait BindingCycle: Send + Sync {
 pub struct NoPlugins;
 
 impl BindingCycle for NoPlugins {}
+
+/// The binding cycle of the profiles' frameworks: a job's PreBind, Bind and PostBind plugins are
+/// those of the profile it was scheduled by ([`BindJob::profile`]).
+pub struct FrameworkBinding {
+    frameworks: Vec<Arc<Framework>>,
+}
+
+impl FrameworkBinding {
+    pub fn new(frameworks: Vec<Arc<Framework>>) -> Self {
+        FrameworkBinding { frameworks }
+    }
+
+    fn framework(&self, job: &BindJob) -> &Framework {
+        &self.frameworks[job.profile]
+    }
+}
+
+/// The pod of `job` as the binding plugins see it.
+pub fn binding_pod(job: &BindJob) -> BindingPod<'_> {
+    BindingPod { uid: job.pod.uid, namespace: &job.pod.namespace, name: &job.pod.name, node: &job.pod.node }
+}
+
+impl BindingCycle for FrameworkBinding {
+    fn pre_bind(&self, job: &BindJob) -> Result<(), String> {
+        self.framework(job).run_pre_bind(&binding_pod(job)).map_err(|st| st.reasons.join(", "))
+    }
+
+    fn bind(&self, job: &BindJob) -> Result<(), String> {
+        match self.framework(job).run_bind(&binding_pod(job)) {
+            Ok(Some(_)) => Ok(()),
+            // `schedule_one.go`'s bind(): a Skip from every plugin is an error.
+            Ok(None) => Err("bind status: Skip".to_string()),
+            Err(st) => Err(st.reasons.join(", ")),
+        }
+    }
+
+    fn post_bind(&self, job: &BindJob) {
+        self.framework(job).run_post_bind(&binding_pod(job));
+    }
+}
 
 /// Counters of the binder, cache-padded (written by several threads).
 #[derive(Debug, Default)]
@@ -388,6 +443,9 @@ impl Shared {
     fn run(&self, job: BindJob) {
         if let Err(reason) = self.cycle.pre_bind(&job) {
             return self.fail(job, BindStage::PreBind, reason);
+        }
+        if let Err(reason) = self.cycle.bind(&job) {
+            return self.fail(job, BindStage::Bind, reason);
         }
         let pod = job.pod.clone();
         // Registered before the bind: a zero-latency agent reports the outcome inline.

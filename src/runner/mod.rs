@@ -8,6 +8,8 @@
 pub mod cli;
 pub mod cri;
 pub mod driver;
+#[cfg(test)]
+mod extension_point_tests;
 pub mod objects;
 pub mod quality;
 
