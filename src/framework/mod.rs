@@ -52,23 +52,8 @@ impl Framework {
     /// the profile enables them at (`NewFramework`). A name the registry lacks is an error, as
     /// upstream's "plugin %q does not exist"; the config validated names against its catalogue.
     pub fn new(profile: &Profile, registry: &Registry, interner: &mut Interner) -> Result<Self, String> {
-        let mut fw = Framework {
-            scheduler_name: profile.scheduler_name.clone(),
-            percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
-            plugins: Vec::new(),
-            pre_enqueue: Vec::new(),
-            queue_sort: Vec::new(),
-            pre_filter: Vec::new(),
-            filter: Vec::new(),
-            post_filter: Vec::new(),
-            pre_score: Vec::new(),
-            score: Vec::new(),
-            reserve: Vec::new(),
-            permit: Vec::new(),
-            pre_bind: Vec::new(),
-            bind: Vec::new(),
-            post_bind: Vec::new(),
-        };
+        let mut fw = Framework::empty(&profile.scheduler_name);
+        fw.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score;
         let p = &profile.plugins;
         let mut id = |fw: &mut Framework, name: &str| -> Result<PluginId, String> {
             if let Some(i) = fw.plugins.iter().position(|pl| pl.name() == name) {
@@ -106,6 +91,27 @@ impl Framework {
             fw.score.push((i, *w as i64));
         }
         Ok(fw)
+    }
+
+    /// A framework with no plugins (tests and embedders fill in its lists).
+    pub fn empty(scheduler_name: &str) -> Self {
+        Framework {
+            scheduler_name: scheduler_name.to_string(),
+            percentage_of_nodes_to_score: None,
+            plugins: Vec::new(),
+            pre_enqueue: Vec::new(),
+            queue_sort: Vec::new(),
+            pre_filter: Vec::new(),
+            filter: Vec::new(),
+            post_filter: Vec::new(),
+            pre_score: Vec::new(),
+            score: Vec::new(),
+            reserve: Vec::new(),
+            permit: Vec::new(),
+            pre_bind: Vec::new(),
+            bind: Vec::new(),
+            post_bind: Vec::new(),
+        }
     }
 
     pub fn plugin(&self, id: PluginId) -> &dyn Plugin {

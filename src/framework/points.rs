@@ -246,3 +246,92 @@ impl Framework {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::framework::Plugin;
+
+    /// A plugin with a fixed answer at Permit (code, timeout in s) and at Bind.
+    struct Fixed(&'static str, Code, u64);
+
+    impl Plugin for Fixed {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn permit(&self, _: CycleCx<'_>, _: &mut CycleState, _: NodeIdx, _: &mut WaitingPods) -> (Status, Duration) {
+            (Status { code: self.1, reasons: vec![self.0.into()], plugin: "" }, Duration::from_secs(self.2))
+        }
+        fn bind(&self, _pod: &BindingPod<'_>) -> Status {
+            Status { code: self.1, reasons: vec![self.0.into()], plugin: "" }
+        }
+    }
+
+    fn framework(plugins: Vec<Fixed>) -> Framework {
+        let mut fw = Framework::empty("test");
+        fw.plugins = plugins.into_iter().map(|p| Arc::new(p) as Arc<dyn Plugin>).collect();
+        fw.permit = (0..fw.plugins.len()).collect();
+        fw.bind = (0..fw.plugins.len()).collect();
+        fw
+    }
+
+    #[test]
+    fn permit_outcomes_as_run_permit_plugins() {
+        use Code::*;
+        let cases: Vec<(Vec<Fixed>, PermitOutcome)> = vec![
+            (vec![], PermitOutcome::Allow),
+            (vec![Fixed("A", Success, 0)], PermitOutcome::Allow),
+            // The shortest wait wins; every wait is capped at 15 minutes.
+            (vec![Fixed("A", Wait, 30), Fixed("B", Wait, 10)], PermitOutcome::Wait(Duration::from_secs(10))),
+            (vec![Fixed("A", Wait, 3600)], PermitOutcome::Wait(MAX_PERMIT_TIMEOUT)),
+            // A rejection ends Permit, even after a Wait.
+            (
+                vec![Fixed("A", Wait, 10), Fixed("B", Unschedulable, 0), Fixed("C", Error, 0)],
+                PermitOutcome::Reject(Status { code: Unschedulable, reasons: vec!["B".into()], plugin: "B" }),
+            ),
+            (
+                vec![Fixed("A", Error, 0)],
+                PermitOutcome::Reject(Status::new(Error, "running Permit plugin \"A\": A").with_plugin("A")),
+            ),
+        ];
+        let mut snap = crate::snapshot::Snapshot::new();
+        let pod = crate::snapshot::testing::MakePod::new(&mut snap, "p").build();
+        for (plugins, want) in cases {
+            let fw = framework(plugins);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let got = fw.run_permit(cx, &mut CycleState::new(), NodeIdx(0), &mut WaitingPods::new());
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn bind_runs_until_a_plugin_does_not_skip() {
+        use Code::*;
+        let pod = BindingPod { uid: PodUid(1), namespace: "ns", name: "p", node: "n" };
+        let cases: Vec<(Vec<Fixed>, Result<Option<usize>, Code>)> = vec![
+            (vec![], Ok(None)),
+            (vec![Fixed("A", Skip, 0), Fixed("B", Skip, 0)], Ok(None)),
+            (vec![Fixed("A", Skip, 0), Fixed("B", Success, 0), Fixed("C", Error, 0)], Ok(Some(1))),
+            (vec![Fixed("A", Skip, 0), Fixed("B", Error, 0), Fixed("C", Success, 0)], Err(Error)),
+        ];
+        for (plugins, want) in cases {
+            let fw = framework(plugins);
+            assert_eq!(fw.run_bind(&pod).map_err(|st| st.code), want);
+        }
+    }
+
+    #[test]
+    fn waiting_pods_record_decisions_once() {
+        let mut w = WaitingPods::new();
+        w.add(PodUid(1));
+        w.add(PodUid(2));
+        assert!(w.allow(PodUid(1)));
+        assert!(!w.allow(PodUid(1)), "no longer waiting");
+        assert!(w.reject(PodUid(2), "no"));
+        assert!(w.pods().is_empty());
+        assert_eq!(w.take_decisions(), (vec![PodUid(1)], vec![(PodUid(2), "no".to_string())]));
+        assert_eq!(w.take_decisions(), (vec![], vec![]));
+    }
+}

@@ -1368,7 +1368,7 @@ impl Driver {
 /// Runs one workload once and returns its report entry.
 /// Registers the default queueing hints of every profile's plugins: profile `i`'s plugin `p` gets
 /// queue id `base[i] + p` (while ids last; see [`Driver::queue_ids`]). Returns the bases.
-fn register_hints(queue: &mut SchedulingQueue<()>, frameworks: &[Arc<Framework>]) -> Vec<usize> {
+pub(crate) fn register_hints(queue: &mut SchedulingQueue<()>, frameworks: &[Arc<Framework>]) -> Vec<usize> {
     let mut bases = Vec::with_capacity(frameworks.len());
     let mut next = 0;
     for fw in frameworks {

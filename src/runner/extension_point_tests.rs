@@ -228,3 +228,41 @@ fn permit_wait_times_out_then_the_pod_retries() {
         assert_eq!(log.lock().unwrap().len(), 1, "unreserved once");
     }
 }
+
+#[test]
+fn a_second_profiles_rejections_use_its_own_plugins_hints() {
+    use crate::config::{PluginArgs, Profile, ProfilePlugins};
+    use crate::queue::{ClusterEvent, PluginSet, QueuedPod, SchedulingQueue};
+    let profile = |filter: [&str; 2]| Profile {
+        scheduler_name: filter[0].to_string(),
+        percentage_of_nodes_to_score: None,
+        plugins: ProfilePlugins { filter: filter.map(String::from).to_vec(), ..Default::default() },
+        args: PluginArgs::default(),
+    };
+    let mut interner = crate::snapshot::Interner::default();
+    let fws: Vec<Arc<crate::framework::Framework>> =
+        [["NodeResourcesFit", "NodeName"], ["NodeName", "NodeResourcesFit"]]
+            .map(|f| {
+                let fw = crate::plugins::build_framework(
+                    &profile(f),
+                    &crate::plugins::CompiledArgs::default(),
+                    &mut interner,
+                );
+                Arc::new(fw.unwrap())
+            })
+            .to_vec();
+    let mut queue = SchedulingQueue::<()>::new(1_000_000_000, 10_000_000_000);
+    let bases = super::driver::register_hints(&mut queue, &fws);
+    assert_eq!(bases, vec![0, 2]);
+    // A pod of the second profile rejected by its NodeName, which has the same plugin index as the
+    // first profile's NodeResourcesFit.
+    let node_name = fws[1].plugins.iter().position(|p| p.name() == "NodeName").unwrap();
+    assert_eq!(fws[0].plugin(node_name).name(), "NodeResourcesFit");
+    queue.add(QueuedPod::new(PodUid(1), 0, ()), 0);
+    let qp = queue.pop(0).unwrap();
+    queue.add_unschedulable(qp, PluginSet::of(&[(bases[1] + node_name) as u8]), 0);
+    // A pod leaving a node frees room (NodeResourcesFit's hint: Queue), not a node name (NodeName: Skip).
+    let delete = ClusterEvent::AssignedPodDelete { pod: PodUid(9), node: 0 };
+    assert_eq!(queue.on_event(delete, 1), 0, "NodeName's hint, not NodeResourcesFit's");
+    assert_eq!(queue.on_event(ClusterEvent::NodeAdd { node: 1 }, 2), 1);
+}
