@@ -310,7 +310,8 @@ mod tests {
     fn bind_runs_until_a_plugin_does_not_skip() {
         use Code::*;
         let pod = BindingPod { uid: PodUid(1), namespace: "ns", name: "p", node: "n" };
-        let cases: Vec<(Vec<Fixed>, Result<Option<usize>, Code>)> = vec![
+        type Case = (Vec<Fixed>, Result<Option<usize>, Code>);
+        let cases: Vec<Case> = vec![
             (vec![], Ok(None)),
             (vec![Fixed("A", Skip, 0), Fixed("B", Skip, 0)], Ok(None)),
             (vec![Fixed("A", Skip, 0), Fixed("B", Success, 0), Fixed("C", Error, 0)], Ok(Some(1))),
