@@ -375,6 +375,15 @@ impl Driver {
                     if let Some(i) = self.bind_batch.iter().position(|j| j.pod.uid == uid) {
                         self.bind_batch.remove(i);
                     }
+                    // Waiting on Permit: the wait ends with the pod (upstream rejects it).
+                    let profile = self.rec(uid).profile;
+                    if self.waiting[profile].contains(uid) {
+                        self.waiting[profile].remove(uid);
+                        self.parked.retain(|(_, j)| j.pod.uid != uid);
+                        if let Some(b) = &self.binder {
+                            b.reject(uid, "the pod was deleted while waiting on permit");
+                        }
+                    }
                 }
                 self.agent.delete(uid);
             }
