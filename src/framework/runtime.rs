@@ -168,6 +168,8 @@ pub fn filter_nodes(
 }
 
 /// [`filter_nodes`] with caller-owned working buffers (no allocation once they have grown).
+/// `#[inline]`: the engine's filter pass calls it per block from another module.
+#[inline]
 pub fn filter_nodes_with(
     fw: &Framework,
     cx: CycleCx<'_>,

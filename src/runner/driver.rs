@@ -737,6 +737,8 @@ impl Driver {
             requeued.timestamp_nanos = now;
             self.queue.add_backoff(requeued, now);
         }
+        // A rejecting Permit plugin may have decided about waiting pods too.
+        self.apply_permit_decisions(profile);
         None
     }
 
