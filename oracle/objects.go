@@ -127,7 +127,8 @@ func keepKind(source string, doc int, kind string, obj runtime.Object) []runtime
 }
 
 // normalize applies what an apiserver would on create: namespace and name defaults, a UID, the v1
-// defaulting, and (for pods) the Priority admission plugin's resolution of spec.priority.
+// defaulting, and (for pods) the Priority admission plugin's resolution of spec.priority and the pod
+// create strategy's merge of matchLabelKeys into selectors.
 func normalize(obj runtime.Object, classes map[string]*schedulingv1.PriorityClass) error {
 	acc, err := meta.Accessor(obj)
 	if err != nil {
@@ -152,6 +153,9 @@ func normalize(obj runtime.Object, classes map[string]*schedulingv1.PriorityClas
 	defaulter.Default(obj)
 	if pod, ok := obj.(*v1.Pod); ok {
 		if err := resolvePriority(pod, classes); err != nil {
+			return err
+		}
+		if err := admitPodSelectors(pod); err != nil {
 			return err
 		}
 	}

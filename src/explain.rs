@@ -58,6 +58,10 @@ pub struct Explanation {
     /// the profile enables DefaultPreemption.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption: Option<PreemptionExplanation>,
+    /// The attempt failed with an Error status (a PreScore or Score plugin failed): upstream's
+    /// error text. The pod is not placed; the scheduler retries it after backoff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// PostFilter's dry run for a pod that fits nowhere.
@@ -68,7 +72,9 @@ pub struct PreemptionExplanation {
     pub nominated_node: Option<String>,
     /// The pods it would delete there (namespace/name), in upstream's order.
     pub victims: Vec<String>,
-    /// Every node where preemption would let the pod fit.
+    /// The nodes where preemption would let the pod fit, as upstream's dry run finds them: in
+    /// node order from offset 0, stopping once it holds a candidate without PDB violations and
+    /// `numCandidates` (from minCandidateNodesPercentage/Absolute) in all.
     pub candidates: Vec<PreemptionCandidate>,
     /// Why preemption finds nothing, in upstream's words.
     pub message: Option<String>,
@@ -293,6 +299,7 @@ fn evaluate(
         message: None,
         skipped_score_plugins: Vec::new(),
         preemption: None,
+        error: None,
     };
     let mut diag = Diagnosis { num_all_nodes: n, ..Default::default() };
     match Engine::run_pre_filter(fw, cx, &mut state) {
@@ -357,7 +364,7 @@ fn evaluate(
         match engine.score(fw, cx, &mut state, &feasible, true) {
             Ok(t) => Some(t),
             Err(st) => {
-                out.message = Some(format!("scoring failed: {} {:?}", st.plugin, st.reasons));
+                out.error = Some(st.reasons.join(", "));
                 None
             }
         }
@@ -459,6 +466,9 @@ pub fn render_table(e: &Explanation) -> String {
         }
         (None, None) => {}
     }
+    if let Some(err) = &e.error {
+        let _ = writeln!(s, "error: {err}");
+    }
     if let Some(p) = &e.preemption {
         let _ = writeln!(s, "preemption:");
         if let Some(node) = &p.nominated_node {
@@ -514,6 +524,16 @@ kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
   plugins: {postFilter: {disabled: [{name: DefaultPreemption}]}}
+";
+
+    /// DefaultPreemption wanting a single candidate (0% of the nodes, at least 1).
+    const ONE_CANDIDATE: &str = "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: DefaultPreemption
+    args: {minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 1}
 ";
 
     /// Writes the cluster, the incoming pod and an optional config; the loaded input.
@@ -671,6 +691,41 @@ profiles:
                 }),
             ),
             (
+                "the dry run stops at numCandidates: the first node's victims, though the second's are cheaper",
+                vec![
+                    node("node-a", "4", false),
+                    pod("other", Some("node-a"), "3", 5, ""),
+                    node("node-b", "4", false),
+                    pod("cheap", Some("node-b"), "3", 1, ""),
+                ],
+                pod("web", None, "2", 100, ""),
+                Some(ONE_CANDIDATE),
+                Some(Want {
+                    nominated: Some("node-a"),
+                    victims: vec!["default/other"],
+                    candidates: vec![("node-a", vec!["default/other"], 0)],
+                    message: None,
+                }),
+            ),
+            (
+                "a node whose victim violates a PDB does not stop the dry run: it goes on to one that does not",
+                vec![
+                    node("node-a", "4", false),
+                    pod("guarded", Some("node-a"), "3", 1, ""),
+                    node("node-b", "4", false),
+                    pod("other", Some("node-b"), "3", 5, ""),
+                    pdb("guarded"),
+                ],
+                pod("web", None, "2", 100, ""),
+                Some(ONE_CANDIDATE),
+                Some(Want {
+                    nominated: Some("node-b"),
+                    victims: vec!["default/other"],
+                    candidates: vec![("node-b", vec!["default/other"], 0), ("node-a", vec!["default/guarded"], 1)],
+                    message: None,
+                }),
+            ),
+            (
                 "a node whose victim violates a PDB loses to one whose victim does not",
                 vec![
                     node("node-a", "4", false),
@@ -701,6 +756,62 @@ profiles:
             let e =
                 explain(&input(d.path(), &cluster, &incoming, config)).unwrap_or_else(|err| panic!("{name}: {err}"));
             check(name, &e, want);
+        }
+    }
+
+    #[test]
+    fn scoring_errors_end_the_attempt_with_upstreams_text() {
+        let profile = |plugins: &str| {
+            format!(
+                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins: {plugins}\n"
+            )
+        };
+        let preferred = "\n    affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 5, preference: {matchExpressions: [{key: disk, operator: Gt, values: ['-1x']}]}}]}}";
+        let cases: Vec<(&str, String, Option<String>, Option<&str>)> = vec![
+            ("the default profile scores", pod("web", None, "1", 0, ""), None, None),
+            (
+                // Enabled at Score only: its Score cannot read what PreScore never wrote.
+                "TaintToleration scored without its PreScore",
+                pod("web", None, "1", 0, ""),
+                Some(profile("{multiPoint: {disabled: [{name: TaintToleration}]}, score: {enabled: [{name: TaintToleration, weight: 3}]}}")),
+                Some(r#"running Score plugins: plugin "TaintToleration" failed with: failed to read "PreScoreTaintToleration" from cycleState: not found"#),
+            ),
+            (
+                "PodTopologySpread scored without its PreScore",
+                pod("web", None, "1", 0, ""),
+                Some(profile("{preScore: {disabled: [{name: PodTopologySpread}]}}")),
+                Some(r#"running Score plugins: plugin "PodTopologySpread" failed with: error reading "PreScorePodTopologySpread" from cycleState: not found"#),
+            ),
+            (
+                "NodeAffinity reads its preferred terms itself when PreScore is off",
+                pod("web", None, "1", 0, ""),
+                Some(profile("{preScore: {disabled: [{name: NodeAffinity}]}}")),
+                None,
+            ),
+            (
+                "an unparsable preferred term fails NodeAffinity's PreScore",
+                pod("web", None, "1", 0, preferred),
+                None,
+                Some(r#"running PreScore plugin "NodeAffinity": "#),
+            ),
+        ];
+        for (name, incoming, config, want) in cases {
+            let d = tempfile::tempdir().unwrap();
+            let cluster = [node("node-a", "4", false), node("node-b", "4", false)];
+            let e = explain(&input(d.path(), &cluster, &incoming, config.as_deref())).unwrap();
+            match want {
+                None => {
+                    assert_eq!(e.error, None, "{name}");
+                    assert!(e.selected.is_some(), "{name}: placed");
+                }
+                Some(w) => {
+                    let got = e.error.as_deref().unwrap_or_else(|| panic!("{name}: expected an error"));
+                    assert!(got.starts_with(w), "{name}: {got}");
+                    assert_eq!((e.selected.as_deref(), e.message.as_deref()), (None, None), "{name}: not placed");
+                    let json = serde_json::to_value(&e).unwrap();
+                    assert_eq!(json["error"].as_str(), Some(got), "{name}: JSON");
+                }
+            }
         }
     }
 

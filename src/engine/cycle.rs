@@ -326,7 +326,13 @@ impl Engine {
             match st.code {
                 Code::Success => {}
                 Code::Skip => skip[pid] = true,
-                _ => return Err(st.with_plugin(fw.plugin(pid).name())),
+                _ => {
+                    let name = fw.plugin(pid).name();
+                    let reason = st.reasons.join(", ");
+                    return Err(
+                        Status::new(st.code, format!("running PreScore plugin {name:?}: {reason}")).with_plugin(name)
+                    );
+                }
             }
         }
         let state: &CycleState = state;
@@ -338,6 +344,15 @@ impl Engine {
                 continue;
             }
             let plugin = fw.plugin(pid);
+            let score_error = |reason: &str| {
+                let msg = format!("running Score plugins: plugin {:?} failed with: {reason}", plugin.name());
+                Status::new(Code::Error, msg).with_plugin(plugin.name())
+            };
+            if let Some(missing) = plugin.score_state_missing() {
+                if !fw.pre_score.contains(&pid) {
+                    return Err(score_error(missing));
+                }
+            }
             // Score plugins write every entry of `out` (the trait's contract), so no clearing here.
             let res: Result<(), Status> = match self.pool.as_ref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES) {
                 Some(pool) => {
@@ -352,7 +367,7 @@ impl Engine {
                 }
                 None => timed(pid, Point::Score, || plugin.score(cx, state, feasible, &mut scores)),
             };
-            res.map_err(|st| st.with_plugin(plugin.name()))?;
+            res.map_err(|st| score_error(&st.reasons.join(", ")))?;
             timed(pid, Point::NormalizeScore, || plugin.normalize(cx, state, feasible, &mut scores));
             // One pass that vectorizes: accumulate, and note any score out of [0, MAX_NODE_SCORE]
             // (a negative score is a huge unsigned one).
@@ -365,8 +380,8 @@ impl Engine {
                 let bad = scores.iter().find(|s| !(0..=MAX_NODE_SCORE).contains(*s)).expect("an out-of-range score");
                 return Err(Status::new(
                     Code::Error,
-                    format!("plugin {:?} returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing", plugin.name()),
-                ));
+                    format!("applying score defaultWeights on Score plugins: plugin {:?} returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing", plugin.name()),
+                ).with_plugin(plugin.name()));
             }
             if keep_plugin_scores {
                 table.plugins.push((pid, weight, scores.clone()));

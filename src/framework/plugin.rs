@@ -156,6 +156,13 @@ pub trait Plugin: Send + Sync {
         Status::success()
     }
 
+    /// The error upstream's Score returns when it cannot read the state its PreScore writes: a
+    /// profile that enables this plugin at Score but not at PreScore makes every cycle that scores
+    /// fail with it (the text of `cycleState.Read`'s error). `None`: Score needs no PreScore state.
+    fn score_state_missing(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Score: raw scores for `nodes` into `out` (same length). Every entry of `out` must be
     /// written: the engine reuses the buffer between plugins without clearing it.
     fn score(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {

@@ -132,4 +132,23 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn removing_a_pod_frees_its_ports_as_upstreams_port_set_does() {
+        // Two pods on one node declare TCP 0.0.0.0:80 (both bound by nodeName). Upstream keeps
+        // used ports as a set, so removing either one frees the port (preemption's dry run sees
+        // this when it removes a lower-priority holder of a shared port).
+        // (pods removed, the incoming pod fits)
+        for (removed, fits) in [(&[][..], false), (&["a"][..], true), (&["b"][..], true), (&["a", "b"][..], true)] {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "n").add();
+            let a = MakePod::new(&mut snap, "a").host_port("TCP", "", 80).host_port("TCP", "", 8080).place("n");
+            let b = MakePod::new(&mut snap, "b").host_port("", "", 80).place("n");
+            for r in removed {
+                snap.unplace_pod(if *r == "a" { a.uid } else { b.uid }).expect("placed");
+            }
+            let pod = MakePod::new(&mut snap, "p").host_port("TCP", "", 80).build();
+            assert_eq!(filter_one(&NodePorts, &snap, &pod, "n").is_ok(), fits, "removed {removed:?}");
+        }
+    }
 }

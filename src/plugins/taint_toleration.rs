@@ -72,6 +72,10 @@ impl Plugin for TaintToleration {
         NAME
     }
 
+    fn score_state_missing(&self) -> Option<&'static str> {
+        Some("failed to read \"PreScoreTaintToleration\" from cycleState: not found")
+    }
+
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let table = filter_table(cx);
         if table.iter().all(|&t| t == TOLERATED) {

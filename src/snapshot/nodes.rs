@@ -644,10 +644,11 @@ impl NodeTable {
         let pos = self.pods[i].iter().position(|u| *u == pod.uid).expect("pod is on the node it is removed from");
         self.pods[i].remove(pos);
         self.apply(node, pod, -1);
-        for hp in &pod.host_ports {
-            if let Some(p) = self.host_ports[i].iter().position(|h| h == hp) {
-                self.host_ports[i].swap_remove(p);
-            }
+        // Upstream's `HostPortInfo` is a set: removing a pod frees each of its ports even when
+        // another pod on the node (bound by nodeName, past the NodePorts filter) declares it too.
+        // Removing every copy keeps the distinct entries equal to that set.
+        if !pod.host_ports.is_empty() {
+            self.host_ports[i].retain(|h| !pod.host_ports.contains(h));
         }
     }
 

@@ -4,6 +4,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+/// Whether schedperf's error (`running Score plugins: plugin "X" failed with: ...`) is the one the
+/// oracle refused the case with (`Score: running Score plugins: plugin "X" failed with: ...`): the
+/// same extension point and the same plugin. The detail after the plugin's name is the plugin's
+/// own wording (label validation texts, for one) and is not compared.
+pub fn same_error(ours: &str, oracle: &str) -> bool {
+    // The oracle labels the point it stopped at ("PreScore: ", "Score: ") before upstream's text.
+    let theirs = oracle.split_once(": ").map_or(oracle, |(_, rest)| rest);
+    let head = |s: &str| -> Option<String> {
+        let start = s.find("plugin \"")? + "plugin \"".len();
+        let end = start + s[start..].find('"')?;
+        Some(s[..=end].to_string())
+    };
+    head(ours).is_some() && head(ours) == head(theirs)
+}
+
 /// Every difference between the two answers, one line each; empty when they agree.
 pub fn diff_explanations(ours: &Value, theirs: &Value) -> Vec<String> {
     let mut out = Vec::new();
@@ -33,6 +48,9 @@ pub fn diff_explanations(ours: &Value, theirs: &Value) -> Vec<String> {
     let tops = |v: &Value| top_nodes(v);
     if tops(ours) != tops(theirs) {
         out.push(format!("top-scoring nodes: schedperf {:?} vs kube-scheduler {:?}", tops(ours), tops(theirs)));
+    }
+    if field(ours, "error") != field(theirs, "error") {
+        out.push(format!("error: schedperf {} vs kube-scheduler {}", field(ours, "error"), field(theirs, "error")));
     }
     if field(ours, "message") != field(theirs, "message") {
         out.push(format!(
@@ -182,6 +200,25 @@ fn compact(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn errors_agree_on_the_point_and_the_plugin_not_the_detail() {
+        let ours = r#"running PreScore plugin "NodeAffinity": [0]: preferred term 0 is invalid"#;
+        for (oracle, same) in [
+            (
+                r#"PreScore: running PreScore plugin "NodeAffinity": [0].matchExpressions[0].values[0][disk]: Invalid value"#,
+                true,
+            ),
+            (r#"PreScore: running PreScore plugin "InterPodAffinity": boom"#, false),
+            (r#"Score: running Score plugins: plugin "NodeAffinity" failed with: x"#, false),
+            ("cluster: cannot parse", false),
+        ] {
+            assert_eq!(same_error(ours, oracle), same, "{oracle}");
+        }
+        let ours = r#"running Score plugins: plugin "TaintToleration" failed with: failed to read "PreScoreTaintToleration" from cycleState: not found"#;
+        assert!(same_error(ours, &format!("Score: {ours}")));
+        assert!(!same_error("no plugin named here", "Score: no plugin named here"));
+    }
 
     fn answer(n2_score: i64, selected: &str) -> Value {
         json!({"nodes": [

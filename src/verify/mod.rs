@@ -120,7 +120,11 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
                 Vec::new()
             }
             (Err(a), Ok(_)) => vec![format!("schedperf refused the case: {a}")],
-            (Ok(_), Err(b)) => vec![format!("kube-scheduler refused the case: {b}")],
+            (Ok(a), Err(b)) => match a.get("error").and_then(Value::as_str) {
+                Some(e) if compare::same_error(e, b) => Vec::new(),
+                Some(e) => vec![format!("error: schedperf {e:?} vs kube-scheduler {b:?}")],
+                None => vec![format!("kube-scheduler refused the case: {b}")],
+            },
         };
         if diff.is_empty() {
             agree += 1;

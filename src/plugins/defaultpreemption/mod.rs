@@ -504,12 +504,19 @@ impl DefaultPreemption {
         let (mut non_violating, mut violating, mut rejected) = (Vec::new(), Vec::new(), Vec::new());
         // Upstream reports a successful dry run without victims as an error naming the node.
         let mut no_victim_nodes = Vec::new();
+        // From offset 0, stopping where upstream's DryRunPreemption cancels: once a candidate
+        // without PDB violations is in hand and numCandidates have been found.
+        let want =
+            num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
         for &node in &potential {
             match try_node(fw, snap, pod, node, cached.as_ref()) {
                 Ok(c) if c.victims.is_empty() => no_victim_nodes.push(node),
                 Ok(c) if c.num_pdb_violations == 0 => non_violating.push(c),
                 Ok(c) => violating.push(c),
                 Err(why) => rejected.push((node, why)),
+            }
+            if !non_violating.is_empty() && non_violating.len() + violating.len() >= want {
+                break;
             }
         }
         let mut cands: Vec<Candidate> = non_violating;

@@ -109,6 +109,10 @@ impl Plugin for InterPodAffinity {
         NAME
     }
 
+    fn score_state_missing(&self) -> Option<&'static str> {
+        Some("failed to read \"PreScoreInterPodAffinity\" from cycleState: not found")
+    }
+
     fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
         let (snap, pod) = (cx.snap, cx.pod);
         let a = &pod.constraints.affinity;

@@ -269,6 +269,10 @@ impl Plugin for PodTopologySpread {
         NAME
     }
 
+    fn score_state_missing(&self) -> Option<&'static str> {
+        Some("error reading \"PreScorePodTopologySpread\" from cycleState: not found")
+    }
+
     fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
         let (snap, pod) = (cx.snap, cx.pod);
         let cs = self.constraints(snap, pod, WhenUnsatisfiable::DoNotSchedule);
