@@ -16,7 +16,7 @@ use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec, NodeAgen
 use crate::api::{self, Object};
 use crate::binder::{BindJob, BindOutcome, BindResult, Binder, NoPlugins};
 use crate::cache::AssumeCache;
-use crate::clock::{Clock, VirtualClock, WallClock};
+use crate::clock::{Clock, CycleCostModel, VirtualClock, WallClock};
 use crate::cluster::{build_snapshot_counted, Cluster, UidGen};
 use crate::config::SchedulerConfig;
 use crate::engine::{CycleResult, Engine};
@@ -115,6 +115,8 @@ struct Driver {
     opts: RunOptions,
     clock: Arc<dyn Clock>,
     vclock: Option<Arc<VirtualClock>>,
+    /// What a cycle costs in virtual time (used only with `vclock`).
+    cycle_cost: CycleCostModel,
     snap: Snapshot,
     frameworks: Vec<Framework>,
     /// DefaultPreemptionArgs per profile.
@@ -534,7 +536,15 @@ impl Driver {
         };
         let cycle_nanos = t0.elapsed().as_nanos() as u64;
         if let Some(v) = &self.vclock {
-            v.advance_by(cycle_nanos);
+            // Virtual time moves by the modelled cost, never by the measured one, so the run replays;
+            // the agent's stages that came due during the cycle fire now, not at the next idle moment.
+            let evaluated = match &result {
+                CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                CycleResult::Unschedulable(diag) => diag.failures.len(),
+                CycleResult::Error(_) => 0,
+            };
+            v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
+            self.agent.advance_to(v.now_nanos());
         }
         let now = self.now();
         self.counters.attempts += 1;
@@ -1287,6 +1297,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         opts: opts.clone(),
         clock,
         vclock,
+        cycle_cost: CycleCostModel::DEFAULT,
         engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score)
             .with_plugin_sampling(opts.plugin_sample_percent),
         queue,
@@ -1572,6 +1583,7 @@ impl Driver {
             workload_digest,
             agent: self.agent.name().to_string(),
             virtual_time: self.opts.virtual_time,
+            virtual_cycle_cost: self.vclock.is_some().then_some(self.cycle_cost),
             // Gates that do not take effect as set, with the reason (the field's name predates the statuses).
             feature_gates_ignored: w
                 .gate_statuses
