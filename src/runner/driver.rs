@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
+use super::consistency::{differences, Expected, PodLine};
 use super::objects::{default_node, default_pod, Templates};
 use super::quality::{placement_digest, placement_quality};
 use super::{AgentSpec, RunError, RunOptions};
@@ -124,6 +125,8 @@ struct Driver {
     engine: Engine,
     queue: SchedulingQueue<()>,
     cache: Arc<AssumeCache>,
+    /// Cache transitions refused on the scheduling thread: each is a reported inconsistency.
+    cache_errors: Vec<String>,
     pods: Vec<PodRec>,
     /// Pod index by uid: uids are dense from 1.
     uids: UidGen,
@@ -207,6 +210,13 @@ impl Driver {
 
     fn now(&self) -> u64 {
         self.clock.now_nanos()
+    }
+
+    /// Keeps a refused cache transition for the end-of-run check (`cacheConsistent`).
+    fn note_cache<T>(&mut self, r: Result<T, crate::cache::TransitionError>) {
+        if let Err(e) = r {
+            self.cache_errors.push(e.to_string());
+        }
     }
 
     fn rec(&self, uid: PodUid) -> &PodRec {
@@ -355,13 +365,16 @@ impl Driver {
             PodState::Queued => {
                 self.queue.delete(uid);
                 self.snap.clear_nomination(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
             }
             PodState::Assumed(_) | PodState::Bound(_) => {
                 if let Some(placed) = self.snap.unplace_pod(uid) {
                     let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
                     self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
                 }
-                let _ = self.cache.delete(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
                 if matches!(state, PodState::Assumed(_)) {
                     self.binds_in_flight -= 1;
                     // Not yet handed to the binder: it never will be.
@@ -559,7 +572,8 @@ impl Driver {
                 let node_sym = self.snap.nodes.name[node.ix()];
                 self.snap.clear_nomination(uid);
                 self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists and the pod is not placed");
-                let _ = self.cache.assume(uid, node_sym.0);
+                let r = self.cache.assume(uid, node_sym.0);
+                self.note_cache(r);
                 self.queue.done(uid);
                 let rec = self.rec_mut(uid);
                 rec.state = PodState::Assumed(node_sym);
@@ -701,8 +715,10 @@ impl Driver {
     fn on_bound(&mut self, uid: PodUid, at_nanos: u64) {
         let PodState::Assumed(node) = self.rec(uid).state else { return };
         self.binds_in_flight -= 1;
+        // With a binder, the binder finished the binding cycle in the cache (FinishBinding).
         if self.binder.is_none() {
-            let _ = self.cache.finish_binding(uid);
+            let r = self.cache.finish_binding(uid);
+            self.note_cache(r);
         }
         let rec = self.rec_mut(uid);
         rec.state = PodState::Bound(node);
@@ -730,7 +746,11 @@ impl Driver {
         let PodState::Assumed(node) = self.rec(uid).state else { return };
         self.binds_in_flight -= 1;
         self.counters.bind_failures += 1;
-        let _ = self.cache.forget(uid);
+        // With a binder, the binder forgot the pod in the cache when its binding cycle failed.
+        if self.binder.is_none() {
+            let r = self.cache.forget(uid);
+            self.note_cache(r);
+        }
         self.snap.unplace_pod(uid);
         let now = self.now();
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
@@ -1254,15 +1274,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         }
         AgentSpec::Custom { factory, .. } => factory(agent_tx, clock.clone()).map_err(RunError::Agent)?,
     };
-    let planned: u64 = w
-        .ops
-        .iter()
-        .map(|op| match op {
-            ResolvedOp::CreatePods { count, .. } => *count,
-            _ => 0,
-        })
-        .sum();
-    let cache = Arc::new(AssumeCache::new((planned as usize + cluster.pods.len()) * 2 + 1_000_000));
+    let cache = Arc::new(AssumeCache::new());
     let (results_tx, results_rx) = crossbeam_channel::unbounded::<BindResult>();
     let (binder, agent_events) = if opts.virtual_time {
         (None, agent_rx)
@@ -1302,6 +1314,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             .with_plugin_sampling(opts.plugin_sample_percent),
         queue,
         cache,
+        cache_errors: Vec::new(),
         pods: Vec::new(),
         uids: UidGen::default(),
         priorities,
@@ -1345,7 +1358,8 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     let mut recs: Vec<Option<PodRec>> = (0..d.uids.issued()).map(|_| None).collect();
     for (info, node) in bound {
         let idx = (info.uid.0 - 1) as usize;
-        let _ = d.cache.confirm_bound(info.uid, node.0);
+        let r = d.cache.confirm_bound(info.uid, node.0);
+        d.note_cache(r);
         recs[idx] = Some(PodRec {
             template: Arc::new(api::Pod::default()),
             namespace: snap.interner.resolve(info.namespace).to_string(),
@@ -1431,55 +1445,29 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
 
 impl Driver {
     fn finish(mut self, w: &ResolvedWorkload, wall_start: Instant, cpu_start: f64) -> RunReport {
-        // Consistency: the cache (snapshot + assume states) against what the agent reports.
-        let mut diffs = Vec::new();
+        // Consistency: the snapshot, the assume cache and the agent agree; no transition was refused.
         let agent_pods: BTreeMap<PodUid, String> = self.agent.pods().into_iter().collect();
-        for r in self.pods.iter().filter(|r| r.created_by_run) {
-            let uid = r.info.uid;
-            match r.state {
-                PodState::Bound(node) => {
-                    let want = self.snap.interner.resolve(node);
-                    match agent_pods.get(&uid) {
-                        Some(n) if n == want => {}
-                        Some(n) => diffs.push(format!("{}: cache says node {want}, agent says {n}", r.info.name)),
-                        None => {
-                            diffs.push(format!("{}: bound on {want} in the cache, unknown to the agent", r.info.name))
-                        }
-                    }
-                    if !self.snap.pods.contains_key(&uid) {
-                        diffs.push(format!("{}: bound but not in the snapshot", r.info.name));
-                    }
-                }
-                PodState::Queued | PodState::Deleted => {
-                    if agent_pods.contains_key(&uid) && r.state == PodState::Queued {
-                        diffs.push(format!("{}: queued in the cache, held by the agent", r.info.name));
-                    }
-                }
-                PodState::Assumed(_) => diffs.push(format!("{}: still assumed at the end of the run", r.info.name)),
-            }
+        let lines: Vec<PodLine<'_>> = self
+            .pods
+            .iter()
+            .map(|r| PodLine {
+                uid: r.info.uid,
+                name: &r.info.name,
+                expected: match r.state {
+                    PodState::Queued => Expected::Queued,
+                    PodState::Assumed(n) => Expected::Assumed(n),
+                    PodState::Bound(n) => Expected::Bound(n),
+                    PodState::Deleted => Expected::Deleted,
+                },
+                created_by_run: r.created_by_run,
+            })
+            .collect();
+        let mut transition_errors = std::mem::take(&mut self.cache_errors);
+        if let Some(b) = &self.binder {
+            transition_errors.extend(b.take_cache_errors().iter().map(|e| e.to_string()));
         }
-        // Node resources: the snapshot's requested columns equal the sum over the pods placed there.
-        let t = &self.snap.nodes;
-        let mut cpu = vec![0i64; t.len()];
-        let mut pods_on = vec![0u32; t.len()];
-        for p in self.snap.pods.values() {
-            if let Some(i) = t.idx_of(p.node) {
-                cpu[i.ix()] += p.info.requests.cpu_milli;
-                pods_on[i.ix()] += 1;
-            }
-        }
-        for i in 0..t.len() {
-            if cpu[i] != t.req_cpu_milli[i] || pods_on[i] != t.pod_count[i] {
-                diffs.push(format!(
-                    "node {}: requested cpu {} / {} pods in the table, {} / {} from its pods",
-                    self.snap.node_name(crate::snapshot::NodeIdx(i as u32)),
-                    t.req_cpu_milli[i],
-                    t.pod_count[i],
-                    cpu[i],
-                    pods_on[i]
-                ));
-            }
-        }
+        let mut diffs = differences(&self.snap, &self.cache, &lines, &agent_pods, &transition_errors);
+        drop(lines);
         let shutdown = self.agent.shutdown();
         if let Err(e) = &shutdown {
             diffs.push(format!("agent shutdown: {e}"));

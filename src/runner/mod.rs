@@ -6,6 +6,7 @@
 //! replay exactly (the simulated agent draws each pod's delays from its own seeded stream).
 
 pub mod cli;
+mod consistency;
 pub mod cri;
 pub mod driver;
 pub mod objects;
