@@ -33,3 +33,31 @@ fn a_virtual_time_churn_run_with_failures_replays() {
     let (two_threads, _) = run_digest("2");
     assert_eq!(first, two_threads, "--threads 2 places as --threads 1");
 }
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+        .arg("run")
+        .args(args)
+        .args(["--label-filter", "replay", "--format", "json"])
+        .current_dir(root)
+        .output()
+        .expect("schedperf starts");
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("json report")
+}
+
+#[test]
+fn steady_state_creates_pods_beyond_any_planned_count_and_the_cache_keeps_up() {
+    // In virtual time the count is exact; the wall-clock run goes through the binder threads.
+    let r = run_json(&["tests/data/steady-state.yaml", "--virtual-time"]);
+    let run = &r["runs"][0];
+    let created = run["accounting"]["created"].as_u64().unwrap();
+    assert!(created > 10 * 1024, "far more pods than the 100 planned and than the cache's first segment: {created}");
+    assert_eq!(run["accounting"]["lost"], 0, "{}", run["accounting"]);
+    assert_eq!(run["cacheConsistent"], true, "{}", run["cacheDifferences"]);
+    let wall = run_json(&["tests/data/steady-state.yaml"]);
+    let run = &wall["runs"][0];
+    assert_eq!(run["accounting"]["lost"], 0, "{}", run["accounting"]);
+    assert_eq!(run["cacheConsistent"], true, "{}", run["cacheDifferences"]);
+}
