@@ -18,8 +18,13 @@
 //!    the bind) the pod fails. Either way a [`BindResult`] goes out on the results channel and the
 //!    pod's token is returned.
 //!
-//! On a failure the scheduling thread forgets the pod in the cache, runs Unreserve and requeues it
-//! with backoff (kube-scheduler's `handleBindingCycleError`); the binder only reports.
+//! The binder owns the cache transitions that end a binding cycle, as upstream's binding goroutine
+//! does: FinishBinding on success, ForgetPod on any failure (Permit, PreBind, Bind), on whichever
+//! binder thread saw it, before the result goes out. A pod deleted meanwhile is Deleted in the cache
+//! already (its delete released it): that refusal is expected; any other refused transition is kept
+//! for [`Binder::take_cache_errors`]. The scheduling thread, which owns the snapshot, releases the
+//! pod's node there when it reads the failed result, runs Unreserve and requeues the pod with
+//! backoff (kube-scheduler's `handleBindingCycleError`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -30,7 +35,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent};
-use crate::cache::AssumeCache;
+use crate::cache::{AssumeCache, PodState, TransitionError};
 use crate::framework::{BindingPod, Framework};
 use crate::ids::PodUid;
 use crate::sync::atomic::{AtomicU64, Ordering};
@@ -189,6 +194,8 @@ struct Shared {
     /// Wakes the permit timer when an earlier deadline arrives or on shutdown.
     permit_wake: Condvar,
     stats: BinderStats,
+    /// Cache transitions refused for another reason than a delete that came first.
+    cache_errors: Mutex<Vec<TransitionError>>,
 }
 
 /// The binder pool. Dropping it stops the workers (binds already sent to the agent are abandoned).
@@ -233,6 +240,7 @@ impl Binder {
             permits: Mutex::new(Permits::default()),
             permit_wake: Condvar::new(),
             stats: BinderStats::default(),
+            cache_errors: Mutex::new(Vec::new()),
         });
         let (jobs, job_rx) = crossbeam_channel::unbounded::<Vec<BindJob>>();
         let workers = (0..workers)
@@ -347,6 +355,12 @@ impl Binder {
         true
     }
 
+    /// Takes the cache transitions the binder saw refused (other than for a pod deleted first): each
+    /// is an inconsistency to report.
+    pub fn take_cache_errors(&self) -> Vec<TransitionError> {
+        std::mem::take(&mut *lock(&self.shared.cache_errors))
+    }
+
     /// Pods parked on Permit.
     pub fn waiting_on_permit(&self) -> usize {
         lock(&self.shared.permits).waiting.len()
@@ -406,7 +420,21 @@ impl Shared {
         let _ = self.tokens_back.send(());
     }
 
+    /// Keeps a refused cache transition, unless the pod was deleted first (expected: the delete
+    /// released it).
+    fn note_cache(&self, r: Result<(), TransitionError>) {
+        if let Err(e) = r {
+            if e.found != PodState::Deleted {
+                lock(&self.cache_errors).push(e);
+            }
+        }
+    }
+
+    /// The binding cycle failed: forget the assume (upstream's ForgetPod), then report.
     fn fail(&self, job: BindJob, stage: BindStage, reason: String) {
+        if let Some(c) = &self.cache {
+            self.note_cache(c.forget(job.pod.uid).map(|_| ()));
+        }
         self.finish(job, BindOutcome::Failed { stage, reason });
     }
 
@@ -468,7 +496,10 @@ impl Shared {
         match &e.kind {
             AgentEventKind::Bound => match self.cache.as_ref().map(|c| c.finish_binding(e.uid)) {
                 // Deleted while binding: the delete released the node; the cycle failed.
-                Some(Err(err)) => self.fail(job, BindStage::Bind, err.to_string()),
+                Some(Err(err)) => {
+                    self.note_cache(Err(err));
+                    self.finish(job, BindOutcome::Failed { stage: BindStage::Bind, reason: err.to_string() });
+                }
                 _ => {
                     self.cycle.post_bind(&job);
                     self.finish(job, BindOutcome::Bound);

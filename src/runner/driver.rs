@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
+use super::consistency::{differences, Expected, PodLine};
 use super::objects::{default_node, default_pod, Templates};
 use super::quality::{placement_digest, placement_quality};
 use super::{AgentSpec, RunError, RunOptions};
@@ -16,7 +17,7 @@ use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec, NodeAgen
 use crate::api::{self, Object};
 use crate::binder::{BindJob, BindOutcome, BindResult, Binder, BindingCycle, FrameworkBinding};
 use crate::cache::AssumeCache;
-use crate::clock::{Clock, VirtualClock, WallClock};
+use crate::clock::{Clock, CycleCostModel, VirtualClock, WallClock};
 use crate::cluster::{build_snapshot_counted, Cluster, UidGen};
 use crate::config::SchedulerConfig;
 use crate::engine::{CycleResult, Engine};
@@ -116,6 +117,8 @@ struct Driver {
     opts: RunOptions,
     clock: Arc<dyn Clock>,
     vclock: Option<Arc<VirtualClock>>,
+    /// What a cycle costs in virtual time (used only with `vclock`).
+    cycle_cost: CycleCostModel,
     snap: Snapshot,
     /// One framework per profile (shared with the binder, which runs their binding plugins).
     frameworks: Vec<Arc<Framework>>,
@@ -131,6 +134,8 @@ struct Driver {
     engine: Engine,
     queue: SchedulingQueue<()>,
     cache: Arc<AssumeCache>,
+    /// Cache transitions refused on the scheduling thread: each is a reported inconsistency.
+    cache_errors: Vec<String>,
     pods: Vec<PodRec>,
     /// Pod index by uid: uids are dense from 1.
     uids: UidGen,
@@ -214,6 +219,13 @@ impl Driver {
 
     fn now(&self) -> u64 {
         self.clock.now_nanos()
+    }
+
+    /// Keeps a refused cache transition for the end-of-run check (`cacheConsistent`).
+    fn note_cache<T>(&mut self, r: Result<T, crate::cache::TransitionError>) {
+        if let Err(e) = r {
+            self.cache_errors.push(e.to_string());
+        }
     }
 
     fn rec(&self, uid: PodUid) -> &PodRec {
@@ -362,13 +374,16 @@ impl Driver {
             PodState::Queued => {
                 self.queue.delete(uid);
                 self.snap.clear_nomination(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
             }
             PodState::Assumed(_) | PodState::Bound(_) => {
                 if let Some(placed) = self.snap.unplace_pod(uid) {
                     let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
                     self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
                 }
-                let _ = self.cache.delete(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
                 if matches!(state, PodState::Assumed(_)) {
                     self.binds_in_flight -= 1;
                     // Not yet handed to the binder: it never will be.
@@ -555,7 +570,15 @@ impl Driver {
         };
         let cycle_nanos = t0.elapsed().as_nanos() as u64;
         if let Some(v) = &self.vclock {
-            v.advance_by(cycle_nanos);
+            // Virtual time moves by the modelled cost, never by the measured one, so the run replays;
+            // the agent's stages that came due during the cycle fire now, not at the next idle moment.
+            let evaluated = match &result {
+                CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                CycleResult::Unschedulable(diag) => diag.failures.len(),
+                CycleResult::Error(_) => 0,
+            };
+            v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
+            self.agent.advance_to(v.now_nanos());
         }
         let now = self.now();
         self.counters.attempts += 1;
@@ -570,7 +593,8 @@ impl Driver {
                 let node_sym = self.snap.nodes.name[node.ix()];
                 self.snap.clear_nomination(uid);
                 self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists and the pod is not placed");
-                let _ = self.cache.assume(uid, node_sym.0);
+                let r = self.cache.assume(uid, node_sym.0);
+                self.note_cache(r);
                 // Reserve and Permit end the scheduling cycle, as `schedulingCycle` runs them.
                 let permit_wait = match self.reserve_and_permit(uid, profile, node, &qp, now) {
                     Some(w) => w,
@@ -713,7 +737,8 @@ impl Driver {
         fw.run_unreserve(cx, state, node);
         let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
         self.snap.unplace_pod(uid);
-        let _ = self.cache.forget(uid);
+        let r = self.cache.forget(uid);
+        self.note_cache(r);
         let msg = st.reasons.join(", ");
         self.trace(
             now,
@@ -852,8 +877,10 @@ impl Driver {
     fn on_bound(&mut self, uid: PodUid, at_nanos: u64) {
         let PodState::Assumed(node) = self.rec(uid).state else { return };
         self.binds_in_flight -= 1;
+        // With a binder, the binder finished the binding cycle in the cache (FinishBinding).
         if self.binder.is_none() {
-            let _ = self.cache.finish_binding(uid);
+            let r = self.cache.finish_binding(uid);
+            self.note_cache(r);
             let rec = self.rec(uid);
             let fw = &self.frameworks[rec.profile];
             if !fw.post_bind.is_empty() {
@@ -895,7 +922,11 @@ impl Driver {
             let mut state = CycleState::new();
             self.frameworks[profile].run_unreserve(CycleCx { snap: &self.snap, pod: &info }, &mut state, idx);
         }
-        let _ = self.cache.forget(uid);
+        // With a binder, the binder forgot the pod in the cache when its binding cycle failed.
+        if self.binder.is_none() {
+            let r = self.cache.forget(uid);
+            self.note_cache(r);
+        }
         self.snap.unplace_pod(uid);
         let now = self.now();
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
@@ -1458,15 +1489,7 @@ pub(crate) fn run_workload_with(
         }
         AgentSpec::Custom { factory, .. } => factory(agent_tx, clock.clone()).map_err(RunError::Agent)?,
     };
-    let planned: u64 = w
-        .ops
-        .iter()
-        .map(|op| match op {
-            ResolvedOp::CreatePods { count, .. } => *count,
-            _ => 0,
-        })
-        .sum();
-    let cache = Arc::new(AssumeCache::new((planned as usize + cluster.pods.len()) * 2 + 1_000_000));
+    let cache = Arc::new(AssumeCache::new());
     let (results_tx, results_rx) = crossbeam_channel::unbounded::<BindResult>();
     let binding = Arc::new(FrameworkBinding::new(frameworks.clone()));
     let (binder, agent_events) = if opts.virtual_time {
@@ -1502,10 +1525,12 @@ pub(crate) fn run_workload_with(
         opts: opts.clone(),
         clock,
         vclock,
+        cycle_cost: CycleCostModel::DEFAULT,
         engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score)
             .with_plugin_sampling(opts.plugin_sample_percent),
         queue,
         cache,
+        cache_errors: Vec::new(),
         pods: Vec::new(),
         uids: UidGen::default(),
         priorities,
@@ -1552,7 +1577,8 @@ pub(crate) fn run_workload_with(
     let mut recs: Vec<Option<PodRec>> = (0..d.uids.issued()).map(|_| None).collect();
     for (info, node) in bound {
         let idx = (info.uid.0 - 1) as usize;
-        let _ = d.cache.confirm_bound(info.uid, node.0);
+        let r = d.cache.confirm_bound(info.uid, node.0);
+        d.note_cache(r);
         recs[idx] = Some(PodRec {
             template: Arc::new(api::Pod::default()),
             namespace: snap.interner.resolve(info.namespace).to_string(),
@@ -1639,55 +1665,29 @@ pub(crate) fn run_workload_with(
 
 impl Driver {
     fn finish(mut self, w: &ResolvedWorkload, wall_start: Instant, cpu_start: f64) -> RunReport {
-        // Consistency: the cache (snapshot + assume states) against what the agent reports.
-        let mut diffs = Vec::new();
+        // Consistency: the snapshot, the assume cache and the agent agree; no transition was refused.
         let agent_pods: BTreeMap<PodUid, String> = self.agent.pods().into_iter().collect();
-        for r in self.pods.iter().filter(|r| r.created_by_run) {
-            let uid = r.info.uid;
-            match r.state {
-                PodState::Bound(node) => {
-                    let want = self.snap.interner.resolve(node);
-                    match agent_pods.get(&uid) {
-                        Some(n) if n == want => {}
-                        Some(n) => diffs.push(format!("{}: cache says node {want}, agent says {n}", r.info.name)),
-                        None => {
-                            diffs.push(format!("{}: bound on {want} in the cache, unknown to the agent", r.info.name))
-                        }
-                    }
-                    if !self.snap.pods.contains_key(&uid) {
-                        diffs.push(format!("{}: bound but not in the snapshot", r.info.name));
-                    }
-                }
-                PodState::Queued | PodState::Deleted => {
-                    if agent_pods.contains_key(&uid) && r.state == PodState::Queued {
-                        diffs.push(format!("{}: queued in the cache, held by the agent", r.info.name));
-                    }
-                }
-                PodState::Assumed(_) => diffs.push(format!("{}: still assumed at the end of the run", r.info.name)),
-            }
+        let lines: Vec<PodLine<'_>> = self
+            .pods
+            .iter()
+            .map(|r| PodLine {
+                uid: r.info.uid,
+                name: &r.info.name,
+                expected: match r.state {
+                    PodState::Queued => Expected::Queued,
+                    PodState::Assumed(n) => Expected::Assumed(n),
+                    PodState::Bound(n) => Expected::Bound(n),
+                    PodState::Deleted => Expected::Deleted,
+                },
+                created_by_run: r.created_by_run,
+            })
+            .collect();
+        let mut transition_errors = std::mem::take(&mut self.cache_errors);
+        if let Some(b) = &self.binder {
+            transition_errors.extend(b.take_cache_errors().iter().map(|e| e.to_string()));
         }
-        // Node resources: the snapshot's requested columns equal the sum over the pods placed there.
-        let t = &self.snap.nodes;
-        let mut cpu = vec![0i64; t.len()];
-        let mut pods_on = vec![0u32; t.len()];
-        for p in self.snap.pods.values() {
-            if let Some(i) = t.idx_of(p.node) {
-                cpu[i.ix()] += p.info.requests.cpu_milli;
-                pods_on[i.ix()] += 1;
-            }
-        }
-        for i in 0..t.len() {
-            if cpu[i] != t.req_cpu_milli[i] || pods_on[i] != t.pod_count[i] {
-                diffs.push(format!(
-                    "node {}: requested cpu {} / {} pods in the table, {} / {} from its pods",
-                    self.snap.node_name(crate::snapshot::NodeIdx(i as u32)),
-                    t.req_cpu_milli[i],
-                    t.pod_count[i],
-                    cpu[i],
-                    pods_on[i]
-                ));
-            }
-        }
+        let mut diffs = differences(&self.snap, &self.cache, &lines, &agent_pods, &transition_errors);
+        drop(lines);
         let shutdown = self.agent.shutdown();
         if let Err(e) = &shutdown {
             diffs.push(format!("agent shutdown: {e}"));
@@ -1791,6 +1791,7 @@ impl Driver {
             workload_digest,
             agent: self.agent.name().to_string(),
             virtual_time: self.opts.virtual_time,
+            virtual_cycle_cost: self.vclock.is_some().then_some(self.cycle_cost),
             // Gates that do not take effect as set, with the reason (the field's name predates the statuses).
             feature_gates_ignored: w
                 .gate_statuses
