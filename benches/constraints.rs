@@ -90,7 +90,7 @@ fn node(snap: &Snapshot, i: usize) -> Sym {
 
 fn framework(snap: &mut Snapshot) -> (Framework, schedperf::config::Profile) {
     let profile = SchedulerConfig::defaults().profiles[0].clone();
-    let fw = Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
+    let fw = schedperf::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
     (fw, profile)
 }
 
@@ -163,9 +163,8 @@ fn benches(c: &mut Criterion) {
             }
         }
         let p = pod(&mut snap, 1_000_000, "high", 1000, 100);
-        let (fw, profile) = framework(&mut snap);
+        let (fw, _profile) = framework(&mut snap);
         let mut engine = Engine::new(7, 1, None);
-        let args = profile.args.default_preemption.clone();
         c.bench_function("cycle/preemption", |b| {
             b.iter_batched(
                 || (),
@@ -174,7 +173,7 @@ fn benches(c: &mut Criterion) {
                         CycleResult::Unschedulable(d) => d,
                         other => panic!("{other:?}"),
                     };
-                    let (pre, _) = engine.post_filter(&fw, &mut snap, &p, &diag, &args).unwrap();
+                    let pre = engine.post_filter(&fw, &mut snap, &p, &diag).unwrap();
                     assert_eq!(pre.victims.len(), 1);
                     snap.nominated.clear();
                 },

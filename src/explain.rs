@@ -188,7 +188,7 @@ fn compile_inputs(
     let pod = compile_pod(raw_pod, &name, uids.next_uid(), &cluster.priorities(), &mut snap.interner, &wk)
         .map_err(|e| InputError::new(pod_file, "spec.priorityClassName", e))?;
     let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
-    let fw = Framework::new(profile, &compiled, &mut snap.interner)
+    let fw = crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
         .map_err(|e| InputError::new(&config.source, "profiles", e))?;
     Ok(Loaded {
         fw,

@@ -25,5 +25,10 @@ pub use std::sync::Arc;
 /// Blocking primitives, never switched to loom (see the module docs).
 pub use std::sync::{Condvar, Mutex, MutexGuard};
 
+/// One-time initialisation (the assume cache's segment slots): `get` is one acquire load. Never
+/// switched to loom, which has no `OnceLock`: the loom models exercise growth, but loom does not
+/// explore the interleavings inside `std`'s `OnceLock` itself.
+pub use std::sync::OnceLock;
+
 /// Pads a shared value to a cache line so that writers on different cores do not false-share.
 pub use crossbeam_utils::CachePadded;

@@ -35,7 +35,7 @@ pub fn template_path(name: &str) -> PathBuf {
 fn builds(profile: &Profile) -> bool {
     let mut snap = Snapshot::new();
     let Ok(compiled) = compile_args(&profile.args, &mut snap.interner, "<bench>") else { return false };
-    Framework::new(profile, &compiled, &mut snap.interner).is_ok()
+    schedperf::plugins::build_framework(profile, &compiled, &mut snap.interner).is_ok()
 }
 
 /// Keeps the plugins of `profile` for which `keep` holds, at every extension point.
@@ -103,7 +103,7 @@ pub fn bench_config_yaml() -> Option<String> {
 /// Builds `profile`'s framework against `snap`'s interner.
 pub fn framework(snap: &mut Snapshot, profile: &Profile) -> Framework {
     let compiled = compile_args(&profile.args, &mut snap.interner, "<bench>").expect("bench profile args compile");
-    Framework::new(profile, &compiled, &mut snap.interner).expect("bench profile builds")
+    schedperf::plugins::build_framework(profile, &compiled, &mut snap.interner).expect("bench profile builds")
 }
 
 fn load_node(template: &str) -> api::Node {

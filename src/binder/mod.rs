@@ -9,7 +9,8 @@
 //!    Wait: the pod is then parked in the waiting-pods map (upstream's `waitingPods`) without holding
 //!    a worker, until [`Binder::allow`] hands it to the workers, [`Binder::reject`] fails it, or the
 //!    permit timer thread fails it at its timeout (wall-clock time).
-//! 2. A worker runs [`BindingCycle::pre_bind`], then `agent.bind`, and moves on: the agent's bind is
+//! 2. A worker runs [`BindingCycle::pre_bind`] and [`BindingCycle::bind`] (for a run, the
+//!    profile's PreBind and Bind plugins: [`FrameworkBinding`]), then `agent.bind`, and moves on: the agent's bind is
 //!    asynchronous and reports its outcome as an event.
 //! 3. Whoever reads the agent's events passes each to [`Binder::on_agent_event`] (or lets
 //!    [`Binder::spawn_router`] do it). On `Bound` the binder calls `AssumeCache::finish_binding` (when
@@ -17,8 +18,13 @@
 //!    the bind) the pod fails. Either way a [`BindResult`] goes out on the results channel and the
 //!    pod's token is returned.
 //!
-//! On a failure the scheduling thread forgets the pod in the cache, runs Unreserve and requeues it
-//! with backoff (kube-scheduler's `handleBindingCycleError`); the binder only reports.
+//! The binder owns the cache transitions that end a binding cycle, as upstream's binding goroutine
+//! does: FinishBinding on success, ForgetPod on any failure (Permit, PreBind, Bind), on whichever
+//! binder thread saw it, before the result goes out. A pod deleted meanwhile is Deleted in the cache
+//! already (its delete released it): that refusal is expected; any other refused transition is kept
+//! for [`Binder::take_cache_errors`]. The scheduling thread, which owns the snapshot, releases the
+//! pod's node there when it reads the failed result, runs Unreserve and requeues the pod with
+//! backoff (kube-scheduler's `handleBindingCycleError`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -29,7 +35,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent};
-use crate::cache::AssumeCache;
+use crate::cache::{AssumeCache, PodState, TransitionError};
+use crate::framework::{BindingPod, Framework};
 use crate::ids::PodUid;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{CachePadded, Condvar, Mutex};
@@ -43,11 +50,18 @@ pub struct BindJob {
     pub pod: AgentPod,
     /// Permit returned Wait with this timeout; `None` when every Permit plugin allowed the pod.
     pub permit_wait: Option<Duration>,
+    /// The profile that scheduled the pod (whose binding plugins run).
+    pub profile: usize,
 }
 
 impl BindJob {
     pub fn new(pod: AgentPod) -> Self {
-        BindJob { pod, permit_wait: None }
+        BindJob { pod, permit_wait: None, profile: 0 }
+    }
+
+    pub fn with_profile(mut self, profile: usize) -> Self {
+        self.profile = profile;
+        self
     }
 
     pub fn with_permit_wait(mut self, timeout: Duration) -> Self {
@@ -77,11 +91,17 @@ pub struct BindResult {
     pub outcome: BindOutcome,
 }
 
-/// The plugin hooks of the binding cycle. Both run on binder threads (post_bind on the thread that
+/// The plugin hooks of the binding cycle. They run on binder threads (post_bind on the thread that
 /// handles the agent's `Bound`).
 pub trait BindingCycle: Send + Sync {
     /// PreBind plugins; an error fails the pod.
     fn pre_bind(&self, _job: &BindJob) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Bind plugins; `Ok` when one took the pod (the binder then sends the bind to the agent), an
+    /// error fails the pod.
+    fn bind(&self, _job: &BindJob) -> Result<(), String> {
         Ok(())
     }
 
@@ -94,6 +114,46 @@ pub trait BindingCycle: Send + Sync {
 pub struct NoPlugins;
 
 impl BindingCycle for NoPlugins {}
+
+/// The binding cycle of the profiles' frameworks: a job's PreBind, Bind and PostBind plugins are
+/// those of the profile it was scheduled by ([`BindJob::profile`]).
+pub struct FrameworkBinding {
+    frameworks: Vec<Arc<Framework>>,
+}
+
+impl FrameworkBinding {
+    pub fn new(frameworks: Vec<Arc<Framework>>) -> Self {
+        FrameworkBinding { frameworks }
+    }
+
+    fn framework(&self, job: &BindJob) -> &Framework {
+        &self.frameworks[job.profile]
+    }
+}
+
+/// The pod of `job` as the binding plugins see it.
+pub fn binding_pod(job: &BindJob) -> BindingPod<'_> {
+    BindingPod { uid: job.pod.uid, namespace: &job.pod.namespace, name: &job.pod.name, node: &job.pod.node }
+}
+
+impl BindingCycle for FrameworkBinding {
+    fn pre_bind(&self, job: &BindJob) -> Result<(), String> {
+        self.framework(job).run_pre_bind(&binding_pod(job)).map_err(|st| st.reasons.join(", "))
+    }
+
+    fn bind(&self, job: &BindJob) -> Result<(), String> {
+        match self.framework(job).run_bind(&binding_pod(job)) {
+            Ok(Some(_)) => Ok(()),
+            // `schedule_one.go`'s bind(): a Skip from every plugin is an error.
+            Ok(None) => Err("bind status: Skip".to_string()),
+            Err(st) => Err(st.reasons.join(", ")),
+        }
+    }
+
+    fn post_bind(&self, job: &BindJob) {
+        self.framework(job).run_post_bind(&binding_pod(job));
+    }
+}
 
 /// Counters of the binder, cache-padded (written by several threads).
 #[derive(Debug, Default)]
@@ -134,6 +194,8 @@ struct Shared {
     /// Wakes the permit timer when an earlier deadline arrives or on shutdown.
     permit_wake: Condvar,
     stats: BinderStats,
+    /// Cache transitions refused for another reason than a delete that came first.
+    cache_errors: Mutex<Vec<TransitionError>>,
 }
 
 /// The binder pool. Dropping it stops the workers (binds already sent to the agent are abandoned).
@@ -178,6 +240,7 @@ impl Binder {
             permits: Mutex::new(Permits::default()),
             permit_wake: Condvar::new(),
             stats: BinderStats::default(),
+            cache_errors: Mutex::new(Vec::new()),
         });
         let (jobs, job_rx) = crossbeam_channel::unbounded::<Vec<BindJob>>();
         let workers = (0..workers)
@@ -292,6 +355,12 @@ impl Binder {
         true
     }
 
+    /// Takes the cache transitions the binder saw refused (other than for a pod deleted first): each
+    /// is an inconsistency to report.
+    pub fn take_cache_errors(&self) -> Vec<TransitionError> {
+        std::mem::take(&mut *lock(&self.shared.cache_errors))
+    }
+
     /// Pods parked on Permit.
     pub fn waiting_on_permit(&self) -> usize {
         lock(&self.shared.permits).waiting.len()
@@ -351,7 +420,21 @@ impl Shared {
         let _ = self.tokens_back.send(());
     }
 
+    /// Keeps a refused cache transition, unless the pod was deleted first (expected: the delete
+    /// released it).
+    fn note_cache(&self, r: Result<(), TransitionError>) {
+        if let Err(e) = r {
+            if e.found != PodState::Deleted {
+                lock(&self.cache_errors).push(e);
+            }
+        }
+    }
+
+    /// The binding cycle failed: forget the assume (upstream's ForgetPod), then report.
     fn fail(&self, job: BindJob, stage: BindStage, reason: String) {
+        if let Some(c) = &self.cache {
+            self.note_cache(c.forget(job.pod.uid).map(|_| ()));
+        }
         self.finish(job, BindOutcome::Failed { stage, reason });
     }
 
@@ -389,6 +472,9 @@ impl Shared {
         if let Err(reason) = self.cycle.pre_bind(&job) {
             return self.fail(job, BindStage::PreBind, reason);
         }
+        if let Err(reason) = self.cycle.bind(&job) {
+            return self.fail(job, BindStage::Bind, reason);
+        }
         let pod = job.pod.clone();
         // Registered before the bind: a zero-latency agent reports the outcome inline.
         lock(self.shard(pod.uid)).insert(pod.uid, job);
@@ -410,7 +496,10 @@ impl Shared {
         match &e.kind {
             AgentEventKind::Bound => match self.cache.as_ref().map(|c| c.finish_binding(e.uid)) {
                 // Deleted while binding: the delete released the node; the cycle failed.
-                Some(Err(err)) => self.fail(job, BindStage::Bind, err.to_string()),
+                Some(Err(err)) => {
+                    self.note_cache(Err(err));
+                    self.finish(job, BindOutcome::Failed { stage: BindStage::Bind, reason: err.to_string() });
+                }
                 _ => {
                     self.cycle.post_bind(&job);
                     self.finish(job, BindOutcome::Bound);

@@ -71,7 +71,7 @@ impl BindingCycle for Probe {
 #[test]
 fn burst_of_a_thousand_through_the_zero_latency_agent() {
     let probe = Arc::new(Probe::default());
-    let cache = Arc::new(AssumeCache::new(1000));
+    let cache = Arc::new(AssumeCache::new());
     let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 4, 16, probe.clone(), Some(cache.clone()));
     for u in 0..1000 {
         cache.assume(PodUid(u), (u % 10) as u32).unwrap();
@@ -246,7 +246,7 @@ fn permit_timeouts_fire_in_deadline_order() {
 
 #[test]
 fn a_pod_deleted_while_binding_fails_its_cycle() {
-    let cache = Arc::new(AssumeCache::new(4));
+    let cache = Arc::new(AssumeCache::new());
     let slow = SimOverrides { bind_latency_ms: Some(5.0), ..Default::default() };
     let r = rig(
         SimConfig::zero_latency().with_overrides(&slow).unwrap(),
@@ -286,6 +286,39 @@ fn a_pod_deleted_while_binding_fails_its_cycle() {
             (2, BindOutcome::Failed { stage: BindStage::Bind, reason: "the pod was deleted while binding".into() }),
         ]
     );
+    assert_eq!(r.binder.take_cache_errors(), vec![], "refusals for a pod deleted first are expected");
+}
+
+#[test]
+fn a_failed_binding_cycle_forgets_the_pod_in_the_cache_on_the_binder() {
+    // Pod 1 fails PreBind (on a worker), pod 2 is rejected at Permit, pod 3 times out at Permit (on
+    // the permit timer thread), pod 4 binds. Pod 5 fails PreBind without ever being assumed: the
+    // refused forget is kept as an inconsistency.
+    let cache = Arc::new(AssumeCache::new());
+    let probe = Arc::new(Probe { fail_pre_bind: [1, 5].into(), ..Default::default() });
+    let r = rig(SimConfig::zero_latency(), TimeMode::Wall, 2, 8, probe, Some(cache.clone()));
+    for u in 1..=4 {
+        cache.assume(PodUid(u), 7).unwrap();
+    }
+    r.binder.submit(BindJob::new(test_pod(1, "n")));
+    r.binder.submit(BindJob::new(test_pod(2, "n")).with_permit_wait(Duration::from_secs(60)));
+    r.binder.submit(BindJob::new(test_pod(3, "n")).with_permit_wait(Duration::from_millis(1)));
+    r.binder.submit(BindJob::new(test_pod(4, "n")));
+    r.binder.submit(BindJob::new(test_pod(5, "n")));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !r.binder.reject(PodUid(2), "rejected by a test") {
+        assert!(Instant::now() < deadline, "pod 2 parks on Permit");
+        std::thread::yield_now();
+    }
+    let mut results = collect(&r.results, 5);
+    results.sort_by_key(|x| x.job.pod.uid);
+    let bound: Vec<bool> = results.iter().map(|x| x.outcome == BindOutcome::Bound).collect();
+    assert_eq!(bound, [false, false, false, true, false]);
+    let states: Vec<_> = (1..=5).map(|u| cache.state(PodUid(u))).collect();
+    use crate::cache::PodState::*;
+    assert_eq!(states, [(Forgotten, None), (Forgotten, None), (Forgotten, None), (Bound, Some(7)), (Initial, None)]);
+    let errors: Vec<String> = r.binder.take_cache_errors().iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors, ["pod-00000005: cannot forget a pod in state Initial"]);
 }
 
 #[test]

@@ -9,8 +9,8 @@
 //! `disabled` list and a `pluginConfig` for an unknown plugin are errors. Unknown fields are ignored.
 
 mod args;
+mod catalog;
 mod plugins;
-mod registry;
 
 use std::path::Path;
 
@@ -25,8 +25,8 @@ pub use args::{
     NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, ResourceSpec, ScoringStrategy, ScoringStrategyType,
     UtilizationShapePoint, MAX_CUSTOM_PRIORITY_SCORE,
 };
+pub use catalog::{plugin_info, ExtensionPoint, PluginInfo, PLUGINS, REMOVED_PLUGINS};
 pub use plugins::{MAX_NODE_SCORE, MAX_TOTAL_SCORE};
-pub use registry::{plugin_info, ExtensionPoint, PluginInfo, PLUGINS, REMOVED_PLUGINS};
 
 use crate::error::InputError;
 use plugins::{build_profile_plugins, merge_plugins, Origin, PluginRef, PluginSet, PluginSets};
@@ -528,7 +528,7 @@ fn custom_plugin_set(raw: Option<&RawPluginSet>, path: &str, weighted: bool) -> 
     for (i, p) in raw.enabled.iter().enumerate() {
         let entry = format!("{path}.enabled[{i}]");
         let Some(info) = plugin_info(&p.name) else {
-            return Err(InputError::new("", format!("{entry}.name"), registry::unknown_plugin_message(&p.name)));
+            return Err(InputError::new("", format!("{entry}.name"), catalog::unknown_plugin_message(&p.name)));
         };
         // Only a Score plugin's weight is used; upstream ignores it on the others.
         let scored = weighted && info.implements(ExtensionPoint::Score);
@@ -553,7 +553,7 @@ fn custom_plugin_set(raw: Option<&RawPluginSet>, path: &str, weighted: bool) -> 
             return Err(InputError::new(
                 "",
                 format!("{path}.disabled[{i}].name"),
-                format!("{} (use \"*\" to disable every default plugin)", registry::unknown_plugin_message(&p.name)),
+                format!("{} (use \"*\" to disable every default plugin)", catalog::unknown_plugin_message(&p.name)),
             ));
         }
         set.disabled.push(p.name.clone());
@@ -574,7 +574,7 @@ fn plugin_args(configs: &[RawPluginConfig], path: &str) -> Result<PluginArgs, In
             ));
         }
         if plugin_info(&c.name).is_none() {
-            return Err(InputError::new("", format!("{entry}.name"), registry::unknown_plugin_message(&c.name)));
+            return Err(InputError::new("", format!("{entry}.name"), catalog::unknown_plugin_message(&c.name)));
         }
         args::apply_plugin_args(&c.name, &c.args, &format!("{entry}.args"), &mut out)?;
     }

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::registry::{plugin_info, ExtensionPoint, PLUGINS};
+use super::catalog::{plugin_info, ExtensionPoint, PLUGINS};
 use super::ProfilePlugins;
 use crate::error::InputError;
 
@@ -133,7 +133,7 @@ impl OrderedSet {
 /// Builds the final per-point lists of a merged profile, as `NewFramework` does: the specific
 /// points first (`updatePluginList`), then `multiPoint` expansion, then the queue-sort and bind
 /// counts, then the score weights. `plugins_path` is `profiles[i].plugins`; every name must
-/// already be known to the registry.
+/// already be in the catalogue.
 pub(crate) fn build_profile_plugins(plugins_path: &str, merged: &PluginSets) -> Result<ProfilePlugins, InputError> {
     let entry_path = |p: &PluginRef, fallback: &str| match &p.origin {
         Some(o) => o.path.clone(),

@@ -14,7 +14,14 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use super::sampling::num_feasible_nodes_to_find;
-use crate::framework::{Code, CycleCx, CycleState, Framework, PluginId, Reject, Status, MAX_NODE_SCORE};
+use crate::framework::profile::{timed, Point};
+pub use crate::framework::runtime::{
+    filter_node, filter_nodes, filter_nodes_with, nominated_for, Diagnosis, FilterScratch, NodeFailure,
+    PreFilterOutcome,
+};
+use crate::framework::{
+    Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
+};
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 /// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
@@ -24,82 +31,6 @@ pub const FILTER_BLOCK_NODES: usize = 128;
 pub const PARALLEL_MIN_FILTER_NODES: usize = 2048;
 /// Below this many feasible nodes, scoring stays on the calling thread.
 pub const PARALLEL_MIN_SCORE_NODES: usize = 2048;
-
-/// A node rejected by a filter plugin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeFailure {
-    pub node: NodeIdx,
-    pub plugin: PluginId,
-    pub reject: Reject,
-}
-
-/// Why a pod did not fit: the PreFilter rejection, or every evaluated node's first failing filter.
-#[derive(Clone, Debug, Default)]
-pub struct Diagnosis {
-    /// A PreFilter plugin rejected the pod for every node.
-    pub pre_filter: Option<(PluginId, Status)>,
-    /// Nodes outside a PreFilterResult (UnschedulableAndUnresolvable).
-    pub pre_filter_excluded: usize,
-    /// The plugins that narrowed the node set.
-    pub pre_filter_result_plugins: Vec<PluginId>,
-    pub failures: Vec<NodeFailure>,
-    pub num_all_nodes: usize,
-}
-
-impl Diagnosis {
-    /// The plugins that rejected the pod on at least one node (the queue's hint input).
-    pub fn rejector_plugins(&self) -> Vec<PluginId> {
-        let mut v: Vec<PluginId> = self.failures.iter().map(|f| f.plugin).collect();
-        v.extend(self.pre_filter.as_ref().map(|(p, _)| *p));
-        v.extend(self.pre_filter_result_plugins.iter().copied());
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-
-    /// `FitError.Error()`: "0/N nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint(s)."
-    /// A PreFilter rejection gives its own message once ("0/N nodes are available: <reasons>.");
-    /// otherwise each evaluated node's reasons are counted, and the nodes with no status of their
-    /// own (outside a PreFilterResult) count under the framework's reason.
-    pub fn message(&self, fw: &Framework, cx: CycleCx<'_>, state: &CycleState) -> String {
-        if self.num_all_nodes == 0 {
-            // `ErrNoNodesAvailable`: the cycle ends before PreFilter.
-            return "no nodes available to schedule pods".to_string();
-        }
-        if let Some((_, st)) = &self.pre_filter {
-            return format!("0/{} nodes are available: {}.", self.num_all_nodes, st.reasons.join(", "));
-        }
-        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-        let absent = self.num_all_nodes.saturating_sub(self.failures.len());
-        if !self.pre_filter_result_plugins.is_empty() && absent > 0 {
-            *counts.entry(self.absent_reason(fw)).or_default() += absent;
-        }
-        for f in &self.failures {
-            for r in fw.plugin(f.plugin).reasons(cx, state, f.reject) {
-                *counts.entry(r).or_default() += 1;
-            }
-        }
-        let mut parts: Vec<String> = counts.into_iter().map(|(r, n)| format!("{n} {r}")).collect();
-        parts.sort();
-        if parts.is_empty() {
-            return format!("0/{} nodes are available:", self.num_all_nodes);
-        }
-        format!("0/{} nodes are available: {}.", self.num_all_nodes, parts.join(", "))
-    }
-
-    /// The status of nodes a PreFilterResult left out: "node(s) didn't satisfy plugin(s) [A B]"
-    /// (plugin names sorted, as `sets.List`).
-    pub fn absent_reason(&self, fw: &Framework) -> String {
-        let mut names: Vec<&str> = self.pre_filter_result_plugins.iter().map(|p| fw.plugin(*p).name()).collect();
-        names.sort_unstable();
-        names.dedup();
-        format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" "))
-    }
-}
-
-/// What the PreFilter plugins decided together: per plugin whether its Filter is skipped, the
-/// node names a PreFilterResult narrowed the search to, and the plugins that narrowed it.
-pub type PreFilterOutcome = (Vec<bool>, Option<Vec<Sym>>, Vec<PluginId>);
 
 /// The outcome of one cycle.
 #[derive(Debug)]
@@ -133,7 +64,7 @@ pub struct Engine {
     /// Scratch space of `select_host`, kept across cycles (no allocation once grown).
     heap: Vec<(i64, u32)>,
     /// Sampled per-plugin timings (off unless set with [`Engine::with_plugin_sampling`]).
-    pub profiler: super::profile::Profiler,
+    pub profiler: crate::framework::profile::Profiler,
 }
 
 impl Engine {
@@ -149,13 +80,13 @@ impl Engine {
             pool,
             state: CycleState::new(),
             heap: Vec::new(),
-            profiler: super::profile::Profiler::new(0),
+            profiler: crate::framework::profile::Profiler::new(0),
         }
     }
 
     /// Times the plugins of `percent` of cycles (upstream: 10).
     pub fn with_plugin_sampling(mut self, percent: u32) -> Self {
-        self.profiler = super::profile::Profiler::new(percent);
+        self.profiler = crate::framework::profile::Profiler::new(percent);
         self
     }
 
@@ -163,64 +94,13 @@ impl Engine {
         self.pool.as_ref().map_or(1, |p| p.current_num_threads())
     }
 
-    /// Runs the PreFilter plugins. Returns the plugins whose Filter is skipped, and the node-name
-    /// restriction, or the rejection.
+    /// Runs the PreFilter plugins ([`Framework::run_pre_filter`]).
     pub fn run_pre_filter(
         fw: &Framework,
         cx: CycleCx<'_>,
         state: &mut CycleState,
     ) -> Result<PreFilterOutcome, (PluginId, Status)> {
-        let mut skip = vec![false; fw.plugins.len()];
-        let mut names: Option<Vec<Sym>> = None;
-        let mut narrowing = Vec::new();
-        // An Unschedulable status lets the later plugins run (preemption needs their state); the
-        // last one is returned unless a later plugin ends PreFilter first.
-        let mut unschedulable: Option<(PluginId, Status)> = None;
-        for &pid in &fw.pre_filter {
-            let (st, res) =
-                super::profile::timed(pid, super::profile::Point::PreFilter, || fw.plugin(pid).pre_filter(cx, state));
-            match st.code {
-                Code::Success => {}
-                Code::Skip => {
-                    skip[pid] = true;
-                    continue;
-                }
-                Code::Unschedulable => {
-                    unschedulable = Some((pid, st.with_plugin(fw.plugin(pid).name())));
-                    continue;
-                }
-                Code::UnschedulableAndUnresolvable => return Err((pid, st.with_plugin(fw.plugin(pid).name()))),
-                _ => {
-                    let name = fw.plugin(pid).name();
-                    let msg = format!("running PreFilter plugin {name:?}: {}", st.reasons.join(", "));
-                    return Err((pid, Status::new(Code::Error, msg).with_plugin(name)));
-                }
-            }
-            if let Some(n) = res.node_names {
-                narrowing.push(pid);
-                let merged = match names {
-                    None => n,
-                    Some(prev) => prev.into_iter().filter(|x| n.contains(x)).collect(),
-                };
-                if merged.is_empty() {
-                    // The framework's own status (no plugin), as `RunPreFilterPlugins` words it.
-                    let mut ps: Vec<&str> = narrowing.iter().map(|p| fw.plugin(*p).name()).collect();
-                    ps.sort_unstable();
-                    ps.dedup();
-                    let msg = if ps.len() == 1 {
-                        format!("node(s) didn't satisfy plugin {}", ps[0])
-                    } else {
-                        format!("node(s) didn't satisfy plugin(s) [{}] simultaneously", ps.join(" "))
-                    };
-                    return Err((pid, Status::new(Code::UnschedulableAndUnresolvable, msg)));
-                }
-                names = Some(merged);
-            }
-        }
-        if let Some(rejection) = unschedulable {
-            return Err(rejection);
-        }
-        Ok((skip, names, narrowing))
+        fw.run_pre_filter(cx, state)
     }
 
     /// Schedules one pod: returns the chosen node, or why none fits. Does not change the snapshot.
@@ -442,9 +322,7 @@ impl Engine {
     ) -> Result<ScoreTable, Status> {
         let mut skip = vec![false; fw.plugins.len()];
         for &pid in &fw.pre_score {
-            let st = super::profile::timed(pid, super::profile::Point::PreScore, || {
-                fw.plugin(pid).pre_score(cx, state, feasible)
-            });
+            let st = timed(pid, Point::PreScore, || fw.plugin(pid).pre_score(cx, state, feasible));
             match st.code {
                 Code::Success => {}
                 Code::Skip => skip[pid] = true,
@@ -487,14 +365,10 @@ impl Engine {
                             .collect::<Result<(), Status>>()
                     })
                 }
-                None => super::profile::timed(pid, super::profile::Point::Score, || {
-                    plugin.score(cx, state, feasible, &mut scores)
-                }),
+                None => timed(pid, Point::Score, || plugin.score(cx, state, feasible, &mut scores)),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
-            super::profile::timed(pid, super::profile::Point::NormalizeScore, || {
-                plugin.normalize(cx, state, feasible, &mut scores)
-            });
+            timed(pid, Point::NormalizeScore, || plugin.normalize(cx, state, feasible, &mut scores));
             // One pass that vectorizes: accumulate, and note any score out of [0, MAX_NODE_SCORE]
             // (a negative score is a huge unsigned one).
             let mut out_of_range = false;
@@ -531,7 +405,7 @@ impl Engine {
         let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
         nodes.sort_unstable();
         for node in nodes {
-            for p in crate::plugins::defaultpreemption::nominated_for(snap, pod, node) {
+            for p in nominated_for(snap, pod, node) {
                 if !snap.pods.contains_key(&p.uid) && snap.place_pod(p.clone(), node).is_ok() {
                     added.push((p.uid, node));
                 }
@@ -605,55 +479,31 @@ impl Engine {
         }
     }
 
-    /// PostFilter: when the profile enables DefaultPreemption, tries preemption for a pod the
-    /// cycle found unschedulable. `Ok((preemption, nominated pod))`: delete the victims and
-    /// requeue the returned pod (its `nominated_node` set; the snapshot records the nomination).
+    /// PostFilter for a pod the cycle found unschedulable: the profile's PostFilter plugins
+    /// ([`Framework::run_post_filter`]) with the engine's seeded RNG. `Ok`: delete the victims
+    /// and requeue the returned pod (its `nominated_node` set; the snapshot records the nomination).
     pub fn post_filter(
         &mut self,
         fw: &Framework,
         snap: &mut Snapshot,
         pod: &PodInfo,
         diag: &Diagnosis,
-        args: &crate::config::DefaultPreemptionArgs,
-    ) -> Result<
-        (crate::plugins::defaultpreemption::Preemption, Arc<PodInfo>),
-        crate::plugins::defaultpreemption::NoPreemption,
-    > {
-        use crate::plugins::defaultpreemption::{DefaultPreemption, NoPreemption, NAME};
-        if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == NAME) {
-            return Err(NoPreemption::NotEligible("no PostFilter plugin is enabled".into()));
-        }
-        let plugin = DefaultPreemption {
-            min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
-            min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
-        };
-        plugin.post_filter(fw, snap, pod, diag, &mut self.rng)
+    ) -> Result<PostFilterResult, Status> {
+        fw.run_post_filter(snap, pod, diag, &mut self.rng)
     }
 
-    /// Upstream's PostFilter message when preemption found no candidate (`FitError.Error()` over
-    /// the dry run's node statuses, e.g. "0/3 nodes are available: 1 Preemption is not helpful
-    /// for scheduling, 2 No preemption victims found for incoming pod."); `None` when the profile
-    /// has no DefaultPreemption or a candidate exists. Leaves the snapshot as it found it.
+    /// Upstream's PostFilter message when PostFilter does not help (`FitError.Error()` over the
+    /// dry run's node statuses, e.g. "0/3 nodes are available: 1 Preemption is not helpful for
+    /// scheduling, 2 No preemption victims found for incoming pod."); `None` when the profile has
+    /// no PostFilter plugin or one would succeed. Leaves the snapshot as it found it.
     pub fn preemption_failure_message(
         &self,
         fw: &Framework,
         snap: &mut Snapshot,
         pod: &PodInfo,
         diag: &Diagnosis,
-        args: &crate::config::DefaultPreemptionArgs,
     ) -> Option<String> {
-        use crate::plugins::defaultpreemption::{DefaultPreemption, NoPreemption, NAME};
-        if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == NAME) {
-            return None;
-        }
-        let plugin = DefaultPreemption {
-            min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
-            min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
-        };
-        match plugin.dry_run(fw, snap, pod, diag) {
-            Ok(run) => run.message,
-            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(m),
-        }
+        fw.post_filter_message(snap, pod, diag)
     }
 
     /// Host selection for `explain`: `feasible` in scan order, `totals` aligned with it.
@@ -662,103 +512,12 @@ impl Engine {
     }
 }
 
-/// Working buffers of [`filter_nodes_with`], kept across the blocks of a cycle.
-#[derive(Default)]
-pub struct FilterScratch {
-    alive: Vec<NodeIdx>,
-    pos: Vec<u32>,
-    out: Vec<Option<Reject>>,
-}
-
 /// One block of the filter pass: its nodes, their verdicts and the working buffers.
 #[derive(Default)]
 struct FilterBlock {
     ids: Vec<NodeIdx>,
     verdicts: Vec<Option<(PluginId, Reject)>>,
     scratch: FilterScratch,
-}
-
-/// Runs the filter plugins in order over `nodes`; `verdicts[i]` is the first rejection of
-/// `nodes[i]` (or `None`). A node stops at its first failing plugin, as upstream.
-pub fn filter_nodes(
-    fw: &Framework,
-    cx: CycleCx<'_>,
-    state: &CycleState,
-    skip: &[bool],
-    nodes: &[NodeIdx],
-    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
-) {
-    filter_nodes_with(fw, cx, state, skip, nodes, verdicts, &mut FilterScratch::default());
-}
-
-/// [`filter_nodes`] with caller-owned working buffers (no allocation once they have grown).
-pub fn filter_nodes_with(
-    fw: &Framework,
-    cx: CycleCx<'_>,
-    state: &CycleState,
-    skip: &[bool],
-    nodes: &[NodeIdx],
-    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
-    scratch: &mut FilterScratch,
-) {
-    verdicts.clear();
-    verdicts.resize(nodes.len(), None);
-    let FilterScratch { alive, pos, out } = scratch;
-    alive.clear();
-    alive.extend_from_slice(nodes);
-    pos.clear();
-    pos.extend(0..nodes.len() as u32);
-    // `out` is all `None` and as long as `alive` before every plugin: reset only after a plugin
-    // that rejected something.
-    out.clear();
-    out.resize(alive.len(), None);
-    for &pid in &fw.filter {
-        if skip[pid] || alive.is_empty() {
-            continue;
-        }
-        super::profile::timed(pid, super::profile::Point::Filter, || fw.plugin(pid).filter(cx, state, alive, out));
-        if out.iter().all(Option::is_none) {
-            // Most plugins reject nothing for most pods: skip the compaction.
-            continue;
-        }
-        let mut w = 0;
-        for r in 0..alive.len() {
-            match out[r] {
-                Some(rej) => verdicts[pos[r] as usize] = Some((pid, rej)),
-                None => {
-                    alive[w] = alive[r];
-                    pos[w] = pos[r];
-                    w += 1;
-                }
-            }
-        }
-        alive.truncate(w);
-        pos.truncate(w);
-        out.clear();
-        out.resize(w, None);
-    }
-}
-
-/// [`filter_nodes`] for a single node without allocating (preemption's dry runs call it often).
-pub fn filter_node(
-    fw: &Framework,
-    cx: CycleCx<'_>,
-    state: &CycleState,
-    skip: &[bool],
-    node: NodeIdx,
-) -> Option<(PluginId, Reject)> {
-    let nodes = [node];
-    for &pid in &fw.filter {
-        if skip[pid] {
-            continue;
-        }
-        let mut out = [None];
-        fw.plugin(pid).filter(cx, state, &nodes, &mut out);
-        if let Some(rej) = out[0] {
-            return Some((pid, rej));
-        }
-    }
-    None
 }
 
 /// Host selection as v1.37 `schedulePod` does it without extenders: the scored nodes, in the
@@ -825,7 +584,7 @@ mod tests {
             }
             let pod = p.build();
             let config = crate::config::SchedulerConfig::defaults();
-            let fw = Framework::new(&config.profiles[0], &crate::plugins::CompiledArgs::default(), &mut snap.interner)
+            let fw = crate::plugins::build_framework(&config.profiles[0], &crate::plugins::CompiledArgs::default(), &mut snap.interner)
                 .expect("the default profile builds");
             let cx = CycleCx { snap: &snap, pod: &pod };
             let mut state = CycleState::new();
@@ -840,8 +599,12 @@ mod tests {
 
     fn default_fw(snap: &mut Snapshot) -> Framework {
         let config = crate::config::SchedulerConfig::defaults();
-        Framework::new(&config.profiles[0], &crate::plugins::CompiledArgs::default(), &mut snap.interner)
-            .expect("the default profile builds")
+        crate::plugins::build_framework(
+            &config.profiles[0],
+            &crate::plugins::CompiledArgs::default(),
+            &mut snap.interner,
+        )
+        .expect("the default profile builds")
     }
 
     /// A pod whose required node affinity is `metadata.name In` each of `terms` (one term each).

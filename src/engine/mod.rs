@@ -1,8 +1,8 @@
 //! The scheduling engine: sampling, the parallel filter and score passes, host selection.
 
 pub mod cycle;
-pub mod profile;
 pub mod sampling;
 
+pub use crate::framework::profile;
 pub use cycle::{CycleResult, Diagnosis, Engine, NodeFailure, ScoreTable};
 pub use sampling::num_feasible_nodes_to_find;

@@ -1,16 +1,27 @@
-//! The scheduling framework: extension-point interfaces, statuses, cycle state, and a profile's
-//! plugin instances wired to their extension points.
+//! The scheduling framework: extension-point interfaces, statuses, cycle state, a registry of
+//! plugin factories, and a profile's plugin instances wired to their extension points with the
+//! code that runs each point (upstream's `framework/runtime`). It knows no plugin: whoever builds
+//! a [`Framework`] hands it a [`Registry`] (the in-tree one is `plugins::registry::in_tree`).
 
 pub mod plugin;
+pub mod points;
+pub mod profile;
+pub mod registry;
+pub mod runtime;
 pub mod status;
 
 use std::sync::Arc;
 
-pub use plugin::{default_normalize_score, CycleCx, CycleState, Plugin, PreFilterResult, MAX_NODE_SCORE};
+pub use plugin::{
+    default_normalize_score, BindingPod, CycleCx, CycleState, Plugin, PostFilterResult, PreFilterResult, QueueSortFn,
+    QueueSortKey, MAX_NODE_SCORE,
+};
+pub use points::{PermitOutcome, WaitingPods, MAX_PERMIT_TIMEOUT};
+pub use registry::{PluginFactory, Registry};
+pub use runtime::{Diagnosis, NodeFailure};
 pub use status::{Code, Reject, Status};
 
 use crate::config::Profile;
-use crate::plugins::{build_plugin, CompiledArgs};
 use crate::snapshot::Interner;
 
 /// Index of a plugin instance within a [`Framework`].
@@ -37,32 +48,23 @@ pub struct Framework {
 }
 
 impl Framework {
-    /// Instantiates `profile`'s plugins. The profile was validated when the config was loaded, so an
-    /// error here is an unknown plugin name that validation let through.
-    pub fn new(profile: &Profile, compiled: &CompiledArgs, interner: &mut Interner) -> Result<Self, String> {
-        let mut fw = Framework {
-            scheduler_name: profile.scheduler_name.clone(),
-            percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
-            plugins: Vec::new(),
-            pre_enqueue: Vec::new(),
-            queue_sort: Vec::new(),
-            pre_filter: Vec::new(),
-            filter: Vec::new(),
-            post_filter: Vec::new(),
-            pre_score: Vec::new(),
-            score: Vec::new(),
-            reserve: Vec::new(),
-            permit: Vec::new(),
-            pre_bind: Vec::new(),
-            bind: Vec::new(),
-            post_bind: Vec::new(),
-        };
+    /// Instantiates `profile`'s plugins from `registry`, each once, and lists them at the points
+    /// the profile enables them at (`NewFramework`). A name the registry lacks is an error, as
+    /// upstream's "plugin %q does not exist"; the config validated names against its catalogue.
+    pub fn new(profile: &Profile, registry: &Registry, interner: &mut Interner) -> Result<Self, String> {
+        let mut fw = Framework::empty(&profile.scheduler_name);
+        fw.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score;
         let p = &profile.plugins;
         let mut id = |fw: &mut Framework, name: &str| -> Result<PluginId, String> {
             if let Some(i) = fw.plugins.iter().position(|pl| pl.name() == name) {
                 return Ok(i);
             }
-            fw.plugins.push(build_plugin(name, &profile.args, compiled, interner)?);
+            let factory = registry.get(name).ok_or_else(|| format!("plugin {name:?} does not exist"))?;
+            let plugin = factory(&profile.args, interner)?;
+            if plugin.name() != name {
+                return Err(format!("the factory of plugin {name:?} built a plugin named {:?}", plugin.name()));
+            }
+            fw.plugins.push(plugin);
             Ok(fw.plugins.len() - 1)
         };
         macro_rules! wire {
@@ -89,6 +91,27 @@ impl Framework {
             fw.score.push((i, *w as i64));
         }
         Ok(fw)
+    }
+
+    /// A framework with no plugins (tests and embedders fill in its lists).
+    pub fn empty(scheduler_name: &str) -> Self {
+        Framework {
+            scheduler_name: scheduler_name.to_string(),
+            percentage_of_nodes_to_score: None,
+            plugins: Vec::new(),
+            pre_enqueue: Vec::new(),
+            queue_sort: Vec::new(),
+            pre_filter: Vec::new(),
+            filter: Vec::new(),
+            post_filter: Vec::new(),
+            pre_score: Vec::new(),
+            score: Vec::new(),
+            reserve: Vec::new(),
+            permit: Vec::new(),
+            pre_bind: Vec::new(),
+            bind: Vec::new(),
+            post_bind: Vec::new(),
+        }
     }
 
     pub fn plugin(&self, id: PluginId) -> &dyn Plugin {

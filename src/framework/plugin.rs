@@ -6,9 +6,17 @@
 //! Score), never once per node.
 
 use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
 
+use rand::RngCore;
+
+use super::points::WaitingPods;
+use super::runtime::Diagnosis;
 use super::status::{Code, Reject, Status};
-use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
+use super::Framework;
+use crate::ids::PodUid;
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 /// What a plugin sees of the cycle: the snapshot and the pod being scheduled.
 #[derive(Clone, Copy)]
@@ -52,6 +60,41 @@ pub struct PreFilterResult {
     pub node_names: Option<Vec<crate::snapshot::Sym>>,
 }
 
+/// What QueueSort compares: a queued pod's priority and queue timestamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueSortKey {
+    pub priority: i32,
+    pub timestamp_nanos: u64,
+}
+
+/// QueueSort's `Less`: whether `a` is popped before `b`. A plain function, so the queue pays no
+/// dynamic dispatch per comparison.
+pub type QueueSortFn = fn(&QueueSortKey, &QueueSortKey) -> bool;
+
+/// A pod in its binding cycle, as PreBind, Bind and PostBind see it. They run on binder threads,
+/// which do not read the snapshot (and get no cycle state).
+#[derive(Clone, Copy, Debug)]
+pub struct BindingPod<'a> {
+    pub uid: PodUid,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub node: &'a str,
+}
+
+/// What a successful PostFilter decided (`PostFilterResult` with its nominating info): nominate
+/// `pod` (a copy with `nominated_node` set; the snapshot already records the nomination) on
+/// `node` once `victims` are evicted.
+#[derive(Clone, Debug)]
+pub struct PostFilterResult {
+    pub node: Sym,
+    pub pod: Arc<PodInfo>,
+    /// Most important first, the order upstream deletes them in.
+    pub victims: Vec<Arc<PodInfo>>,
+    pub num_pdb_violations: usize,
+    /// Lower-priority pods nominated to the same node whose nomination was cleared.
+    pub cleared_nominations: Vec<PodUid>,
+}
+
 /// A scheduling framework plugin.
 pub trait Plugin: Send + Sync {
     fn name(&self) -> &'static str;
@@ -59,6 +102,38 @@ pub trait Plugin: Send + Sync {
     /// PreEnqueue: `Success` lets the pod into the active queue; `Pending`/`UnschedulableAndUnresolvable` keep it out.
     fn pre_enqueue(&self, _pod: &PodInfo) -> Status {
         Status::success()
+    }
+
+    /// QueueSort: the order of the active queue (`Less`); `None` for a plugin that is not one.
+    fn queue_sort_less(&self) -> Option<QueueSortFn> {
+        None
+    }
+
+    /// PostFilter, for a pod no node passed: `Ok` nominates a node (after evicting victims);
+    /// `Err` says why not (Unschedulable lets the next PostFilter plugin try). Gets the framework
+    /// to re-run PreFilter and Filter on changed nodes (upstream's handle) and the cycle's RNG.
+    fn post_filter(
+        &self,
+        _fw: &Framework,
+        _snap: &mut Snapshot,
+        _pod: &PodInfo,
+        _diag: &Diagnosis,
+        _rng: &mut dyn RngCore,
+    ) -> Result<PostFilterResult, Status> {
+        Err(Status { code: Code::Unschedulable, reasons: Vec::new(), plugin: "" })
+    }
+
+    /// Why PostFilter cannot help, as upstream's message words it, found without changing
+    /// anything (a dry run over every node; the real PostFilter may stop early). For reports and
+    /// `explain`; `None` when this plugin would succeed or has nothing to say.
+    fn post_filter_message(
+        &self,
+        _fw: &Framework,
+        _snap: &mut Snapshot,
+        _pod: &PodInfo,
+        _diag: &Diagnosis,
+    ) -> Option<String> {
+        None
     }
 
     /// PreFilter: compute per-pod state; may reject the pod outright, skip this plugin's Filter,
@@ -106,10 +181,31 @@ pub trait Plugin: Send + Sync {
     /// Unreserve: undo Reserve after a later failure.
     fn unreserve(&self, _cx: CycleCx<'_>, _state: &mut CycleState, _node: NodeIdx) {}
 
-    /// Permit: `Success`, a rejection, or `Wait` with a timeout in `permit_timeout`.
-    fn permit(&self, _cx: CycleCx<'_>, _state: &mut CycleState, _node: NodeIdx) -> (Status, std::time::Duration) {
-        (Status::success(), std::time::Duration::ZERO)
+    /// Permit: `Success`, a rejection, or `Wait` with its timeout. `waiting` is the profile's
+    /// pods waiting on Permit: a plugin may allow or reject them (a gang that is now complete).
+    fn permit(
+        &self,
+        _cx: CycleCx<'_>,
+        _state: &mut CycleState,
+        _node: NodeIdx,
+        _waiting: &mut WaitingPods,
+    ) -> (Status, Duration) {
+        (Status::success(), Duration::ZERO)
     }
+
+    /// PreBind: a failure fails the binding cycle (the pod is unreserved, forgotten and retried).
+    fn pre_bind(&self, _pod: &BindingPod<'_>) -> Status {
+        Status::success()
+    }
+
+    /// Bind: `Skip` passes the pod to the next Bind plugin; `Success` takes it (the binder then
+    /// writes the binding through the node agent, which stands in for the API server).
+    fn bind(&self, _pod: &BindingPod<'_>) -> Status {
+        Status::skip()
+    }
+
+    /// PostBind: informational, after the binding succeeded.
+    fn post_bind(&self, _pod: &BindingPod<'_>) {}
 
     /// Whether this plugin's filter verdicts can be changed by preemption (used by the queue's hints
     /// and PostFilter); by default `Unschedulable` can and `UnschedulableAndUnresolvable` cannot.

@@ -2,7 +2,9 @@
 //! DefaultBinder (Bind through the node agent), and the volume plugins, which find nothing to do
 //! because pods in this engine carry no volumes (upstream's PreFilter returns Skip for such pods).
 
-use crate::framework::{Code, CycleCx, CycleState, Plugin, PreFilterResult, Status};
+use crate::framework::{
+    BindingPod, Code, CycleCx, CycleState, Plugin, PreFilterResult, QueueSortFn, QueueSortKey, Status,
+};
 use crate::snapshot::PodInfo;
 
 pub const PRIORITY_SORT: &str = "PrioritySort";
@@ -22,6 +24,13 @@ impl PrioritySort {
 impl Plugin for PrioritySort {
     fn name(&self) -> &'static str {
         PRIORITY_SORT
+    }
+
+    fn queue_sort_less(&self) -> Option<QueueSortFn> {
+        fn less(a: &QueueSortKey, b: &QueueSortKey) -> bool {
+            PrioritySort::less(a.priority, a.timestamp_nanos, b.priority, b.timestamp_nanos)
+        }
+        Some(less)
     }
 }
 
@@ -50,6 +59,11 @@ pub struct DefaultBinder;
 impl Plugin for DefaultBinder {
     fn name(&self) -> &'static str {
         DEFAULT_BINDER
+    }
+
+    /// Takes every pod: the binder then writes the binding through the node agent.
+    fn bind(&self, _pod: &BindingPod<'_>) -> Status {
+        Status::success()
     }
 }
 

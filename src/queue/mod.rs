@@ -1,8 +1,9 @@
 //! The scheduling queue: activeQ, backoffQ, unschedulablePods and the gated set, after
 //! kube-scheduler's `internal/queue/scheduling_queue.go`.
 //!
-//! - **activeQ** is ordered by PrioritySort: higher priority first, then earlier queued timestamp, then
-//!   the insertion sequence number (so equal keys pop in a fixed order and runs replay exactly).
+//! - **activeQ** is ordered by the profile's QueueSort plugin ([`SchedulingQueue::with_queue_sort`];
+//!   PrioritySort by default: higher priority first, then earlier queued timestamp), then the
+//!   insertion sequence number (so equal keys pop in a fixed order and runs replay exactly).
 //! - **backoffQ** holds pods until `timestamp + backoff(attempts)`, where
 //!   [`backoff_duration_nanos`] doubles from the initial backoff (1 s) up to the maximum (10 s).
 //! - **unschedulablePods** holds pods rejected by plugins until a cluster event makes them worth
@@ -30,6 +31,7 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use ahash::AHashMap as HashMap;
 
+use crate::framework::{QueueSortFn, QueueSortKey};
 use crate::ids::PodUid;
 
 /// kube-scheduler's `podInitialBackoffSeconds` default: 1 s.
@@ -258,23 +260,40 @@ struct Entry<T> {
     seq: u64,
 }
 
-#[derive(PartialEq, Eq)]
 struct ActiveKey {
-    priority: i32,
-    timestamp_nanos: u64,
+    key: QueueSortKey,
     seq: u64,
     uid: PodUid,
+    /// The queue's order (QueueSort's `Less`), a plain function: no dynamic dispatch.
+    less: QueueSortFn,
+}
+
+/// PrioritySort's order, the queue's until [`SchedulingQueue::with_queue_sort`] sets the profile's:
+/// higher priority first, then the earlier timestamp.
+fn priority_sort_less(a: &QueueSortKey, b: &QueueSortKey) -> bool {
+    a.priority > b.priority || (a.priority == b.priority && a.timestamp_nanos < b.timestamp_nanos)
 }
 
 impl Ord for ActiveKey {
-    /// BinaryHeap pops the greatest: higher priority, then earlier timestamp, then lower seq.
+    /// BinaryHeap pops the greatest: the one `less` puts first, then the lower seq.
     fn cmp(&self, other: &Self) -> Ordering {
-        self.priority
-            .cmp(&other.priority)
-            .then(other.timestamp_nanos.cmp(&self.timestamp_nanos))
-            .then(other.seq.cmp(&self.seq))
+        if (self.less)(&self.key, &other.key) {
+            Ordering::Greater
+        } else if (self.less)(&other.key, &self.key) {
+            Ordering::Less
+        } else {
+            other.seq.cmp(&self.seq)
+        }
     }
 }
+
+impl PartialEq for ActiveKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for ActiveKey {}
 
 impl PartialOrd for ActiveKey {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
@@ -307,6 +326,7 @@ pub struct SchedulingQueue<T> {
     active_len: usize,
     backoff_len: usize,
     next_seq: u64,
+    less: QueueSortFn,
     hints: Vec<Option<HintFn<T>>>,
     /// Popped pods not yet requeued or done, with the event sequence number at their pop.
     in_flight: HashMap<PodUid, u64>,
@@ -329,11 +349,19 @@ impl<T> SchedulingQueue<T> {
             active_len: 0,
             backoff_len: 0,
             next_seq: 0,
+            less: priority_sort_less,
             hints: (0..64).map(|_| None).collect(),
             in_flight: HashMap::new(),
             event_log: VecDeque::new(),
             next_event_seq: 0,
         }
+    }
+
+    /// Orders activeQ by `less` (the profile's QueueSort plugin); set before any pod is added.
+    pub fn with_queue_sort(mut self, less: QueueSortFn) -> Self {
+        assert!(self.pods.is_empty(), "the queue order is set before pods are queued");
+        self.less = less;
+        self
     }
 
     /// Overrides `podMaxInUnschedulablePodsDuration` (5 min by default).
@@ -395,7 +423,8 @@ impl<T> SchedulingQueue<T> {
         self.next_seq += 1;
         match loc {
             Location::Active => {
-                self.active.push(ActiveKey { priority: pod.priority, timestamp_nanos: pod.timestamp_nanos, seq, uid });
+                let key = QueueSortKey { priority: pod.priority, timestamp_nanos: pod.timestamp_nanos };
+                self.active.push(ActiveKey { key, seq, uid, less: self.less });
                 self.active_len += 1;
             }
             Location::Backoff => {

@@ -174,6 +174,9 @@ pub struct RunReport {
     pub workload_digest: String,
     pub agent: String,
     pub virtual_time: bool,
+    /// What one scheduling cycle costs in virtual time (present with `--virtual-time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_cycle_cost: Option<crate::clock::CycleCostModel>,
     pub feature_gates_ignored: Vec<String>,
     pub measured_pods: u64,
     pub scheduled_pods: u64,

@@ -122,6 +122,7 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
         workload_digest: "sha256:9ab2e4c771".to_string(),
         agent: if basic { "sim" } else { "cri" }.to_string(),
         virtual_time: basic,
+        virtual_cycle_cost: basic.then_some(crate::clock::CycleCostModel::DEFAULT),
         feature_gates_ignored: if basic { vec![] } else { vec!["SchedulerQueueingHints".to_string()] },
         measured_pods: pods,
         scheduled_pods: pods - unschedulable,

@@ -143,6 +143,7 @@ fn schema_required_lists_match_the_serialized_model() {
     run.pair = Some(0);
     run.arm = Some("base".to_string());
     run.placements = Some(Default::default());
+    run.virtual_cycle_cost = Some(crate::clock::CycleCostModel::DEFAULT);
     run.instructions = Some(crate::report::InstructionsReport {
         source: "callgrind".into(),
         tool: "valgrind-3.19.0".into(),
@@ -170,6 +171,7 @@ fn schema_required_lists_match_the_serialized_model() {
     check("Report", &schema, &value);
     check("RunReport", &defs["RunReport"], &value["runs"][1]);
     check("CriReport", &defs["CriReport"], &value["runs"][1]["cri"]);
+    check("CycleCostModel", &defs["CycleCostModel"], &value["runs"][1]["virtualCycleCost"]);
     check("InstructionsReport", &defs["InstructionsReport"], &value["runs"][1]["instructions"]);
     check("Throughput", &defs["Throughput"], &value["runs"][0]["throughput"]);
     check("PlacementQuality", &defs["PlacementQuality"], &value["runs"][0]["placementQuality"]);
@@ -182,7 +184,7 @@ fn schema_required_lists_match_the_serialized_model() {
         .filter(|p| !defs["RunReport"]["required"].as_array().unwrap().iter().any(|r| r == p.as_str()))
         .collect();
     optional.sort();
-    assert_eq!(optional, ["arm", "cri", "instructions", "pair", "placements"]);
+    assert_eq!(optional, ["arm", "cri", "instructions", "pair", "placements", "virtualCycleCost"]);
 }
 
 /// Writes the sample report and loads its HTML in headless Chromium through

@@ -8,26 +8,28 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
+use super::consistency::{differences, Expected, PodLine};
 use super::objects::{default_node, default_pod, Templates};
 use super::quality::{placement_digest, placement_quality};
 use super::{AgentSpec, RunError, RunOptions};
 use crate::agent::sim::{SimAgent, TimeMode};
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec, NodeAgent};
 use crate::api::{self, Object};
-use crate::binder::{BindJob, BindOutcome, BindResult, Binder, NoPlugins};
+use crate::binder::{BindJob, BindOutcome, BindResult, Binder, BindingCycle, FrameworkBinding};
 use crate::cache::AssumeCache;
-use crate::clock::{Clock, VirtualClock, WallClock};
+use crate::clock::{Clock, CycleCostModel, VirtualClock, WallClock};
 use crate::cluster::{build_snapshot_counted, Cluster, UidGen};
 use crate::config::SchedulerConfig;
 use crate::engine::{CycleResult, Engine};
 use crate::error::InputError;
-use crate::framework::{CycleCx, CycleState, Framework};
+use crate::framework::{BindingPod, CycleCx, CycleState, Framework, PermitOutcome, Plugin, PluginId, WaitingPods};
 use crate::ids::PodUid;
 use crate::metrics::{cpu_seconds, peak_rss_bytes, throughput, Histograms, LatencyHist};
 use crate::plugins::compile_args;
 use crate::queue::{default_hint_fn, ClusterEvent, NodeChange, PluginSet, QueuedPod, SchedulingQueue};
 use crate::report::{Accounting, Counters, RunReport};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
+use crate::snapshot::NodeIdx;
 use crate::snapshot::{PodInfo, Snapshot, Sym};
 use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp, ResolvedWorkload};
 
@@ -115,16 +117,28 @@ struct Driver {
     opts: RunOptions,
     clock: Arc<dyn Clock>,
     vclock: Option<Arc<VirtualClock>>,
+    /// What a cycle costs in virtual time (used only with `vclock`).
+    cycle_cost: CycleCostModel,
     snap: Snapshot,
-    frameworks: Vec<Framework>,
     /// Each profile's PodTopologySpread as configured (`None`: not enabled), for the end-of-run
     /// topology skew.
     spread: Vec<Option<crate::plugins::podtopologyspread::PodTopologySpread>>,
-    /// DefaultPreemptionArgs per profile.
-    preemption_args: Vec<crate::config::DefaultPreemptionArgs>,
+    /// One framework per profile (shared with the binder, which runs their binding plugins).
+    frameworks: Vec<Arc<Framework>>,
+    /// Per profile: the pods waiting on Permit, as Permit plugins see them.
+    waiting: Vec<WaitingPods>,
+    /// Per profile: the queue's id of its plugin 0 (a profile's plugin `p` has queue id base + p,
+    /// so each profile's rejectors get their own plugins' queueing hints).
+    hint_base: Vec<usize>,
+    /// Virtual time only (binding is inline): pods waiting on Permit, with their deadlines.
+    parked: Vec<(u64, BindJob)>,
+    /// The profiles' binding plugins, run inline in virtual time.
+    binding: Arc<FrameworkBinding>,
     engine: Engine,
     queue: SchedulingQueue<()>,
     cache: Arc<AssumeCache>,
+    /// Cache transitions refused on the scheduling thread: each is a reported inconsistency.
+    cache_errors: Vec<String>,
     pods: Vec<PodRec>,
     /// Pod index by uid: uids are dense from 1.
     uids: UidGen,
@@ -210,6 +224,13 @@ impl Driver {
         self.clock.now_nanos()
     }
 
+    /// Keeps a refused cache transition for the end-of-run check (`cacheConsistent`).
+    fn note_cache<T>(&mut self, r: Result<T, crate::cache::TransitionError>) {
+        if let Err(e) = r {
+            self.cache_errors.push(e.to_string());
+        }
+    }
+
     fn rec(&self, uid: PodUid) -> &PodRec {
         &self.pods[(uid.0 - 1) as usize]
     }
@@ -274,7 +295,7 @@ impl Driver {
             self.window.start_nanos = Some(now);
         }
         self.snap.prepare_pod(&info);
-        let gated = !info.scheduling_gates.is_empty();
+        let gated = !self.frameworks[profile].run_pre_enqueue(&info).is_success();
         let priority = info.priority;
         if let Some(c) = self.largest_shape_candidate(&info) {
             self.largest_shape = c;
@@ -356,18 +377,30 @@ impl Driver {
             PodState::Queued => {
                 self.queue.delete(uid);
                 self.snap.clear_nomination(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
             }
             PodState::Assumed(_) | PodState::Bound(_) => {
                 if let Some(placed) = self.snap.unplace_pod(uid) {
                     let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
                     self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
                 }
-                let _ = self.cache.delete(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
                 if matches!(state, PodState::Assumed(_)) {
                     self.binds_in_flight -= 1;
                     // Not yet handed to the binder: it never will be.
                     if let Some(i) = self.bind_batch.iter().position(|j| j.pod.uid == uid) {
                         self.bind_batch.remove(i);
+                    }
+                    // Waiting on Permit: the wait ends with the pod (upstream rejects it).
+                    let profile = self.rec(uid).profile;
+                    if self.waiting[profile].contains(uid) {
+                        self.waiting[profile].remove(uid);
+                        self.parked.retain(|(_, j)| j.pod.uid != uid);
+                        if let Some(b) = &self.binder {
+                            b.reject(uid, "the pod was deleted while waiting on permit");
+                        }
                     }
                 }
                 self.agent.delete(uid);
@@ -463,7 +496,10 @@ impl Driver {
                 }
                 match state {
                     PodState::Queued => {
-                        if info.scheduling_gates.is_empty() && self.queue.remove_gate(uid, now) {
+                        let profile = self.rec(uid).profile;
+                        if self.frameworks[profile].run_pre_enqueue(&info).is_success()
+                            && self.queue.remove_gate(uid, now)
+                        {
                             self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
                         } else {
                             self.queue.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, now);
@@ -537,7 +573,15 @@ impl Driver {
         };
         let cycle_nanos = t0.elapsed().as_nanos() as u64;
         if let Some(v) = &self.vclock {
-            v.advance_by(cycle_nanos);
+            // Virtual time moves by the modelled cost, never by the measured one, so the run replays;
+            // the agent's stages that came due during the cycle fire now, not at the next idle moment.
+            let evaluated = match &result {
+                CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                CycleResult::Unschedulable(diag) => diag.failures.len(),
+                CycleResult::Error(_) => 0,
+            };
+            v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
+            self.agent.advance_to(v.now_nanos());
         }
         let now = self.now();
         self.counters.attempts += 1;
@@ -552,7 +596,13 @@ impl Driver {
                 let node_sym = self.snap.nodes.name[node.ix()];
                 self.snap.clear_nomination(uid);
                 self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists and the pod is not placed");
-                let _ = self.cache.assume(uid, node_sym.0);
+                let r = self.cache.assume(uid, node_sym.0);
+                self.note_cache(r);
+                // Reserve and Permit end the scheduling cycle, as `schedulingCycle` runs them.
+                let permit_wait = match self.reserve_and_permit(uid, profile, node, &qp, now) {
+                    Some(w) => w,
+                    None => return true,
+                };
                 self.queue.done(uid);
                 let rec = self.rec_mut(uid);
                 rec.state = PodState::Assumed(node_sym);
@@ -561,20 +611,26 @@ impl Driver {
                 self.binds_in_flight += 1;
                 let node_name = self.snap.interner.resolve(node_sym).to_string();
                 self.trace(now, uid, "assumed", |_| serde_json::json!({"node": node_name, "attempt": qp.attempts}));
-                let agent_pod = self.agent_pod(uid, &node_name);
+                let mut job = BindJob::new(self.agent_pod(uid, &node_name)).with_profile(profile);
+                if let Some(t) = permit_wait {
+                    job = job.with_permit_wait(t);
+                }
                 if self.binder.is_some() {
                     if self.bind_batch.is_empty() {
                         self.bind_batch_since_nanos = now;
                     }
-                    self.bind_batch.push(BindJob::new(agent_pod));
+                    self.bind_batch.push(job);
                     if self.bind_batch.len() >= BIND_BATCH_PODS
                         || now.saturating_sub(self.bind_batch_since_nanos) >= BIND_BATCH_MAX_DELAY_NANOS
                     {
                         self.flush_binds();
                     }
+                } else if let Some(t) = permit_wait {
+                    self.parked.push((now.saturating_add(t.as_nanos() as u64), job));
                 } else {
-                    self.agent.bind(agent_pod);
+                    self.bind_inline(job);
                 }
+                self.apply_permit_decisions(profile);
             }
             CycleResult::Unschedulable(diag) => {
                 self.hist.record("attempt.unschedulable", cycle_nanos);
@@ -582,17 +638,17 @@ impl Driver {
                 let fw = &self.frameworks[profile];
                 let cx = CycleCx { snap: &self.snap, pod: &info };
                 let fit_msg = diag.message(fw, cx, &CycleState::new());
-                let rejectors: Vec<u8> = diag.rejector_plugins().into_iter().map(|p| p.min(63) as u8).collect();
+                let rejectors = self.queue_ids(profile, &diag.rejector_plugins());
                 let record_reason = self.rec(uid).attempts <= 1 || !self.rec(uid).unschedulable;
                 self.rec_mut(uid).unschedulable = true;
-                // PostFilter: preemption nominates a node and evicts victims through the agent.
-                let args = self.preemption_args[profile].clone();
+                // PostFilter (the profile's plugins; DefaultPreemption nominates a node and evicts
+                // victims through the agent).
                 let post = if self.rec(uid).measured {
                     crate::instructions::measured_post_filter(|| {
-                        self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args)
+                        self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag)
                     })
                 } else {
-                    self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag, &args)
+                    self.engine.post_filter(&self.frameworks[profile], &mut self.snap, &info, &diag)
                 };
                 // When preemption does nothing, upstream's message carries its reasons after the
                 // filters' ("... 2 Too many pods. preemption: 0/3 nodes are available: ..."). The
@@ -604,7 +660,6 @@ impl Driver {
                             &mut self.snap,
                             &info,
                             &diag,
-                            &args,
                         ) {
                             Some(p) => format!("{fit_msg} preemption: {p}"),
                             None => fit_msg,
@@ -616,13 +671,13 @@ impl Driver {
                     *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
                 }
                 self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
-                if let Ok((pre, nominated)) = post {
+                if let Ok(pre) = post {
                     self.counters.preemptions += 1;
                     self.counters.preemption_victims += pre.victims.len() as u64;
                     let node = self.snap.interner.resolve(pre.node).to_string();
                     let victims: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
                     self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": victims}));
-                    self.rec_mut(uid).info = nominated;
+                    self.rec_mut(uid).info = pre.pod;
                     for v in &pre.victims {
                         if v.uid.0 >= 1 && v.uid.0 as usize <= self.pods.len() {
                             self.trace(now, v.uid, "preempted", |d| serde_json::json!({"by": d.key_of(uid)}));
@@ -640,6 +695,137 @@ impl Driver {
             }
         }
         true
+    }
+
+    /// The queue's plugin ids of `plugins` of `profile` (see [`Driver::hint_base`]); ids past the
+    /// queue's 64 share the last one, which has no hint (a rejection there requeues on any event).
+    fn queue_ids(&self, profile: usize, plugins: &[PluginId]) -> Vec<u8> {
+        plugins.iter().map(|&p| (self.hint_base[profile] + p).min(63) as u8).collect()
+    }
+
+    /// Reserve, then Permit, for a pod just assumed on `node` (`schedulingCycle` after assume).
+    /// `Some(wait)`: the binding cycle goes ahead, first waiting on Permit for `wait` if set.
+    /// `None`: a Reserve failure or a Permit rejection; Unreserve ran (every Reserve plugin, in
+    /// reverse order), the pod is forgotten and back in the queue (unschedulable with the plugin
+    /// as rejector, or backing off after an error), as upstream's failure handler does.
+    fn reserve_and_permit(
+        &mut self,
+        uid: PodUid,
+        profile: usize,
+        node: NodeIdx,
+        qp: &QueuedPod<()>,
+        now: u64,
+    ) -> Option<Option<Duration>> {
+        let fw = &self.frameworks[profile];
+        if fw.reserve.is_empty() && fw.permit.is_empty() {
+            return Some(None);
+        }
+        let info = self.rec(uid).info.clone();
+        let fw = &self.frameworks[profile];
+        let cx = CycleCx { snap: &self.snap, pod: &info };
+        let state = &mut self.engine.state;
+        let st = fw.run_reserve(cx, state, node);
+        let (stage, st) = if !st.is_success() {
+            ("Reserve", st)
+        } else {
+            match fw.run_permit(cx, state, node, &mut self.waiting[profile]) {
+                PermitOutcome::Allow => return Some(None),
+                PermitOutcome::Wait(t) => {
+                    self.waiting[profile].add(uid);
+                    return Some(Some(t));
+                }
+                PermitOutcome::Reject(st) => ("Permit", st),
+            }
+        };
+        fw.run_unreserve(cx, state, node);
+        let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
+        self.snap.unplace_pod(uid);
+        let r = self.cache.forget(uid);
+        self.note_cache(r);
+        let msg = st.reasons.join(", ");
+        self.trace(
+            now,
+            uid,
+            "attempt",
+            |_| serde_json::json!({"result": "rejected", "stage": stage, "plugin": st.plugin, "message": msg}),
+        );
+        let mut requeued = qp.clone();
+        if st.code.is_rejection() {
+            self.counters.unschedulable += 1;
+            let record_reason = qp.attempts <= 1 || !self.rec(uid).unschedulable;
+            self.rec_mut(uid).unschedulable = true;
+            if record_reason {
+                let reason = format!("0/1 nodes are available: {}.", st.reasons.join(", "));
+                *self.unschedulable_reasons.entry(reason).or_default() += 1;
+            }
+            let ids = self.queue_ids(profile, rejector.as_slice());
+            self.queue.add_unschedulable(requeued, PluginSet::of(&ids), now);
+        } else {
+            self.counters.errors += 1;
+            requeued.timestamp_nanos = now;
+            self.queue.add_backoff(requeued, now);
+        }
+        // A rejecting Permit plugin may have decided about waiting pods too.
+        self.apply_permit_decisions(profile);
+        None
+    }
+
+    /// Applies what Permit plugins decided about waiting pods: an allowed pod goes on to bind, a
+    /// rejected one fails its binding cycle (Unreserve, forget, requeue).
+    fn apply_permit_decisions(&mut self, profile: usize) {
+        let (allowed, rejected) = self.waiting[profile].take_decisions();
+        if allowed.is_empty() && rejected.is_empty() {
+            return;
+        }
+        if let Some(b) = self.binder.clone() {
+            // A waiting pod may still be in the batch: the binder must hold it to release it.
+            self.flush_binds();
+            for uid in allowed {
+                b.allow(uid);
+            }
+            for (uid, msg) in rejected {
+                b.reject(uid, &msg);
+            }
+            return;
+        }
+        for uid in allowed {
+            if let Some(i) = self.parked.iter().position(|(_, j)| j.pod.uid == uid) {
+                let (_, job) = self.parked.remove(i);
+                self.bind_inline(job);
+            }
+        }
+        for (uid, msg) in rejected {
+            if let Some(i) = self.parked.iter().position(|(_, j)| j.pod.uid == uid) {
+                self.parked.remove(i);
+                self.on_bind_failed(uid, &msg);
+            }
+        }
+    }
+
+    /// Virtual time: fails the pods whose Permit wait has run out by now (the binder's permit
+    /// timer in wall-clock time).
+    fn expire_permits(&mut self) {
+        let now = self.now();
+        while let Some(i) = self.parked.iter().position(|(deadline, _)| *deadline <= now) {
+            let (_, job) = self.parked.remove(i);
+            let timeout = job.permit_wait.unwrap_or_default();
+            self.on_bind_failed(job.pod.uid, &format!("rejected due to timeout after waiting {timeout:?} at permit"));
+        }
+    }
+
+    /// The earliest Permit deadline of a parked pod (virtual time).
+    fn next_permit_deadline_nanos(&self) -> Option<u64> {
+        self.parked.iter().map(|(d, _)| *d).min()
+    }
+
+    /// The binding cycle on this thread (virtual time): PreBind and Bind plugins, then the bind
+    /// through the agent, whose `Bound` event ends it (PostBind in [`Driver::on_bound`]).
+    fn bind_inline(&mut self, job: BindJob) {
+        let result = self.binding.pre_bind(&job).and_then(|()| self.binding.bind(&job));
+        match result {
+            Ok(()) => self.agent.bind(job.pod),
+            Err(reason) => self.on_bind_failed(job.pod.uid, &reason),
+        }
     }
 
     /// Hands the batched assumed pods to the binder. Tokens come back only when this thread reads
@@ -694,8 +880,16 @@ impl Driver {
     fn on_bound(&mut self, uid: PodUid, at_nanos: u64) {
         let PodState::Assumed(node) = self.rec(uid).state else { return };
         self.binds_in_flight -= 1;
+        // With a binder, the binder finished the binding cycle in the cache (FinishBinding).
         if self.binder.is_none() {
-            let _ = self.cache.finish_binding(uid);
+            let r = self.cache.finish_binding(uid);
+            self.note_cache(r);
+            let rec = self.rec(uid);
+            let fw = &self.frameworks[rec.profile];
+            if !fw.post_bind.is_empty() {
+                let node = self.snap.interner.resolve(node);
+                fw.run_post_bind(&BindingPod { uid, namespace: &rec.namespace, name: &rec.info.name, node });
+            }
         }
         let rec = self.rec_mut(uid);
         rec.state = PodState::Bound(node);
@@ -723,7 +917,19 @@ impl Driver {
         let PodState::Assumed(node) = self.rec(uid).state else { return };
         self.binds_in_flight -= 1;
         self.counters.bind_failures += 1;
-        let _ = self.cache.forget(uid);
+        // `handleBindingCycleError`: Unreserve (every Reserve plugin, in reverse), then forget.
+        let profile = self.rec(uid).profile;
+        self.waiting[profile].remove(uid);
+        if let Some(idx) = self.snap.nodes.idx_of(node) {
+            let info = self.rec(uid).info.clone();
+            let mut state = CycleState::new();
+            self.frameworks[profile].run_unreserve(CycleCx { snap: &self.snap, pod: &info }, &mut state, idx);
+        }
+        // With a binder, the binder forgot the pod in the cache when its binding cycle failed.
+        if self.binder.is_none() {
+            let r = self.cache.forget(uid);
+            self.note_cache(r);
+        }
         self.snap.unplace_pod(uid);
         let now = self.now();
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
@@ -887,6 +1093,7 @@ impl Driver {
         let started = self.now();
         loop {
             self.drain();
+            self.expire_permits();
             self.fire_churn()?;
             let now = self.now();
             if done(self) || deadline.is_some_and(|d| now >= d) {
@@ -913,7 +1120,10 @@ impl Driver {
                 return Ok(());
             }
             let mut wake =
-                [self.queue.next_wakeup_nanos(), self.next_churn_nanos(), deadline].into_iter().flatten().min();
+                [self.queue.next_wakeup_nanos(), self.next_churn_nanos(), self.next_permit_deadline_nanos(), deadline]
+                    .into_iter()
+                    .flatten()
+                    .min();
             match &self.vclock {
                 Some(v) => {
                     if let Some(a) = self.agent.next_due_nanos() {
@@ -1201,13 +1411,44 @@ impl Driver {
 }
 
 /// Runs one workload once and returns its report entry.
+/// Registers the default queueing hints of every profile's plugins: profile `i`'s plugin `p` gets
+/// queue id `base[i] + p` (while ids last; see [`Driver::queue_ids`]). Returns the bases.
+pub(crate) fn register_hints(queue: &mut SchedulingQueue<()>, frameworks: &[Arc<Framework>]) -> Vec<usize> {
+    let mut bases = Vec::with_capacity(frameworks.len());
+    let mut next = 0;
+    for fw in frameworks {
+        bases.push(next);
+        for (p, plugin) in fw.plugins.iter().enumerate() {
+            if next + p >= 63 {
+                break;
+            }
+            if let Some(h) = default_hint_fn::<()>(plugin.name()) {
+                queue.register_hint((next + p) as u8, h);
+            }
+        }
+        next += fw.plugins.len();
+    }
+    bases
+}
+
 pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport, RunError> {
-    let wall_start = Instant::now();
-    let cpu_start = cpu_seconds();
     let config = match (&opts.config_override, &w.scheduler_config_path) {
         (Some(p), _) | (None, Some(p)) => SchedulerConfig::load(p)?,
         (None, None) => SchedulerConfig::defaults(),
     };
+    run_workload_with(w, opts, &config, &[])
+}
+
+/// [`run_workload`] with a loaded `config` whose profiles may also name `extra` plugins (besides
+/// the in-tree registry's): for tests and embedders with plugins of their own.
+pub(crate) fn run_workload_with(
+    w: &ResolvedWorkload,
+    opts: &RunOptions,
+    config: &SchedulerConfig,
+    extra: &[Arc<dyn Plugin>],
+) -> Result<RunReport, RunError> {
+    let wall_start = Instant::now();
+    let cpu_start = cpu_seconds();
     let (vclock, clock): (Option<Arc<VirtualClock>>, Arc<dyn Clock>) = if opts.virtual_time {
         let v = Arc::new(VirtualClock::new());
         (Some(v.clone()), v)
@@ -1226,9 +1467,13 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     let mut frameworks = Vec::new();
     for profile in &config.profiles {
         let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
-        let fw = Framework::new(profile, &compiled, &mut snap.interner)
+        let mut registry = crate::plugins::in_tree(&compiled);
+        for p in extra {
+            registry.register_instance(p.clone()).map_err(|e| InputError::new(&config.source, "profiles", e))?;
+        }
+        let fw = Framework::new(profile, &registry, &mut snap.interner)
             .map_err(|e| InputError::new(&config.source, "profiles", e))?;
-        frameworks.push(fw);
+        frameworks.push(Arc::new(fw));
     }
     let mut spread = Vec::new();
     for (profile, fw) in config.profiles.iter().zip(&frameworks) {
@@ -1247,11 +1492,11 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
         config.pod_max_backoff_seconds as u64 * 1_000_000_000,
     );
-    for (id, p) in frameworks[0].plugins.iter().enumerate() {
-        if let Some(h) = default_hint_fn::<()>(p.name()) {
-            queue.register_hint(id.min(63) as u8, h);
-        }
+    // Every profile has the same QueueSort (the config checks it): the first one's order.
+    if let Some(less) = frameworks[0].queue_sort_fn() {
+        queue = queue.with_queue_sort(less);
     }
+    let hint_base = register_hints(&mut queue, &frameworks);
     let (agent_tx, agent_rx) = crossbeam_channel::unbounded::<AgentEvent>();
     let agent: Arc<dyn NodeAgent> = match &opts.agent {
         AgentSpec::Sim(cfg) => {
@@ -1264,16 +1509,9 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             RunError::Input(InputError::new("--agent", "", format!("the node agent cannot start: {e}")))
         })?,
     };
-    let planned: u64 = w
-        .ops
-        .iter()
-        .map(|op| match op {
-            ResolvedOp::CreatePods { count, .. } => *count,
-            _ => 0,
-        })
-        .sum();
-    let cache = Arc::new(AssumeCache::new((planned as usize + cluster.pods.len()) * 2 + 1_000_000));
+    let cache = Arc::new(AssumeCache::new());
     let (results_tx, results_rx) = crossbeam_channel::unbounded::<BindResult>();
+    let binding = Arc::new(FrameworkBinding::new(frameworks.clone()));
     let (binder, agent_events) = if opts.virtual_time {
         (None, agent_rx)
     } else {
@@ -1281,7 +1519,7 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             opts.bind_workers.max(1),
             opts.max_binds_in_flight.max(1),
             agent.clone(),
-            Arc::new(NoPlugins),
+            binding.clone(),
             Some(cache.clone()),
             results_tx.clone(),
         ));
@@ -1316,10 +1554,12 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         opts: opts.clone(),
         clock,
         vclock,
+        cycle_cost: CycleCostModel::DEFAULT,
         engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score)
             .with_plugin_sampling(opts.plugin_sample_percent),
         queue,
         cache,
+        cache_errors: Vec::new(),
         pods: Vec::new(),
         uids: UidGen::default(),
         priorities,
@@ -1347,7 +1587,10 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
         progress,
         config_source: config.source.clone(),
         config_digest: config.digest.clone(),
-        preemption_args: config.profiles.iter().map(|p| p.args.default_preemption.clone()).collect(),
+        waiting: frameworks.iter().map(|_| WaitingPods::new()).collect(),
+        hint_base,
+        parked: Vec::new(),
+        binding,
         frameworks,
         spread,
         snap: Snapshot::new(),
@@ -1364,7 +1607,8 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
     let mut recs: Vec<Option<PodRec>> = (0..d.uids.issued()).map(|_| None).collect();
     for (info, node) in bound {
         let idx = (info.uid.0 - 1) as usize;
-        let _ = d.cache.confirm_bound(info.uid, node.0);
+        let r = d.cache.confirm_bound(info.uid, node.0);
+        d.note_cache(r);
         recs[idx] = Some(PodRec {
             template: Arc::new(api::Pod::default()),
             namespace: snap.interner.resolve(info.namespace).to_string(),
@@ -1413,7 +1657,8 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
             continue;
         };
         d.rec_mut(info.uid).profile = profile;
-        let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(!info.scheduling_gates.is_empty());
+        let gated = !d.frameworks[profile].run_pre_enqueue(&info).is_success();
+        let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(gated);
         qp.timestamp_nanos = 0;
         d.queue.add(qp, 0);
     }
@@ -1450,55 +1695,29 @@ pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport
 
 impl Driver {
     fn finish(mut self, w: &ResolvedWorkload, wall_start: Instant, cpu_start: f64) -> RunReport {
-        // Consistency: the cache (snapshot + assume states) against what the agent reports.
-        let mut diffs = Vec::new();
+        // Consistency: the snapshot, the assume cache and the agent agree; no transition was refused.
         let agent_pods: BTreeMap<PodUid, String> = self.agent.pods().into_iter().collect();
-        for r in self.pods.iter().filter(|r| r.created_by_run) {
-            let uid = r.info.uid;
-            match r.state {
-                PodState::Bound(node) => {
-                    let want = self.snap.interner.resolve(node);
-                    match agent_pods.get(&uid) {
-                        Some(n) if n == want => {}
-                        Some(n) => diffs.push(format!("{}: cache says node {want}, agent says {n}", r.info.name)),
-                        None => {
-                            diffs.push(format!("{}: bound on {want} in the cache, unknown to the agent", r.info.name))
-                        }
-                    }
-                    if !self.snap.pods.contains_key(&uid) {
-                        diffs.push(format!("{}: bound but not in the snapshot", r.info.name));
-                    }
-                }
-                PodState::Queued | PodState::Deleted => {
-                    if agent_pods.contains_key(&uid) && r.state == PodState::Queued {
-                        diffs.push(format!("{}: queued in the cache, held by the agent", r.info.name));
-                    }
-                }
-                PodState::Assumed(_) => diffs.push(format!("{}: still assumed at the end of the run", r.info.name)),
-            }
+        let lines: Vec<PodLine<'_>> = self
+            .pods
+            .iter()
+            .map(|r| PodLine {
+                uid: r.info.uid,
+                name: &r.info.name,
+                expected: match r.state {
+                    PodState::Queued => Expected::Queued,
+                    PodState::Assumed(n) => Expected::Assumed(n),
+                    PodState::Bound(n) => Expected::Bound(n),
+                    PodState::Deleted => Expected::Deleted,
+                },
+                created_by_run: r.created_by_run,
+            })
+            .collect();
+        let mut transition_errors = std::mem::take(&mut self.cache_errors);
+        if let Some(b) = &self.binder {
+            transition_errors.extend(b.take_cache_errors().iter().map(|e| e.to_string()));
         }
-        // Node resources: the snapshot's requested columns equal the sum over the pods placed there.
-        let t = &self.snap.nodes;
-        let mut cpu = vec![0i64; t.len()];
-        let mut pods_on = vec![0u32; t.len()];
-        for p in self.snap.pods.values() {
-            if let Some(i) = t.idx_of(p.node) {
-                cpu[i.ix()] += p.info.requests.cpu_milli;
-                pods_on[i.ix()] += 1;
-            }
-        }
-        for i in 0..t.len() {
-            if cpu[i] != t.req_cpu_milli[i] || pods_on[i] != t.pod_count[i] {
-                diffs.push(format!(
-                    "node {}: requested cpu {} / {} pods in the table, {} / {} from its pods",
-                    self.snap.node_name(crate::snapshot::NodeIdx(i as u32)),
-                    t.req_cpu_milli[i],
-                    t.pod_count[i],
-                    cpu[i],
-                    pods_on[i]
-                ));
-            }
-        }
+        let mut diffs = differences(&self.snap, &self.cache, &lines, &agent_pods, &transition_errors);
+        drop(lines);
         let shutdown = self.agent.shutdown();
         if let Err(e) = &shutdown {
             diffs.push(format!("agent shutdown: {e}"));
@@ -1607,6 +1826,7 @@ impl Driver {
             workload_digest,
             agent: self.agent.name().to_string(),
             virtual_time: self.opts.virtual_time,
+            virtual_cycle_cost: self.vclock.is_some().then_some(self.cycle_cost),
             // Gates that do not take effect as set, with the reason (the field's name predates the statuses).
             feature_gates_ignored: w
                 .gate_statuses

@@ -2,12 +2,16 @@
 //! assume cache, the binder and a node agent, and measures everything.
 //!
 //! One driver thread owns the snapshot, the queue and the engine (the scheduling thread). Binding
-//! runs on binder threads in wall-clock mode; in virtual time it runs inline so that seeded runs
-//! replay exactly (the simulated agent draws each pod's delays from its own seeded stream).
+//! runs on binder threads in wall-clock mode; in virtual time it runs inline and the clock moves by
+//! a fixed cost per cycle (`clock::CycleCostModel`), so that seeded runs replay exactly on any
+//! machine (the simulated agent draws each pod's delays from its own seeded stream).
 
 pub mod cli;
+mod consistency;
 pub mod cri;
 pub mod driver;
+#[cfg(test)]
+mod extension_point_tests;
 pub mod objects;
 pub mod quality;
 

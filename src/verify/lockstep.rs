@@ -192,7 +192,7 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
     for profile in &config.profiles {
         let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
         frameworks.push(
-            Framework::new(profile, &compiled, &mut snap.interner)
+            crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
                 .map_err(|e| InputError::new(&config.source, "profiles", e))?,
         );
         preemption_args.push(profile.args.default_preemption.clone());
@@ -548,8 +548,8 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         .collect(),
                     Err(_) => Vec::new(),
                 };
-                let post = ours.engine.post_filter(fw, &mut ours.snap, &info, &diag, &args);
-                let our_nominated = post.as_ref().ok().map(|(p, _)| ours.snap.interner.resolve(p.node).to_string());
+                let post = ours.engine.post_filter(fw, &mut ours.snap, &info, &diag);
+                let our_nominated = post.as_ref().ok().map(|p| ours.snap.interner.resolve(p.node).to_string());
                 match (&our_nominated, &their_nominated) {
                     (None, None) => {
                         out.agreed += u64::from(attempt == 0);

@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use crate::engine::cycle::{filter_node, Diagnosis, Engine};
-use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin, PluginId, Reject};
+use crate::framework::runtime::{filter_node, nominated_for, Diagnosis};
+use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin, PluginId, PostFilterResult, Reject, Status};
 use crate::ids::PodUid;
 use crate::snapshot::{NodeIdx, Pdb, PodInfo, PreemptionPolicy, PriorityClass, Snapshot, Sym};
 
@@ -37,6 +37,41 @@ impl Default for DefaultPreemption {
 impl Plugin for DefaultPreemption {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn post_filter(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        rng: &mut dyn rand::RngCore,
+    ) -> Result<PostFilterResult, Status> {
+        match self.preempt(fw, snap, pod, diag, rng) {
+            Ok((p, nominated)) => Ok(PostFilterResult {
+                node: p.node,
+                pod: nominated,
+                victims: p.victims,
+                num_pdb_violations: p.num_pdb_violations,
+                cleared_nominations: p.cleared_nominations,
+            }),
+            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
+                Err(Status::new(Code::Unschedulable, m))
+            }
+        }
+    }
+
+    fn post_filter_message(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+    ) -> Option<String> {
+        match self.dry_run(fw, snap, pod, diag) {
+            Ok(run) => run.message,
+            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(m),
+        }
     }
 }
 
@@ -117,7 +152,7 @@ pub type PreFiltered = Result<(CycleState, Vec<bool>, Option<Vec<Sym>>), PluginI
 
 fn run_pre_filter(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> PreFiltered {
     let mut state = CycleState::new();
-    match Engine::run_pre_filter(fw, CycleCx { snap, pod }, &mut state) {
+    match fw.run_pre_filter(CycleCx { snap, pod }, &mut state) {
         Ok((skip, names, _)) => Ok((state, skip, names)),
         Err((pid, _)) => Err(pid),
     }
@@ -171,14 +206,6 @@ fn fits_now(
         }
     }
     filter_node(fw, CycleCx { snap, pod }, state, skip, node)
-}
-
-/// Nominated pods on `node` that count when filtering `pod`: priority >= the pod's, not the pod.
-pub fn nominated_for(snap: &Snapshot, pod: &PodInfo, node: Sym) -> Vec<Arc<PodInfo>> {
-    snap.nominated
-        .get(&node)
-        .map(|v| v.iter().filter(|p| p.uid != pod.uid && p.priority >= pod.priority).cloned().collect())
-        .unwrap_or_default()
 }
 
 /// `RunFilterPluginsWithNominatedPods` for one node: with the node's nominated pods added (placed
@@ -346,13 +373,13 @@ impl DefaultPreemption {
     /// nodes the diagnosis marks `Unschedulable` are tried, from a random offset (from `rng`),
     /// until enough candidates are found. Records the nomination in the snapshot (the returned
     /// pod copy carries `nominated_node`) and clears lower-priority nominations on that node.
-    pub fn post_filter(
+    pub fn preempt(
         &self,
         fw: &Framework,
         snap: &mut Snapshot,
         pod: &PodInfo,
         diag: &Diagnosis,
-        rng: &mut impl Rng,
+        rng: &mut (impl Rng + ?Sized),
     ) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
         eligible_to_preempt(snap, pod, Some(diag))?;
         // A PreFilter rejection applies to every node with its code.

@@ -5,6 +5,7 @@
 use super::*;
 use crate::config::{DefaultPreemptionArgs, PluginArgs, Profile, ProfilePlugins};
 use crate::engine::cycle::CycleResult;
+use crate::engine::Engine;
 use crate::plugins::CompiledArgs;
 use crate::snapshot::testing::{sel_labels, MakeNode, MakePod};
 
@@ -24,7 +25,7 @@ fn framework(snap: &mut Snapshot) -> Framework {
         plugins,
         args: PluginArgs::default(),
     };
-    Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
+    crate::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
 }
 
 fn args() -> DefaultPreemptionArgs {
@@ -47,7 +48,13 @@ fn preempt(snap: &mut Snapshot, pod: &PodInfo) -> Result<(Preemption, Arc<PodInf
         CycleResult::Unschedulable(d) => d,
         other => panic!("expected an unschedulable pod, got {other:?}"),
     };
-    engine.post_filter(&fw, snap, pod, &diag, &args())
+    let a = args();
+    let plugin = DefaultPreemption {
+        min_candidate_nodes_percentage: a.min_candidate_nodes_percentage,
+        min_candidate_nodes_absolute: a.min_candidate_nodes_absolute,
+    };
+    // The engine's RNG as `Engine::new(1, ..)` seeds it (its cycle draws nothing from it).
+    plugin.preempt(&fw, snap, pod, &diag, &mut <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1))
 }
 
 fn names(p: &Preemption) -> Vec<&str> {

@@ -577,7 +577,6 @@ fn normalizing_helpers() {
 fn placements_are_identical_at_any_thread_count() {
     use crate::config::SchedulerConfig;
     use crate::engine::{CycleResult, Engine};
-    use crate::framework::Framework;
     use crate::plugins::CompiledArgs;
     use crate::snapshot::NodeSpec;
     // 9,000 nodes so the filter and score passes go parallel; pods with zone spreading, hostname
@@ -596,7 +595,7 @@ fn placements_are_identical_at_any_thread_count() {
             snap.add_node(&spec).unwrap();
         }
         let profile = SchedulerConfig::defaults().profiles[0].clone();
-        let fw = Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
+        let fw = crate::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
         let mut engine = Engine::new(42, threads, None);
         let mut out = Vec::new();
         for i in 0..60 {

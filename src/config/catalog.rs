@@ -1,9 +1,12 @@
-//! The plugin registry table: every in-tree plugin name schedperf knows, the extension points it
-//! implements, and the v1.31 default `multiPoint` list with its score weights.
+//! The plugin catalogue the config knows: every in-tree plugin name, the extension points it
+//! implements, and the default `multiPoint` list with its score weights. The config needs it to
+//! validate names and expand `multiPoint` when the file is loaded, so errors name the field.
 //!
-//! Upstream the registry is `framework/plugins/registry.go` and the defaults are `getDefaultPlugins`
-//! in `apis/config/v1/default_plugins.go`; a plugin "implements" an extension point when its Go type
-//! satisfies that point's interface, which is what `expandMultiPointPlugins` checks.
+//! It is data only. The registry that builds plugins by name is `plugins::registry` (upstream's
+//! `framework/plugins/registry.go`), tested to name the same plugins; the defaults are
+//! `getDefaultPlugins` in `apis/config/v1/default_plugins.go`; a plugin "implements" an extension
+//! point when its Go type satisfies that point's interface, which is what
+//! `expandMultiPointPlugins` checks.
 
 use serde::Serialize;
 
@@ -101,7 +104,7 @@ const fn optional(name: &'static str, extension_points: &'static [ExtensionPoint
     PluginInfo { name, extension_points, in_defaults: false, default_weight: None }
 }
 
-/// The registry: the default plugins first, in default `multiPoint` order, then the known plugins a
+/// The catalogue: the default plugins first, in default `multiPoint` order, then the known plugins a
 /// profile may enable that are not on by default.
 ///
 /// The order and weights are v1.37.2's `getDefaultPlugins` after `applyFeatureGates` at the
@@ -170,7 +173,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn registry_lookup() {
+    fn catalogue_lookup() {
         let check = |name: &str, point: ExtensionPoint, expected: Option<bool>| {
             assert_eq!(plugin_info(name).map(|p| p.implements(point)), expected, "{name} at {point}");
         };

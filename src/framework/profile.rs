@@ -189,8 +189,17 @@ mod tests {
     #[test]
     fn end_sums_calls_per_plugin_and_point() {
         use crate::config::{PluginArgs, Profile, ProfilePlugins};
-        use crate::plugins::CompiledArgs;
-        let mut snap = crate::snapshot::Snapshot::new();
+        struct Named(&'static str);
+        impl crate::framework::Plugin for Named {
+            fn name(&self) -> &'static str {
+                self.0
+            }
+        }
+        let mut registry = crate::framework::Registry::new();
+        for name in ["NodeUnschedulable", "NodeName"] {
+            registry.register_instance(std::sync::Arc::new(Named(name))).unwrap();
+        }
+        let mut interner = crate::snapshot::Interner::default();
         let plugins =
             ProfilePlugins { filter: vec!["NodeUnschedulable".into(), "NodeName".into()], ..Default::default() };
         let profile = Profile {
@@ -199,7 +208,7 @@ mod tests {
             plugins,
             args: PluginArgs::default(),
         };
-        let fw = Framework::new(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap();
+        let fw = Framework::new(&profile, &registry, &mut interner).unwrap();
         let id = |name: &str| fw.plugins.iter().position(|p| p.name() == name).unwrap();
         let (a, b) = (id("NodeUnschedulable"), id("NodeName"));
         let mut p = Profiler::new(100);

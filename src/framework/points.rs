@@ -1,0 +1,338 @@
+//! The extension points after Filter, run as upstream's `frameworkImpl` runs them: PostFilter,
+//! Reserve/Unreserve, Permit (with the waiting pods), PreBind, Bind, PostBind; and PreEnqueue and
+//! QueueSort, which the scheduling queue asks. Called once per pod, never per node.
+
+use std::time::Duration;
+
+use super::plugin::{BindingPod, PostFilterResult, QueueSortFn};
+use super::runtime::Diagnosis;
+use super::{Code, CycleCx, CycleState, Framework, PluginId, Status};
+use crate::ids::PodUid;
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
+
+/// The longest a pod may wait on Permit (`maxTimeout`: 15 minutes).
+pub const MAX_PERMIT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// What the Permit plugins decided together (`RunPermitPlugins`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermitOutcome {
+    Allow,
+    /// A plugin rejected the pod (its status, with the plugin named).
+    Reject(Status),
+    /// At least one plugin said Wait: the binding cycle waits until the pod is allowed or the
+    /// shortest of the waiting plugins' timeouts passes.
+    Wait(Duration),
+}
+
+/// The pods of a profile waiting on Permit, as Permit plugins see them through the framework
+/// handle (`IterateOverWaitingPods`, `GetWaitingPod`), and what plugins decided about them. The
+/// owner of the waiting pods (the binder, or the run's loop in virtual time) applies the decisions.
+/// A pod is released by one `allow` (upstream waits for every plugin that said Wait).
+#[derive(Debug, Default)]
+pub struct WaitingPods {
+    waiting: Vec<PodUid>,
+    allowed: Vec<PodUid>,
+    rejected: Vec<(PodUid, String)>,
+}
+
+impl WaitingPods {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The pods waiting now, in the order they started waiting.
+    pub fn pods(&self) -> &[PodUid] {
+        &self.waiting
+    }
+
+    pub fn contains(&self, uid: PodUid) -> bool {
+        self.waiting.contains(&uid)
+    }
+
+    /// A pod starts waiting (`AddWaitingPod`).
+    pub fn add(&mut self, uid: PodUid) {
+        if !self.contains(uid) {
+            self.waiting.push(uid);
+        }
+    }
+
+    /// The pod stopped waiting (allowed, rejected, timed out or deleted).
+    pub fn remove(&mut self, uid: PodUid) {
+        self.waiting.retain(|u| *u != uid);
+    }
+
+    /// A plugin allows a waiting pod (`WaitingPod.Allow`). Returns false if it was not waiting.
+    pub fn allow(&mut self, uid: PodUid) -> bool {
+        if !self.contains(uid) {
+            return false;
+        }
+        self.remove(uid);
+        self.allowed.push(uid);
+        true
+    }
+
+    /// A plugin rejects a waiting pod (`WaitingPod.Reject`). Returns false if it was not waiting.
+    pub fn reject(&mut self, uid: PodUid, message: &str) -> bool {
+        if !self.contains(uid) {
+            return false;
+        }
+        self.remove(uid);
+        self.rejected.push((uid, message.to_string()));
+        true
+    }
+
+    /// The decisions taken since the last call: (allowed, rejected with a message).
+    pub fn take_decisions(&mut self) -> (Vec<PodUid>, Vec<(PodUid, String)>) {
+        (std::mem::take(&mut self.allowed), std::mem::take(&mut self.rejected))
+    }
+}
+
+impl Framework {
+    /// PreEnqueue (`RunPreEnqueuePlugins`): the first plugin that does not return Success keeps
+    /// the pod out of the active queue; its status is returned with the plugin named.
+    pub fn run_pre_enqueue(&self, pod: &PodInfo) -> Status {
+        for &pid in &self.pre_enqueue {
+            let p = self.plugin(pid);
+            let st = p.pre_enqueue(pod);
+            if !st.is_success() {
+                return st.with_plugin(p.name());
+            }
+        }
+        Status::success()
+    }
+
+    /// The QueueSort plugin's order (exactly one QueueSort plugin per profile; `None` when the
+    /// plugin there gives none, and the queue keeps its own, PrioritySort's).
+    pub fn queue_sort_fn(&self) -> Option<QueueSortFn> {
+        self.queue_sort.first().and_then(|&pid| self.plugin(pid).queue_sort_less())
+    }
+
+    /// PostFilter (`RunPostFilterPlugins`) for a pod the filters rejected everywhere: plugins run
+    /// in order until one succeeds (its result is returned) or one returns
+    /// UnschedulableAndUnresolvable or Error; otherwise the rejections are merged into one
+    /// Unschedulable status naming the first plugin. `Err` with no reasons when no PostFilter
+    /// plugin is enabled.
+    pub fn run_post_filter(
+        &self,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        rng: &mut dyn rand::RngCore,
+    ) -> Result<PostFilterResult, Status> {
+        let mut reasons = Vec::new();
+        let mut first: Option<&'static str> = None;
+        for &pid in &self.post_filter {
+            let p = self.plugin(pid);
+            let st = match p.post_filter(self, snap, pod, diag, rng) {
+                Ok(r) => return Ok(r),
+                Err(st) => st,
+            };
+            match st.code {
+                Code::Unschedulable => {
+                    first.get_or_insert(p.name());
+                    reasons.extend(st.reasons);
+                }
+                Code::UnschedulableAndUnresolvable => return Err(st.with_plugin(p.name())),
+                _ => {
+                    let msg = format!("running PostFilter plugin {:?}: {}", p.name(), st.reasons.join(", "));
+                    return Err(Status::new(Code::Error, msg).with_plugin(p.name()));
+                }
+            }
+        }
+        Err(Status { code: Code::Unschedulable, reasons, plugin: first.unwrap_or("") })
+    }
+
+    /// Why PostFilter does not help this pod, in upstream's words, from the first PostFilter
+    /// plugin that can say (a dry run that changes nothing); `None` without PostFilter plugins or
+    /// when one would succeed.
+    pub fn post_filter_message(&self, snap: &mut Snapshot, pod: &PodInfo, diag: &Diagnosis) -> Option<String> {
+        self.post_filter.iter().find_map(|&pid| self.plugin(pid).post_filter_message(self, snap, pod, diag))
+    }
+
+    /// Reserve (`RunReservePluginsReserve`): in order until one fails; the failing status is
+    /// returned with the plugin named. On failure the caller runs [`Self::run_unreserve`].
+    pub fn run_reserve(&self, cx: CycleCx<'_>, state: &mut CycleState, node: NodeIdx) -> Status {
+        for &pid in &self.reserve {
+            let p = self.plugin(pid);
+            let st = p.reserve(cx, state, node);
+            if !st.is_success() {
+                if st.code.is_rejection() {
+                    return st.with_plugin(p.name());
+                }
+                let msg = format!("running Reserve plugin {:?}: {}", p.name(), st.reasons.join(", "));
+                return Status::new(Code::Error, msg).with_plugin(p.name());
+            }
+        }
+        Status::success()
+    }
+
+    /// Unreserve (`RunReservePluginsUnreserve`): every Reserve plugin, in reverse order.
+    pub fn run_unreserve(&self, cx: CycleCx<'_>, state: &mut CycleState, node: NodeIdx) {
+        for &pid in self.reserve.iter().rev() {
+            self.plugin(pid).unreserve(cx, state, node);
+        }
+    }
+
+    /// Permit (`RunPermitPlugins`): a rejection or an error ends it at once (with the plugin
+    /// named); otherwise the pod waits if any plugin said Wait, for the shortest timeout (each at
+    /// most [`MAX_PERMIT_TIMEOUT`]).
+    pub fn run_permit(
+        &self,
+        cx: CycleCx<'_>,
+        state: &mut CycleState,
+        node: NodeIdx,
+        waiting: &mut WaitingPods,
+    ) -> PermitOutcome {
+        let mut wait: Option<Duration> = None;
+        for &pid in &self.permit {
+            let p = self.plugin(pid);
+            let (st, timeout) = p.permit(cx, state, node, waiting);
+            match st.code {
+                Code::Success => {}
+                Code::Wait => {
+                    let t = timeout.min(MAX_PERMIT_TIMEOUT);
+                    wait = Some(wait.map_or(t, |w| w.min(t)));
+                }
+                c if c.is_rejection() => return PermitOutcome::Reject(st.with_plugin(p.name())),
+                _ => {
+                    let msg = format!("running Permit plugin {:?}: {}", p.name(), st.reasons.join(", "));
+                    return PermitOutcome::Reject(Status::new(Code::Error, msg).with_plugin(p.name()));
+                }
+            }
+        }
+        match wait {
+            Some(t) => PermitOutcome::Wait(t),
+            None => PermitOutcome::Allow,
+        }
+    }
+
+    /// PreBind (`RunPreBindPlugins`): in order; the first failure fails the binding cycle.
+    pub fn run_pre_bind(&self, pod: &BindingPod<'_>) -> Result<(), Status> {
+        for &pid in &self.pre_bind {
+            let p = self.plugin(pid);
+            let st = p.pre_bind(pod);
+            match st.code {
+                Code::Success | Code::Skip => {}
+                _ => return Err(st.with_plugin(p.name())),
+            }
+        }
+        Ok(())
+    }
+
+    /// Bind (`RunBindPlugins`): plugins in order until one does not return Skip. `Ok(Some(id))`:
+    /// plugin `id` took the pod (the binder then writes the binding through the node agent);
+    /// `Ok(None)`: every plugin skipped; `Err`: the plugin's failure.
+    pub fn run_bind(&self, pod: &BindingPod<'_>) -> Result<Option<PluginId>, Status> {
+        for &pid in &self.bind {
+            let p = self.plugin(pid);
+            let st = p.bind(pod);
+            match st.code {
+                Code::Skip => continue,
+                Code::Success => return Ok(Some(pid)),
+                c if c.is_rejection() => return Err(st.with_plugin(p.name())),
+                _ => {
+                    let msg = format!("running Bind plugin {:?}: {}", p.name(), st.reasons.join(", "));
+                    return Err(Status::new(Code::Error, msg).with_plugin(p.name()));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// PostBind (`RunPostBindPlugins`): every plugin, informational.
+    pub fn run_post_bind(&self, pod: &BindingPod<'_>) {
+        for &pid in &self.post_bind {
+            self.plugin(pid).post_bind(pod);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::framework::Plugin;
+
+    /// A plugin with a fixed answer at Permit (code, timeout in s) and at Bind.
+    struct Fixed(&'static str, Code, u64);
+
+    impl Plugin for Fixed {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn permit(&self, _: CycleCx<'_>, _: &mut CycleState, _: NodeIdx, _: &mut WaitingPods) -> (Status, Duration) {
+            (Status { code: self.1, reasons: vec![self.0.into()], plugin: "" }, Duration::from_secs(self.2))
+        }
+        fn bind(&self, _pod: &BindingPod<'_>) -> Status {
+            Status { code: self.1, reasons: vec![self.0.into()], plugin: "" }
+        }
+    }
+
+    fn framework(plugins: Vec<Fixed>) -> Framework {
+        let mut fw = Framework::empty("test");
+        fw.plugins = plugins.into_iter().map(|p| Arc::new(p) as Arc<dyn Plugin>).collect();
+        fw.permit = (0..fw.plugins.len()).collect();
+        fw.bind = (0..fw.plugins.len()).collect();
+        fw
+    }
+
+    #[test]
+    fn permit_outcomes_as_run_permit_plugins() {
+        use Code::*;
+        let cases: Vec<(Vec<Fixed>, PermitOutcome)> = vec![
+            (vec![], PermitOutcome::Allow),
+            (vec![Fixed("A", Success, 0)], PermitOutcome::Allow),
+            // The shortest wait wins; every wait is capped at 15 minutes.
+            (vec![Fixed("A", Wait, 30), Fixed("B", Wait, 10)], PermitOutcome::Wait(Duration::from_secs(10))),
+            (vec![Fixed("A", Wait, 3600)], PermitOutcome::Wait(MAX_PERMIT_TIMEOUT)),
+            // A rejection ends Permit, even after a Wait.
+            (
+                vec![Fixed("A", Wait, 10), Fixed("B", Unschedulable, 0), Fixed("C", Error, 0)],
+                PermitOutcome::Reject(Status { code: Unschedulable, reasons: vec!["B".into()], plugin: "B" }),
+            ),
+            (
+                vec![Fixed("A", Error, 0)],
+                PermitOutcome::Reject(Status::new(Error, "running Permit plugin \"A\": A").with_plugin("A")),
+            ),
+        ];
+        let mut snap = crate::snapshot::Snapshot::new();
+        let pod = crate::snapshot::testing::MakePod::new(&mut snap, "p").build();
+        for (plugins, want) in cases {
+            let fw = framework(plugins);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let got = fw.run_permit(cx, &mut CycleState::new(), NodeIdx(0), &mut WaitingPods::new());
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn bind_runs_until_a_plugin_does_not_skip() {
+        use Code::*;
+        let pod = BindingPod { uid: PodUid(1), namespace: "ns", name: "p", node: "n" };
+        type Case = (Vec<Fixed>, Result<Option<usize>, Code>);
+        let cases: Vec<Case> = vec![
+            (vec![], Ok(None)),
+            (vec![Fixed("A", Skip, 0), Fixed("B", Skip, 0)], Ok(None)),
+            (vec![Fixed("A", Skip, 0), Fixed("B", Success, 0), Fixed("C", Error, 0)], Ok(Some(1))),
+            (vec![Fixed("A", Skip, 0), Fixed("B", Error, 0), Fixed("C", Success, 0)], Err(Error)),
+        ];
+        for (plugins, want) in cases {
+            let fw = framework(plugins);
+            assert_eq!(fw.run_bind(&pod).map_err(|st| st.code), want);
+        }
+    }
+
+    #[test]
+    fn waiting_pods_record_decisions_once() {
+        let mut w = WaitingPods::new();
+        w.add(PodUid(1));
+        w.add(PodUid(2));
+        assert!(w.allow(PodUid(1)));
+        assert!(!w.allow(PodUid(1)), "no longer waiting");
+        assert!(w.reject(PodUid(2), "no"));
+        assert!(w.pods().is_empty());
+        assert_eq!(w.take_decisions(), (vec![PodUid(1)], vec![(PodUid(2), "no".to_string())]));
+        assert_eq!(w.take_decisions(), (vec![], vec![]));
+    }
+}
