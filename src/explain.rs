@@ -251,7 +251,7 @@ pub fn explain_preemption(
     };
     let mut out =
         PreemptionExplanation { nominated_node: None, victims: Vec::new(), candidates: Vec::new(), message: None };
-    match plugin.dry_run(fw, snap, pod, diag) {
+    match plugin.dry_run(fw, snap, pod, diag, false) {
         Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
             out.message = Some(format!("preemption: {m}"))
         }

@@ -533,21 +533,22 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                     min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
                     min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
                 };
-                let candidates: Vec<(String, Vec<String>)> = match plugin.dry_run(fw, &mut ours.snap, &info, &diag) {
-                    Ok(run) => run
-                        .candidates
-                        .iter()
-                        .map(|c| {
-                            let victims = c
-                                .victims
-                                .iter()
-                                .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
-                                .collect();
-                            (ours.snap.interner.resolve(c.node).to_string(), victims)
-                        })
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
+                let candidates: Vec<(String, Vec<String>)> =
+                    match plugin.dry_run(fw, &mut ours.snap, &info, &diag, true) {
+                        Ok(run) => run
+                            .candidates
+                            .iter()
+                            .map(|c| {
+                                let victims = c
+                                    .victims
+                                    .iter()
+                                    .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
+                                    .collect();
+                                (ours.snap.interner.resolve(c.node).to_string(), victims)
+                            })
+                            .collect(),
+                        Err(_) => Vec::new(),
+                    };
                 let post = ours.engine.post_filter(fw, &mut ours.snap, &info, &diag);
                 let our_nominated = post.as_ref().ok().map(|p| ours.snap.interner.resolve(p.node).to_string());
                 match (&our_nominated, &their_nominated) {

@@ -68,7 +68,7 @@ impl Plugin for DefaultPreemption {
         pod: &PodInfo,
         diag: &Diagnosis,
     ) -> Option<String> {
-        match self.dry_run(fw, snap, pod, diag) {
+        match self.dry_run(fw, snap, pod, diag, false) {
             Ok(run) => run.message,
             Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(m),
         }
@@ -479,9 +479,12 @@ pub struct DryRun {
 }
 
 impl DefaultPreemption {
-    /// PostFilter as a dry run, for `explain`: tries every potential node in node order (no random
-    /// offset, no early stop after enough candidates), and returns all candidates, the one
-    /// PostFilter would nominate among them, and upstream's message when there is none. Nominates
+    /// PostFilter as a dry run, for `explain` and `verify`: tries the potential nodes in node order
+    /// (offset 0, where upstream draws a random offset) and returns the candidates, the one
+    /// PostFilter would nominate among them, and upstream's message when there is none. It stops
+    /// where upstream's `DryRunPreemption` does (a candidate without PDB violations in hand and
+    /// `numCandidates` found) unless `exhaustive`, which tries every potential node (the set
+    /// upstream may draw its candidates from when it visits nodes in another order). Nominates
     /// nothing; the snapshot is as before on return (except the order of pods within a node).
     pub fn dry_run(
         &self,
@@ -489,6 +492,7 @@ impl DefaultPreemption {
         snap: &mut Snapshot,
         pod: &PodInfo,
         diag: &Diagnosis,
+        exhaustive: bool,
     ) -> Result<DryRun, NoPreemption> {
         eligible_to_preempt(snap, pod, Some(diag))?;
         let n_all = snap.nodes.len();
@@ -515,7 +519,7 @@ impl DefaultPreemption {
                 Ok(c) => violating.push(c),
                 Err(why) => rejected.push((node, why)),
             }
-            if !non_violating.is_empty() && non_violating.len() + violating.len() >= want {
+            if !exhaustive && !non_violating.is_empty() && non_violating.len() + violating.len() >= want {
                 break;
             }
         }
