@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	gates := fs.String("feature-gates", "", "A=true,B=false (over each workload's own)")
 	parallelism := fs.Int("parallelism", 0, "scheduler parallelism (0 = the configuration's, 16 by default)")
 	rep := fs.Uint("rep", 0, "repetition index written into the report")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run here")
 	// Flags may follow the path, as in schedperf run.
 	var paths []string
 	rest := args
@@ -129,6 +131,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(selected) == 0 {
 		return badInput("%s: no workload matches (test case %q, workload %q, label filter %q)", paths[0], *testCase, *workloadName, *filter)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return badInput("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return badInput("--cpuprofile: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
 	}
 	doc := reportDoc{
 		SchemaVersion: reportSchemaVersion,
