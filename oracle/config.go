@@ -13,6 +13,17 @@ import (
 // scheduler scheme, which also defaults it), or returns latest.Default() for empty data, and validates it.
 // Feature gates must be applied before: defaulting depends on them.
 func loadConfig(data []byte) (*config.KubeSchedulerConfiguration, error) {
+	cfg, err := decodeConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	// Deterministic scan: one worker.
+	cfg.Parallelism = 1
+	return cfg, nil
+}
+
+// decodeConfig is loadConfig with the configuration's own parallelism (16 by default), as `run` uses it.
+func decodeConfig(data []byte) (*config.KubeSchedulerConfiguration, error) {
 	var cfg *config.KubeSchedulerConfiguration
 	if len(data) == 0 {
 		c, err := latest.Default()
@@ -35,8 +46,6 @@ func loadConfig(data []byte) (*config.KubeSchedulerConfiguration, error) {
 	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %v", err)
 	}
-	// Deterministic scan: one worker.
-	cfg.Parallelism = 1
 	return cfg, nil
 }
 

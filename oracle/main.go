@@ -3,6 +3,7 @@
 //
 //	schedperf-oracle version
 //	schedperf-oracle explain --cluster F [--cluster F ...] --pod F [--config F] [--feature-gates A=true] --output json
+//	schedperf-oracle run PATH [--test-case T] [--workload W] [--label-filter L] [--out DIR] [--format table|json]
 //	schedperf-oracle serve   (JSON lines on stdin/stdout; see README.md)
 package main
 
@@ -54,7 +55,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: schedperf-oracle version | explain ... | serve")
+		fmt.Fprintln(stderr, "usage: schedperf-oracle version | explain ... | run PATH ... | serve")
 		return 2
 	}
 	var err error
@@ -63,10 +64,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = cmdVersion(args[1:], stdout)
 	case "explain":
 		err = cmdExplain(args[1:], stdout)
+	case "run":
+		err = cmdRun(args[1:], stdout, stderr)
 	case "serve":
 		err = serve(stdin, stdout, stderr)
 	default:
-		err = badInput("unknown command %q (want version, explain or serve)", args[0])
+		err = badInput("unknown command %q (want version, explain, run or serve)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedperf-oracle: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))

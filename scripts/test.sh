@@ -26,7 +26,9 @@ fi
 export SCHEDPERF_REQUIRE_VALGRIND=1
 
 echo "== building the oracle (scripts/oracle.sh)" >&2
-scripts/oracle.sh >/dev/null
+# The ignored test of `compare --upstream` on the real kube-scheduler reads the binary from here.
+SCHEDPERF_ORACLE=$(scripts/oracle.sh | tail -1)
+export SCHEDPERF_ORACLE
 
 if ! command -v chromium >/dev/null 2>&1; then
   echo "== installing chromium (HTML report check)" >&2

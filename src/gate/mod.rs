@@ -25,6 +25,7 @@ pub mod policy;
 pub mod runner;
 pub mod sweep;
 pub mod table;
+pub mod upstream;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -98,6 +99,13 @@ pub struct CompareArgs {
     /// Config mode: one of table, json, markdown, html.
     #[arg(long, value_delimiter = ',', default_value = "table")]
     pub format: Vec<String>,
+    /// Upstream mode: the oracle binary (`scripts/oracle.sh | tail -1`); every selected workload runs
+    /// on schedperf and on the real kube-scheduler in-process, interleaved (see [`upstream`]).
+    #[arg(long)]
+    pub upstream: Option<PathBuf>,
+    /// Upstream mode: scheduler_perf's label filter, when no workload is named.
+    #[arg(long, default_value = "performance")]
+    pub label_filter: String,
 }
 
 /// What `schedperf compare` does, decided by its arguments.
@@ -107,13 +115,41 @@ pub enum CompareMode {
     Saved { a: PathBuf, b: PathBuf },
     /// Every config run on one workload path.
     Configs(sweep::SweepPlan),
+    /// schedperf beside the real kube-scheduler (`--upstream BIN`).
+    Upstream(upstream::UpstreamPlan),
 }
 
 impl CompareArgs {
     /// Decides the mode: no `--config` and two `.json` paths is saved mode; one path with two or
     /// more `--config` and a `--test-case` is config mode; anything else is a usage error.
     pub fn mode(&self, bin: &Path) -> Result<CompareMode, InputError> {
+        let bin_path = bin;
         let is_json = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
+        if let Some(bin) = &self.upstream {
+            let [path] = self.paths.as_slice() else {
+                return Err(InputError::new("--upstream", "", "give one workload file or directory (not two reports)"));
+            };
+            if !self.config.is_empty() {
+                return Err(InputError::new(
+                    "--config",
+                    "",
+                    "not with --upstream (each engine runs the workload's own config)",
+                ));
+            }
+            if self.reps == 0 {
+                return Err(InputError::new("--reps", "", "0; expected at least 1"));
+            }
+            return Ok(CompareMode::Upstream(upstream::UpstreamPlan {
+                bin: bin_path.to_path_buf(),
+                upstream: bin.clone(),
+                path: path.clone(),
+                test_case: self.test_case.clone(),
+                workload: self.workload.clone(),
+                label_filter: self.label_filter.clone(),
+                reps: self.reps,
+                seed: self.seed,
+            }));
+        }
         if self.config.is_empty() {
             return match self.paths.as_slice() {
                 [a, b] if is_json(a) && is_json(b) => Ok(CompareMode::Saved {
@@ -448,6 +484,11 @@ pub fn run_compare(args: &CompareArgs) -> Result<i32, Error> {
     match args.mode(&exe)? {
         CompareMode::Saved { a, b } => {
             let text = compare_reports(&a, &b, &args.format)?;
+            stdout.write_all(text.as_bytes()).map_err(|e| write_err(Path::new("<stdout>"), e))?;
+        }
+        CompareMode::Upstream(plan) => {
+            let text =
+                upstream::run_command(&plan, args.out.as_deref(), &mut runner::spawn_run, &mut |m| eprintln!("{m}"))?;
             stdout.write_all(text.as_bytes()).map_err(|e| write_err(Path::new("<stdout>"), e))?;
         }
         CompareMode::Configs(plan) => {

@@ -278,6 +278,7 @@ pub(crate) mod tests {
         RunDocument {
             schema_version: SCHEMA_VERSION.to_string(),
             upstream: crate::report::Upstream::pinned(),
+            engine: "schedperf test".into(),
             tool: ToolInfo { name: "schedperf".into(), version: "test".into(), git_commit: "abc".into() },
             command_line: vec!["schedperf".into(), "run".into()],
             machine: Machine::default(),

@@ -38,6 +38,7 @@ pub fn report(runs: Vec<RunReport>) -> Report {
     Report {
         schema_version: SCHEMA_VERSION.to_string(),
         upstream: crate::report::Upstream::pinned(),
+        engine: crate::report::model::schedperf_engine(),
         tool: ToolInfo {
             name: "schedperf".into(),
             version: env!("CARGO_PKG_VERSION").into(),

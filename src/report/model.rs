@@ -16,6 +16,10 @@ pub const SCHEMA_VERSION: &str = "schedperf.report/v1";
 pub struct Report {
     pub schema_version: String,
     pub tool: ToolInfo,
+    /// The scheduler that produced the runs: `schedperf <version>`, or the oracle's
+    /// `kube-scheduler v1.37.2 (in-process)` (empty in reports of older versions).
+    #[serde(default)]
+    pub engine: String,
     /// argv of the command that produced the report.
     pub command_line: Vec<String>,
     pub machine: Machine,
@@ -25,6 +29,11 @@ pub struct Report {
     #[serde(default)]
     pub upstream: Upstream,
     pub runs: Vec<RunReport>,
+}
+
+/// The `engine` of schedperf's own reports.
+pub fn schedperf_engine() -> String {
+    format!("schedperf {}", env!("CARGO_PKG_VERSION"))
 }
 
 /// The upstream release a report's decisions follow.

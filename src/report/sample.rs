@@ -218,6 +218,7 @@ pub fn sample_report() -> Report {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     Report {
         schema_version: SCHEMA_VERSION.to_string(),
+        engine: crate::report::model::schedperf_engine(),
         upstream: crate::report::Upstream::pinned(),
         tool: ToolInfo {
             name: "schedperf".to_string(),
