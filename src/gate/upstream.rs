@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::format;
 use super::runner::{child_arguments, RunRequest, Runner};
-use crate::error::InputError;
+use crate::error::{Error, InputError};
 use crate::report::{Report as RunDocument, RunReport};
 use crate::stats;
 use crate::workload::{load_path, skip_reason, workload_labels, LabelFilter};
@@ -111,9 +111,9 @@ pub fn run_upstream(
     plan: &UpstreamPlan,
     runner: &mut Runner<'_>,
     log: &mut dyn FnMut(&str),
-) -> Result<Vec<WorkloadRuns>, InputError> {
+) -> Result<Vec<WorkloadRuns>, Error> {
     if plan.reps == 0 {
-        return Err(InputError::new("--reps", "", "0 repetitions; expected at least 1"));
+        return Err(InputError::new("--reps", "", "0 repetitions; expected at least 1").into());
     }
     let mut out = Vec::new();
     for (test_case, workload) in select(plan, log)? {
@@ -142,7 +142,8 @@ pub fn run_upstream(
                 format!("{test_case}/{workload}"),
                 "",
                 "one engine produced no run of this workload (it was skipped); see the log above",
-            ));
+            )
+            .into());
         }
         out.push(w);
     }
@@ -367,9 +368,9 @@ pub fn run_command(
     out: Option<&Path>,
     runner: &mut Runner<'_>,
     log: &mut dyn FnMut(&str),
-) -> Result<String, InputError> {
+) -> Result<String, Error> {
     let mut first: [Option<RunDocument>; 2] = [None, None];
-    let mut keep = |r: &RunRequest| -> Result<RunDocument, InputError> {
+    let mut keep = |r: &RunRequest| -> Result<RunDocument, Error> {
         let doc = runner(r)?;
         let side = usize::from(r.bin == plan.upstream && r.bin != plan.bin);
         if first[side].is_none() {
@@ -461,7 +462,7 @@ mod tests {
     fn runs_interleave_schedperf_then_upstream_in_fresh_processes() {
         let p = plan();
         let mut calls: Vec<(PathBuf, Vec<String>)> = Vec::new();
-        let mut runner = |r: &RunRequest| -> Result<RunDocument, InputError> {
+        let mut runner = |r: &RunRequest| -> Result<RunDocument, Error> {
             calls.push((r.bin.clone(), r.args.clone()));
             let w = r.args.iter().position(|a| a == "--workload").map(|i| r.args[i + 1].clone()).unwrap();
             let mut doc = crate::report::header::report(vec![]);
@@ -492,7 +493,9 @@ mod tests {
         let e = select(&p, &mut |_| {}).unwrap_err();
         assert!(e.file.ends_with("workloads/misc") && e.message.contains("no runnable workload"), "{e}");
         p.reps = 0;
-        let e = run_upstream(&p, &mut |_| unreachable!(), &mut |_| {}).unwrap_err();
-        assert_eq!(e.file, "--reps");
+        match run_upstream(&p, &mut |_| unreachable!(), &mut |_| {}).unwrap_err() {
+            Error::Input(e) => assert_eq!(e.file, "--reps"),
+            other => panic!("expected bad input, got {other}"),
+        }
     }
 }
