@@ -77,7 +77,7 @@ fn compare_upstream_prints_both_engines_and_their_ratio() {
 }
 
 #[test]
-fn compare_upstream_bad_input_exits_2_naming_what() {
+fn compare_upstream_bad_input_exits_2_naming_what_and_a_crashed_engine_4() {
     let fake = fake();
     let cases: [(&[&str], &str); 4] = [
         (
@@ -125,7 +125,8 @@ fn compare_upstream_bad_input_exits_2_naming_what() {
         ],
         &[("FAKE_MODE", "crash")],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // A crashed engine is a runtime failure (exit 4), not bad input.
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     assert!(text(&o).contains("fake upstream: crashed"), "{}", text(&o));
 }
 
