@@ -144,24 +144,31 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 	}
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
-	// WaitForHandlersSync polls every 100 ms; short deadlines make it poll every millisecond instead.
-	for {
-		c, done := context.WithTimeout(ctx, time.Millisecond)
-		err := sched.WaitForHandlersSync(c)
-		done()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			cancel()
-			return nil, fmt.Errorf("informers did not sync")
-		}
+	if err := waitForHandlers(ctx, sched); err != nil {
+		cancel()
+		return nil, err
 	}
 	return &env{ctx: ctx, cancel: cancel, client: client, informers: informerFactory, sched: sched,
 		snapshot: snapshot, clock: clock, logger: logger}, nil
 }
 
 func (e *env) close() { e.cancel() }
+
+// waitForHandlers waits until the scheduler's event handlers have seen the informers' initial
+// lists. WaitForHandlersSync polls every 100 ms; short deadlines make it poll every millisecond.
+func waitForHandlers(ctx context.Context, sched *scheduler.Scheduler) error {
+	for {
+		c, done := context.WithTimeout(ctx, time.Millisecond)
+		err := sched.WaitForHandlersSync(c)
+		done()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("informers did not sync")
+		}
+	}
+}
 
 // defaultPreemptionOf finds the profile's DefaultPreemption instance (it is also a PreEnqueue plugin), and
 // replaces its random candidate offset by 0 so the dry run visits nodes in snapshot order.

@@ -147,8 +147,7 @@ func normalize(obj runtime.Object, classes map[string]*schedulingv1.PriorityClas
 		acc.SetName(acc.GetGenerateName() + "00000")
 	}
 	if acc.GetUID() == "" {
-		sum := sha256.Sum256([]byte(gvr.Resource + "/" + acc.GetNamespace() + "/" + acc.GetName()))
-		acc.SetUID(types.UID(hex.EncodeToString(sum[:16])))
+		acc.SetUID(uidOf(gvr.Resource, acc.GetNamespace(), acc.GetName()))
 	}
 	defaulter.Default(obj)
 	if pod, ok := obj.(*v1.Pod); ok {
@@ -209,4 +208,11 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "open "+path+": "))
 	}
 	return b, nil
+}
+
+// uidOf is the UID an object gets when its manifest has none: a digest of resource, namespace and
+// name, so the same object has the same UID in every run.
+func uidOf(resource, ns, name string) types.UID {
+	sum := sha256.Sum256([]byte(resource + "/" + ns + "/" + name))
+	return types.UID(hex.EncodeToString(sum[:16]))
 }

@@ -403,13 +403,9 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, parallelism i
 	}
 	inf.Start(ctx.Done())
 	inf.WaitForCacheSync(ctx.Done())
-	for {
-		c, done := context.WithTimeout(ctx, time.Millisecond)
-		err := sched.WaitForHandlersSync(c)
-		done()
-		if err == nil {
-			break
-		}
+	if err := waitForHandlers(ctx, sched); err != nil {
+		cancel()
+		return nil, err
 	}
 	r.startScheduling()
 	// The fake records every action it serves; the scheduler's binds and patches would pile up.
@@ -702,24 +698,22 @@ var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // uidOf is a stable UID for an object name (as normalize gives).
-func uidOf(resource, ns, name string) types.UID {
-	sum := sha256.Sum256([]byte(resource + "/" + ns + "/" + name))
-	return types.UID(hex.EncodeToString(sum[:16]))
+// templateOr loads the template at path, or, when the op names none, upstream's default object.
+func templateOr(path, name string, def []byte) (*objTemplate, error) {
+	if path != "" {
+		return loadTemplate(path)
+	}
+	objs, err := decodeObjects(name, def)
+	if err != nil {
+		return nil, err
+	}
+	return &objTemplate{path: name, static: objs}, nil
 }
 
 func (r *runner) createNodes(o op) error {
-	var t *objTemplate
-	var err error
-	if o.templatePath != "" {
-		if t, err = loadTemplate(o.templatePath); err != nil {
-			return err
-		}
-	} else {
-		objs, err := decodeObjects("<default node>", defaultNodeYAML)
-		if err != nil {
-			return err
-		}
-		t = &objTemplate{path: "<default node>", static: objs}
+	t, err := templateOr(o.templatePath, "<default node>", defaultNodeYAML)
+	if err != nil {
+		return err
 	}
 	for i := 0; i < o.count; i++ {
 		obj, err := t.one(i, o.count, o.templateParams, "Node")
@@ -791,18 +785,9 @@ func (r *runner) createPods(opIndex int, o op) error {
 	if err := r.ensureNamespace(o.namespace); err != nil {
 		return err
 	}
-	var t *objTemplate
-	var err error
-	if o.templatePath != "" {
-		if t, err = loadTemplate(o.templatePath); err != nil {
-			return err
-		}
-	} else {
-		objs, err := decodeObjects("<default pod>", defaultPodYAML)
-		if err != nil {
-			return err
-		}
-		t = &objTemplate{path: "<default pod>", static: objs}
+	t, err := templateOr(o.templatePath, "<default pod>", defaultPodYAML)
+	if err != nil {
+		return err
 	}
 	if o.collect {
 		r.mu.Lock()
