@@ -373,6 +373,8 @@ type scheduleResponse struct {
 	NominatedNode  *string  `json:"nominatedNode"`
 	Victims        []string `json:"victims"`
 	TopNodes       []string `json:"topNodes"`
+	// Batch is what OpportunisticBatching did in this cycle.
+	Batch *batchInfo `json:"batch"`
 }
 
 // schedule runs one real scheduling cycle (ScheduleOne) for the named pending pod and waits until its
@@ -415,6 +417,7 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 	default:
 	}
 
+	batchBefore := batchCounters()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -461,7 +464,7 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	resp := &scheduleResponse{Pod: key, Victims: []string{}}
+	resp := &scheduleResponse{Pod: key, Victims: []string{}, Batch: batchDelta(batchBefore, batchCounters(), s.SchedulingQueue.SchedulingCycle())}
 	if l.failed {
 		msg := l.failMsg
 		resp.Message = &msg

@@ -13,6 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+use super::batch::{BatchCx, Scored, SortedScoredNodes};
 use super::sampling::num_feasible_nodes_to_find;
 use crate::framework::profile::{timed, Point};
 pub use crate::framework::runtime::{
@@ -50,6 +51,8 @@ pub enum CycleResult {
 pub struct ScoreTable {
     /// (plugin, weight, normalized scores aligned with the feasible nodes).
     pub plugins: Vec<(PluginId, i64, Vec<i64>)>,
+    /// (plugin, raw scores before NormalizeScore), for the plugins that scored.
+    pub raw: Vec<(PluginId, Vec<i64>)>,
     pub totals: Vec<i64>,
 }
 
@@ -105,6 +108,17 @@ impl Engine {
 
     /// Schedules one pod: returns the chosen node, or why none fits. Does not change the snapshot.
     pub fn schedule_one(&mut self, fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> CycleResult {
+        self.schedule_one_batched(fw, snap, pod, None)
+    }
+
+    /// [`Engine::schedule_one`] with the profile's OpportunisticBatching state, when the gate is on.
+    pub fn schedule_one_batched(
+        &mut self,
+        fw: &Framework,
+        snap: &Snapshot,
+        pod: &PodInfo,
+        batch: Option<BatchCx<'_>>,
+    ) -> CycleResult {
         let n_all = snap.nodes.len();
         let mut diag = Diagnosis { num_all_nodes: n_all, ..Default::default() };
         if n_all == 0 {
@@ -114,7 +128,7 @@ impl Engine {
         let mut state = std::mem::take(&mut self.state);
         state.clear();
         let sampled = self.profiler.begin();
-        let result = self.schedule_with_state(fw, cx, &mut state, &mut diag);
+        let result = self.schedule_with_state(fw, cx, &mut state, &mut diag, batch);
         if sampled {
             self.profiler.end(fw);
         }
@@ -128,6 +142,7 @@ impl Engine {
         cx: CycleCx<'_>,
         state: &mut CycleState,
         diag: &mut Diagnosis,
+        mut batch: Option<BatchCx<'_>>,
     ) -> CycleResult {
         let snap = cx.snap;
         let (skip, names, narrowing) = match Self::run_pre_filter(fw, cx, state) {
@@ -141,13 +156,21 @@ impl Engine {
             }
         };
         diag.pre_filter_result_plugins = narrowing;
+        let hint = batch
+            .as_mut()
+            .and_then(|b| b.batch.node_hint(fw, cx, state, &skip, b.signature.as_ref(), b.cycle, b.now_nanos));
 
-        // A nominated node is tried alone first; when it fails, its status stays in the
-        // diagnosis (upstream's NodeToStatus is shared with the full pass).
+        // A nominated node (or else the batch's hint) is tried alone first; when it fails, its
+        // status stays in the diagnosis (upstream's NodeToStatus is shared with the full pass).
         let mut nominated_failure = None;
-        if let Some(nom) = cx.pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+        if let Some(nom) = cx.pod.nominated_node.or(hint).and_then(|n| snap.nodes.idx_of(n)) {
             match filter_node(fw, cx, state, &skip, nom) {
-                None => return CycleResult::Scheduled { node: nom, evaluated_nodes: 1, feasible_nodes: 1 },
+                None => {
+                    if let Some(b) = batch {
+                        b.batch.store(b.signature, hint, snap.nodes.name[nom.ix()], None, b.cycle, b.now_nanos);
+                    }
+                    return CycleResult::Scheduled { node: nom, evaluated_nodes: 1, feasible_nodes: 1 };
+                }
                 Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
             }
         }
@@ -156,16 +179,59 @@ impl Engine {
         diag.failures = failures;
 
         let evaluated_nodes = feasible.len() + diag.failures.len();
-        match feasible.len() {
-            0 => CycleResult::Unschedulable(std::mem::take(diag)),
-            1 => CycleResult::Scheduled { node: feasible[0], evaluated_nodes, feasible_nodes: 1 },
-            _ => match self.score(fw, cx, state, &feasible, false) {
-                Err(st) => CycleResult::Error(st),
-                Ok(table) => {
-                    let chosen = feasible[select_host(&mut self.heap, &table.totals)];
-                    CycleResult::Scheduled { node: chosen, evaluated_nodes, feasible_nodes: feasible.len() }
+        if feasible.is_empty() {
+            return CycleResult::Unschedulable(std::mem::take(diag));
+        }
+        match self.choose(fw, cx, state, &feasible, batch, hint) {
+            Ok(node) => CycleResult::Scheduled { node, evaluated_nodes, feasible_nodes: feasible.len() },
+            Err(st) => CycleResult::Error(st),
+        }
+    }
+
+    /// The node a full cycle picks among `feasible` (one or more): the only one, or the best
+    /// scored (`schedulePod`); the batch, if any, keeps the rest of the ranking
+    /// (`StoreScheduleResults`).
+    fn choose(
+        &mut self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &mut CycleState,
+        feasible: &[NodeIdx],
+        batch: Option<BatchCx<'_>>,
+        hint: Option<Sym>,
+    ) -> Result<NodeIdx, Status> {
+        let snap = cx.snap;
+        if let [only] = feasible {
+            if let Some(b) = batch {
+                b.batch.store(b.signature, hint, snap.nodes.name[only.ix()], None, b.cycle, b.now_nanos);
+            }
+            return Ok(*only);
+        }
+        let ranked = batch.as_ref().is_some_and(|b| b.signature.is_some());
+        let table = self.score(fw, cx, state, feasible, ranked)?;
+        match batch {
+            Some(b) if ranked => {
+                let scored = feasible
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| Scored {
+                        node: snap.nodes.name[n.ix()],
+                        raw: table.raw.iter().map(|(pid, v)| (*pid, v[i])).collect(),
+                        total: table.totals[i],
+                    })
+                    .collect();
+                let mut sorted = SortedScoredNodes::new(scored);
+                let best = sorted.pop().expect("two or more scored nodes").node;
+                b.batch.store(b.signature, hint, best, Some(sorted), b.cycle, b.now_nanos);
+                Ok(snap.nodes.idx_of(best).expect("a scored node exists"))
+            }
+            b => {
+                let chosen = feasible[select_host(&mut self.heap, &table.totals)];
+                if let Some(b) = b {
+                    b.batch.store_unsigned(hint, snap.nodes.name[chosen.ix()], b.cycle);
                 }
-            },
+                Ok(chosen)
+            }
         }
     }
 
@@ -337,7 +403,7 @@ impl Engine {
         }
         let state: &CycleState = state;
         let n = feasible.len();
-        let mut table = ScoreTable { plugins: Vec::new(), totals: vec![0; n] };
+        let mut table = ScoreTable { plugins: Vec::new(), raw: Vec::new(), totals: vec![0; n] };
         let mut scores = vec![0i64; n];
         for &(pid, weight) in &fw.score {
             if skip[pid] {
@@ -368,6 +434,9 @@ impl Engine {
                 None => timed(pid, Point::Score, || plugin.score(cx, state, feasible, &mut scores)),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
+            if keep_plugin_scores {
+                table.raw.push((pid, scores.clone()));
+            }
             timed(pid, Point::NormalizeScore, || plugin.normalize(cx, state, feasible, &mut scores));
             // One pass that vectorizes: accumulate, and note any score out of [0, MAX_NODE_SCORE]
             // (a negative score is a huge unsigned one).
@@ -398,8 +467,20 @@ impl Engine {
     /// to *other* nodes in topology counts. With no such pods this is `schedule_one`. Leaves the
     /// snapshot as it found it.
     pub fn schedule_one_nominated(&mut self, fw: &Framework, snap: &mut Snapshot, pod: &PodInfo) -> CycleResult {
+        self.schedule_one_nominated_batched(fw, snap, pod, None)
+    }
+
+    /// [`Engine::schedule_one_nominated`] with the profile's OpportunisticBatching state. While
+    /// nominated pods count, the cycle is a full one (no hint); the batch keeps its ranking.
+    pub fn schedule_one_nominated_batched(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        batch: Option<BatchCx<'_>>,
+    ) -> CycleResult {
         if snap.nominated.is_empty() {
-            return self.schedule_one(fw, snap, pod);
+            return self.schedule_one_batched(fw, snap, pod, batch);
         }
         let mut added: Vec<(crate::agent::PodUid, Sym)> = Vec::new();
         let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
@@ -412,7 +493,7 @@ impl Engine {
             }
         }
         if added.is_empty() || snap.nodes.is_empty() {
-            return self.schedule_one(fw, snap, pod);
+            return self.schedule_one_batched(fw, snap, pod, batch);
         }
         let n_all = snap.nodes.len();
         let mut diag = Diagnosis { num_all_nodes: n_all, ..Default::default() };
@@ -466,16 +547,12 @@ impl Engine {
         }
         let evaluated = kept.len() + failures.len();
         diag.failures = failures;
-        match kept.len() {
-            0 => CycleResult::Unschedulable(diag),
-            1 => CycleResult::Scheduled { node: kept[0], evaluated_nodes: evaluated, feasible_nodes: 1 },
-            _ => match self.score(fw, cx, &mut state, &kept, false) {
-                Err(st) => CycleResult::Error(st),
-                Ok(table) => {
-                    let chosen = kept[select_host(&mut self.heap, &table.totals)];
-                    CycleResult::Scheduled { node: chosen, evaluated_nodes: evaluated, feasible_nodes: kept.len() }
-                }
-            },
+        if kept.is_empty() {
+            return CycleResult::Unschedulable(diag);
+        }
+        match self.choose(fw, cx, &mut state, &kept, batch, None) {
+            Ok(node) => CycleResult::Scheduled { node, evaluated_nodes: evaluated, feasible_nodes: kept.len() },
+            Err(st) => CycleResult::Error(st),
         }
     }
 

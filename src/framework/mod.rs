@@ -8,6 +8,7 @@ pub mod points;
 pub mod profile;
 pub mod registry;
 pub mod runtime;
+pub mod sign;
 pub mod status;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ pub use plugin::{
 pub use points::{PermitOutcome, WaitingPods, MAX_PERMIT_TIMEOUT};
 pub use registry::{PluginFactory, Registry};
 pub use runtime::{Diagnosis, NodeFailure};
+pub use sign::{Sign, SignBuilder, Signature};
 pub use status::{Code, Reject, Status};
 
 use crate::config::Profile;

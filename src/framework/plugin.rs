@@ -13,6 +13,7 @@ use rand::RngCore;
 
 use super::points::WaitingPods;
 use super::runtime::Diagnosis;
+use super::sign::{Sign, SignBuilder};
 use super::status::{Code, Reject, Status};
 use super::Framework;
 use crate::ids::PodUid;
@@ -98,6 +99,19 @@ pub struct PostFilterResult {
 /// A scheduling framework plugin.
 pub trait Plugin: Send + Sync {
     fn name(&self) -> &'static str;
+
+    /// Whether this plugin is one of upstream's `SignPlugin`s. A profile signs pods (and so can
+    /// batch them, OpportunisticBatching) only when every plugin at PreFilter, Filter, PreScore and
+    /// Score is ([`crate::framework::sign`]).
+    fn signs_pods(&self) -> bool {
+        false
+    }
+
+    /// `SignPod`: writes this plugin's fragments of the pod's signature, or says it cannot sign the
+    /// pod. Asked only of plugins whose [`Plugin::signs_pods`] is true.
+    fn sign_pod(&self, _pod: &PodInfo, _sig: &mut SignBuilder) -> Sign {
+        Sign::Signed
+    }
 
     /// PreEnqueue: `Success` lets the pod into the active queue; `Pending`/`UnschedulableAndUnresolvable` keep it out.
     fn pre_enqueue(&self, _pod: &PodInfo) -> Status {

@@ -1,8 +1,10 @@
 //! ImageLocality: nodes that already hold the pod's images score higher, scaled by how widely each
 //! image is spread. `plugins/imagelocality`.
 
+use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{CycleCx, CycleState, Plugin, Status, MAX_NODE_SCORE};
 use crate::snapshot::NodeIdx;
+use crate::snapshot::PodInfo;
 
 pub const NAME: &str = "ImageLocality";
 
@@ -30,6 +32,19 @@ pub fn calculate_priority(sum: i64, num_containers: i64) -> i64 {
 impl Plugin for ImageLocality {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// The set of normalized image names (init containers and containers).
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        let mut names: Vec<_> = pod.images.iter().map(|i| i.0).collect();
+        names.sort_unstable();
+        names.dedup();
+        sig.put(keys::IMAGE_NAMES, names);
+        Sign::Signed
     }
 
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {

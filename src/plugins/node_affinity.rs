@@ -2,9 +2,11 @@
 //! plus the scheduler-enforced `addedAffinity` of NodeAffinityArgs. `plugins/nodeaffinity`.
 
 use super::helper::{ResolvedLabelSet, ResolvedSelector, ResolvedTerm};
+use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{
     default_normalize_score, Code, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE,
 };
+use crate::snapshot::PodInfo;
 use crate::snapshot::{NodeIdx, NodeSelector, PreferredTerm, Sym};
 
 pub const NAME: &str = "NodeAffinity";
@@ -54,6 +56,16 @@ impl NodeAffinity {
 impl Plugin for NodeAffinity {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::NODE_AFFINITY, &pod.sign.node_affinity);
+        sig.put(keys::NODE_SELECTOR, &pod.node_selector);
+        Sign::Signed
     }
 
     fn pre_filter(&self, cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {

@@ -1,7 +1,9 @@
 //! NodeName: a pod with `spec.nodeName` fits only that node (`plugins/nodename`).
 
+use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{CycleCx, CycleState, Plugin, Reject};
 use crate::snapshot::NodeIdx;
+use crate::snapshot::PodInfo;
 
 pub const NAME: &str = "NodeName";
 pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
@@ -11,6 +13,15 @@ pub struct NodeName;
 impl Plugin for NodeName {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::NODE_NAME, pod.node_name);
+        Sign::Signed
     }
 
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {

@@ -1,7 +1,9 @@
 //! NodePorts: a pod's host ports must be free on the node (`plugins/nodeports`,
 //! `HostPortInfo.CheckConflict`).
 
+use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status};
+use crate::snapshot::PodInfo;
 use crate::snapshot::{HostPort, NodeIdx, Sym};
 
 pub const NAME: &str = "NodePorts";
@@ -25,6 +27,15 @@ pub fn conflicts(used: &[HostPort], want: &HostPort, wildcard: Sym) -> bool {
 impl Plugin for NodePorts {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::HOST_PORTS, &pod.sign.host_ports);
+        Sign::Signed
     }
 
     fn pre_filter(&self, cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {

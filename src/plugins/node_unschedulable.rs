@@ -1,7 +1,9 @@
 //! NodeUnschedulable: nodes with `spec.unschedulable` reject pods that do not tolerate
 //! `node.kubernetes.io/unschedulable:NoSchedule` (`plugins/nodeunschedulable`).
 
+use crate::framework::sign::{keys, tolerations_signature, Sign, SignBuilder};
 use crate::framework::{CycleCx, CycleState, Plugin, Reject};
+use crate::snapshot::PodInfo;
 use crate::snapshot::{tolerations_tolerate, NodeIdx, Taint, TaintEffect};
 
 pub const NAME: &str = "NodeUnschedulable";
@@ -12,6 +14,15 @@ pub struct NodeUnschedulable;
 impl Plugin for NodeUnschedulable {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::TOLERATIONS, tolerations_signature(pod));
+        Sign::Signed
     }
 
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {

@@ -2,6 +2,8 @@
 //! `plugins/noderesources`. All scoring is integer math as upstream, except BalancedAllocation's
 //! standard deviation (f64, as upstream).
 
+use crate::framework::sign::{keys, Sign, SignBuilder};
+use crate::snapshot::PodInfo;
 use std::borrow::Cow;
 
 use crate::api::names::{is_extended_resource_name, is_scalar_resource_name};
@@ -247,6 +249,16 @@ const FIT_SCALAR_SHIFT: u32 = 4;
 impl Plugin for Fit {
     fn name(&self) -> &'static str {
         FIT
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// The requests NodeResourcesFit filters with (containers, overhead, pod-level resources).
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::RESOURCES, &pod.requests);
+        Sign::Signed
     }
 
     fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
@@ -503,6 +515,16 @@ impl BalancedAllocation {
 impl Plugin for BalancedAllocation {
     fn name(&self) -> &'static str {
         BALANCED
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// The requests NodeResourcesFit filters with (containers, overhead, pod-level resources).
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::RESOURCES, &pod.requests);
+        Sign::Signed
     }
 
     /// Skips pods that request none of the scored resources (`isBestEffortPod` over the real

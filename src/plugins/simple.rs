@@ -2,6 +2,7 @@
 //! DefaultBinder (Bind through the node agent), and the volume plugins, which find nothing to do
 //! because pods in this engine carry no volumes (upstream's PreFilter returns Skip for such pods).
 
+use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{
     BindingPod, Code, CycleCx, CycleState, Plugin, PreFilterResult, QueueSortFn, QueueSortKey, Status,
 };
@@ -75,6 +76,21 @@ pub struct NoVolumes(pub &'static str);
 impl Plugin for NoVolumes {
     fn name(&self) -> &'static str {
         self.0
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// Volume plugins sign the pod's volumes (none here); DynamicResources signs nothing for a pod
+    /// without claims; NodeDeclaredFeatures signs the features the pod needs (none inferred here).
+    fn sign_pod(&self, _pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        match self.0 {
+            "DynamicResources" => {}
+            "NodeDeclaredFeatures" => sig.put(keys::FEATURES, ""),
+            _ => sig.put(keys::VOLUMES, [(); 0]),
+        }
+        Sign::Signed
     }
 
     fn pre_filter(&self, _cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {

@@ -4,7 +4,9 @@
 //! Nodes share taint lists, so both verdicts are computed once per distinct taint set per pod and
 //! looked up per node.
 
+use crate::framework::sign::{keys, tolerations_signature, Sign, SignBuilder};
 use crate::framework::{default_normalize_score, CycleCx, CycleState, Plugin, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::PodInfo;
 use crate::snapshot::{tolerations_tolerate, NodeIdx, TaintEffect, Toleration};
 
 pub const NAME: &str = "TaintToleration";
@@ -70,6 +72,15 @@ impl PreScoreState {
 impl Plugin for TaintToleration {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::TOLERATIONS, tolerations_signature(pod));
+        Sign::Signed
     }
 
     fn score_state_missing(&self) -> Option<&'static str> {

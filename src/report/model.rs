@@ -187,6 +187,9 @@ pub struct RunReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_cycle_cost: Option<crate::clock::CycleCostModel>,
     pub feature_gates_ignored: Vec<String>,
+    /// OpportunisticBatching's counters over the run (absent when the gate is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opportunistic_batching: Option<BatchingReport>,
     pub measured_pods: u64,
     pub scheduled_pods: u64,
     pub unschedulable_pods: u64,
@@ -232,6 +235,21 @@ pub struct RunReport {
     /// with this object ran under valgrind: its times are ~50x slow and are not gated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionsReport>,
+}
+
+/// What OpportunisticBatching did over a run (upstream's `scheduler_batch_attempts_total` and
+/// `scheduler_batch_cache_flushed_total`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchingReport {
+    /// Cycles that placed the pod on the previous cycle's next-best node without a full pass.
+    pub hint_used: u64,
+    /// Hints that no longer fit (a full cycle ran).
+    pub hint_not_used: u64,
+    /// Cycles that got no hint.
+    pub no_hint: u64,
+    /// Rankings given up, by upstream's reason label.
+    pub flushed: BTreeMap<String, u64>,
 }
 
 /// Instructions executed by the measured phase (the scheduling cycles and PostFilter of the pods

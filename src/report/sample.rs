@@ -124,6 +124,7 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
         virtual_time: basic,
         virtual_cycle_cost: basic.then_some(crate::clock::CycleCostModel::DEFAULT),
         feature_gates_ignored: if basic { vec![] } else { vec!["SchedulerQueueingHints".to_string()] },
+        opportunistic_batching: None,
         measured_pods: pods,
         scheduled_pods: pods - unschedulable,
         unschedulable_pods: unschedulable,

@@ -261,6 +261,7 @@ fn print_gates(w: &ResolvedWorkload) {
     for (name, value, st) in &w.gate_statuses {
         let detail = match st {
             GateStatus::Default => format!("the {} default, which the engine runs", crate::workload::gates::RELEASE),
+            GateStatus::Honoured => "the engine runs it as set".to_string(),
             GateStatus::NotApplicable(r) | GateStatus::NotHonoured(r) | GateStatus::Skip(r) => r.clone(),
         };
         eprintln!("{}: feature gate {name}={value}: {}: {detail}", w.name, st.word());

@@ -135,6 +135,8 @@ struct Driver {
     /// The profiles' binding plugins, run inline in virtual time.
     binding: Arc<FrameworkBinding>,
     engine: Engine,
+    /// OpportunisticBatching, when its gate is on.
+    batches: Option<super::batching::Batches>,
     queue: SchedulingQueue<()>,
     cache: Arc<AssumeCache>,
     /// Cache transitions refused on the scheduling thread: each is a reported inconsistency.
@@ -555,6 +557,9 @@ impl Driver {
     fn schedule_next(&mut self) -> bool {
         let now = self.now();
         let Some(qp) = self.queue.pop(now) else { return false };
+        if let Some(b) = &mut self.batches {
+            b.popped();
+        }
         let uid = qp.uid;
         if self.rec(uid).state != PodState::Queued {
             self.queue.done(uid);
@@ -564,12 +569,15 @@ impl Driver {
         let info = self.rec(uid).info.clone();
         let t0 = Instant::now();
         // A measured pod's cycle runs inside the wrapper callgrind counts (`--measure instructions`).
-        let result = if self.rec(uid).measured {
+        let measured = self.rec(uid).measured;
+        let fw = &self.frameworks[profile];
+        let batch = self.batches.as_mut().map(|b| b.cx(profile, fw, &info, now));
+        let result = if measured {
             crate::instructions::measured_attempt(|| {
-                self.engine.schedule_one_nominated(&self.frameworks[profile], &mut self.snap, &info)
+                self.engine.schedule_one_nominated_batched(fw, &mut self.snap, &info, batch)
             })
         } else {
-            self.engine.schedule_one_nominated(&self.frameworks[profile], &mut self.snap, &info)
+            self.engine.schedule_one_nominated_batched(fw, &mut self.snap, &info, batch)
         };
         let cycle_nanos = t0.elapsed().as_nanos() as u64;
         if let Some(v) = &self.vclock {
@@ -1557,6 +1565,10 @@ pub(crate) fn run_workload_with(
         cycle_cost: CycleCostModel::DEFAULT,
         engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score)
             .with_plugin_sampling(opts.plugin_sample_percent),
+        batches: super::batching::Batches::new(
+            w.feature_gates.get(super::batching::GATE).copied().unwrap_or(true),
+            frameworks.iter().map(|f| &**f),
+        ),
         queue,
         cache,
         cache_errors: Vec::new(),
@@ -1831,14 +1843,30 @@ impl Driver {
             feature_gates_ignored: w
                 .gate_statuses
                 .iter()
-                .filter(|(_, _, st)| *st != crate::workload::gates::GateStatus::Default)
+                .filter(|(_, _, st)| {
+                    !matches!(
+                        st,
+                        crate::workload::gates::GateStatus::Default | crate::workload::gates::GateStatus::Honoured
+                    )
+                })
                 .map(|(name, value, st)| match st {
                     crate::workload::gates::GateStatus::NotApplicable(r)
                     | crate::workload::gates::GateStatus::NotHonoured(r)
                     | crate::workload::gates::GateStatus::Skip(r) => format!("{} ({r})", st.word()),
-                    crate::workload::gates::GateStatus::Default => format!("{name}={value}"),
+                    crate::workload::gates::GateStatus::Default | crate::workload::gates::GateStatus::Honoured => {
+                        format!("{name}={value}")
+                    }
                 })
                 .collect(),
+            opportunistic_batching: self.batches.as_ref().map(|b| {
+                let s = b.stats();
+                crate::report::BatchingReport {
+                    hint_used: s.hint_used,
+                    hint_not_used: s.hint_not_used,
+                    no_hint: s.no_hint,
+                    flushed: s.flushed.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                }
+            }),
             measured_pods,
             scheduled_pods: scheduled,
             unschedulable_pods: unschedulable,

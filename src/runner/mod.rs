@@ -6,6 +6,7 @@
 //! a fixed cost per cycle (`clock::CycleCostModel`), so that seeded runs replay exactly on any
 //! machine (the simulated agent draws each pod's delays from its own seeded stream).
 
+pub(crate) mod batching;
 pub mod cli;
 mod consistency;
 pub mod cri;

@@ -585,7 +585,56 @@ pub fn compile_pod(
         terminating: pod.metadata.deletion_timestamp.is_some(),
         host_network: spec.host_network,
         nominated_node,
+        sign: sign_parts(spec),
     })
+}
+
+/// The parts of `spec` upstream's pod signers read ([`SignParts`]).
+pub fn sign_parts(spec: &api::PodSpec) -> SignParts {
+    fn requirements(reqs: &[api::NodeSelectorRequirement]) -> Vec<String> {
+        let mut out: Vec<String> = reqs
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.values.sort();
+                serde_json::to_string(&r).expect("a requirement serializes")
+            })
+            .collect();
+        out.sort();
+        out
+    }
+    fn term(t: &api::NodeSelectorTerm) -> String {
+        serde_json::json!({"MatchExpressions": requirements(&t.match_expressions), "MatchFields": requirements(&t.match_fields)})
+            .to_string()
+    }
+    let affinity = spec.affinity.as_ref();
+    let node_affinity = affinity.and_then(|a| a.node_affinity.as_ref()).map(|na| {
+        let mut required: Vec<String> = na
+            .required_during_scheduling_ignored_during_execution
+            .as_ref()
+            .map(|s| s.node_selector_terms.iter().map(term).collect())
+            .unwrap_or_default();
+        required.sort();
+        let mut preferred: Vec<String> = na
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+            .map(|p| format!("{{\"Weight\":{},\"Preference\":{}}}", p.weight, term(&p.preference)))
+            .collect();
+        preferred.sort();
+        std::sync::Arc::from(serde_json::json!({"Required": required, "Preferred": preferred}).to_string())
+    });
+    let pod_affinity_set = affinity.is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some());
+    let mut host_ports: Vec<i32> = spec
+        .containers
+        .iter()
+        .chain(&spec.init_containers)
+        .flat_map(|c| c.ports.iter().map(|p| p.host_port))
+        .filter(|&p| p != 0)
+        .collect();
+    host_ports.sort_unstable();
+    host_ports.dedup();
+    SignParts { node_affinity, pod_affinity_set, host_ports }
 }
 
 #[cfg(test)]

@@ -222,6 +222,23 @@ pub struct PodInfo {
     /// Topology spread, pod (anti-)affinity, controller and start time: what PodTopologySpread,
     /// InterPodAffinity and DefaultPreemption read. `Default` is "none of these".
     pub constraints: PodConstraints,
+    /// What the pod's signature reads that the fields above do not keep ([`SignParts`]).
+    pub sign: SignParts,
+}
+
+/// What upstream's pod signers read from the API pod that the compiled fields do not keep
+/// (`k8s.io/kube-scheduler/framework/signers.go`; OpportunisticBatching compares signatures).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SignParts {
+    /// `NodeAffinitySigner`: the required and preferred terms, each requirement with its values
+    /// sorted, each list sorted; `None` when `spec.affinity.nodeAffinity` is nil.
+    pub node_affinity: Option<std::sync::Arc<str>>,
+    /// `spec.affinity.podAffinity` or `podAntiAffinity` is set (even empty): InterPodAffinity
+    /// cannot sign the pod.
+    pub pod_affinity_set: bool,
+    /// `HostPortsSigner`: the non-zero host ports of the containers and init containers, sorted,
+    /// without duplicates.
+    pub host_ports: Vec<i32>,
 }
 
 impl PodInfo {

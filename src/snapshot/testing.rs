@@ -119,6 +119,7 @@ impl<'a> MakePod<'a> {
             host_network: false,
             nominated_node: None,
             constraints: PodConstraints::default(),
+            sign: SignParts::default(),
         };
         MakePod { snap, pod }
     }
@@ -303,12 +304,31 @@ impl<'a> MakePod<'a> {
         self
     }
 
-    pub fn build(self) -> PodInfo {
+    pub fn build(mut self) -> PodInfo {
+        self.sign();
         self.pod
     }
 
+    /// The signature parts, as `compile::sign_parts` would find them in an API pod written with
+    /// the same fields.
+    fn sign(&mut self) {
+        let p = &mut self.pod;
+        let a = &p.constraints.affinity;
+        p.sign.pod_affinity_set = !(a.required_affinity.is_empty()
+            && a.required_anti_affinity.is_empty()
+            && a.preferred_affinity.is_empty()
+            && a.preferred_anti_affinity.is_empty());
+        let mut ports: Vec<i32> = p.host_ports.iter().map(|h| h.port).filter(|&x| x != 0).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        p.sign.host_ports = ports;
+        p.sign.node_affinity = (p.required_affinity.is_some() || p.preferred_affinity_set)
+            .then(|| format!("{:?} {:?}", p.required_affinity, p.preferred_affinity).into());
+    }
+
     /// Places the pod on `node` in the snapshot.
-    pub fn place(self, node: &str) -> Arc<PodInfo> {
+    pub fn place(mut self, node: &str) -> Arc<PodInfo> {
+        self.sign();
         let MakePod { snap, pod } = self;
         let node = snap.interner.intern(node);
         let pod = Arc::new(pod);

@@ -161,6 +161,8 @@ struct Ours {
     pods: BTreeMap<String, (Arc<PodInfo>, Option<String>)>,
     /// Pending pods in creation order.
     pending: Vec<String>,
+    /// OpportunisticBatching, when its gate is on; cycles are kube-scheduler's.
+    batches: Option<crate::runner::batching::Batches>,
     /// Raw objects by `namespace/name`, for label-selector deletes.
     labels: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -180,11 +182,9 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
         }
         None => (SchedulerConfig::defaults(), None),
     };
-    // OpportunisticBatching (on by default at the pinned release) hints the previous cycle's
-    // runner-up by wall-clock age; schedperf does not model it (ARCHITECTURE.md, known
-    // differences), so the oracle runs without it unless the workload sets it.
-    let mut gates = w.feature_gates.clone();
-    gates.entry("OpportunisticBatching".to_string()).or_insert(false);
+    // OpportunisticBatching runs on both sides as the workload sets it (on by default). Its ranking
+    // expires by wall-clock age upstream; schedperf takes each cycle's expiry from the oracle.
+    let gates = w.feature_gates.clone();
     oracle.call(&json!({"op": "init", "config": config_text, "featureGates": gates}))?;
     let mut snap = Snapshot::new();
     let mut frameworks = Vec::new();
@@ -200,6 +200,10 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
     let mut ours = Ours {
         snap,
         engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
+        batches: crate::runner::batching::Batches::new(
+            w.feature_gates.get(crate::runner::batching::GATE).copied().unwrap_or(true),
+            &frameworks,
+        ),
         frameworks,
         preemption_args,
         priorities: Priorities::default(),
@@ -483,7 +487,13 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
             .position(|f| ours.snap.interner.resolve(info.scheduler_name) == f.scheduler_name)
             .unwrap_or(0);
         let fw = &ours.frameworks[profile];
-        let result = ours.engine.schedule_one_nominated(fw, &mut ours.snap, &info);
+        let batch = ours.batches.as_mut().map(|b| {
+            // The oracle's cycle count, and its expiry verdict (maxBatchAge is wall-clock there).
+            b.set_cycle(theirs["batch"]["cycle"].as_u64().unwrap_or(0));
+            let expired = theirs["batch"]["flushed"]["expired"].as_u64().unwrap_or(0) > 0;
+            b.cx(profile, fw, &info, if expired { u64::MAX / 2 } else { 0 })
+        });
+        let result = ours.engine.schedule_one_nominated_batched(fw, &mut ours.snap, &info, batch);
         let their_node = theirs["selected"].as_str().map(String::from);
         out.pods += u64::from(attempt == 0);
         match result {
@@ -492,12 +502,13 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                 if their_node.as_deref() != Some(our_node.as_str()) {
                     out.first_divergence = Some(format!(
                         "pod {key}: schedperf chose {our_node} (evaluated {evaluated_nodes}, feasible {feasible_nodes}); \
-                         kube-scheduler chose {} (evaluated {}, feasible {}; top nodes {}; message {})",
+                         kube-scheduler chose {} (evaluated {}, feasible {}; top nodes {}; message {}; batch {})",
                         their_node.as_deref().unwrap_or("no node"),
                         theirs["evaluatedNodes"],
                         theirs["feasibleNodes"],
                         theirs["topNodes"],
-                        theirs["message"]
+                        theirs["message"],
+                        theirs["batch"]
                     ));
                     return Ok(());
                 }

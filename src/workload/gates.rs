@@ -4,6 +4,7 @@
 //!
 //! What a gate does in a run ([`status`]):
 //! - at its v1.37.2 default: the engine's behaviour (it models the release's defaults);
+//! - away from its default, for the gates in [`HONOURED`]: the engine runs that behaviour;
 //! - not read by kube-scheduler, or only changing how it dispatches API calls: not applicable;
 //! - enabling a subsystem schedperf does not have (workload-aware scheduling, DRA's alpha
 //!   features, volume capacity scoring): the workload is skipped with the reason;
@@ -43,11 +44,16 @@ const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
     ("VolumeLimitScaling", "volume limit scaling"),
 ];
 
+/// Scheduler gates the engine runs either way, as the value says.
+pub const HONOURED: &[&str] = &["OpportunisticBatching"];
+
 /// What a gate value means for a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateStatus {
     /// The release's default, which is what the engine runs.
     Default,
+    /// Away from the default, and the engine runs it that way.
+    Honoured,
     NotApplicable(String),
     /// A scheduler gate away from its default: the engine still runs the default.
     NotHonoured(String),
@@ -60,6 +66,7 @@ impl GateStatus {
     pub fn word(&self) -> &'static str {
         match self {
             GateStatus::Default => "default",
+            GateStatus::Honoured => "honoured",
             GateStatus::NotApplicable(_) => "not applicable",
             GateStatus::NotHonoured(_) => "not honoured",
             GateStatus::Skip(_) => "skip",
@@ -79,6 +86,9 @@ pub fn status(name: &str, value: bool) -> Result<GateStatus, String> {
     };
     if value == g.default {
         return Ok(GateStatus::Default);
+    }
+    if HONOURED.contains(&name) && !g.locked {
+        return Ok(GateStatus::Honoured);
     }
     if g.locked {
         return Ok(GateStatus::Skip(format!(
@@ -429,7 +439,8 @@ mod tests {
             ("SchedulerAsyncPreemption", true, "default"),
             ("SchedulerAsyncPreemption", false, "not honoured"),
             ("SchedulerPopFromBackoffQ", false, "not honoured"),
-            ("OpportunisticBatching", false, "not honoured"),
+            ("OpportunisticBatching", false, "honoured"),
+            ("OpportunisticBatching", true, "default"),
             ("SchedulerAsyncAPICalls", true, "not applicable"),
             ("SchedulerAsyncAPICalls", false, "default"),
             ("GenericWorkload", true, "skip"),

@@ -10,8 +10,10 @@
 #[cfg(test)]
 mod tests;
 
+use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
 use crate::snapshot::pod_index::{self, ns_labels, CarriedKind, PodQuery, TopologyKeyIndex, NO_DOMAIN};
+use crate::snapshot::PodInfo;
 use crate::snapshot::{AffinityTerm, NodeIdx, Snapshot, Sym};
 
 pub const NAME: &str = "InterPodAffinity";
@@ -107,6 +109,22 @@ fn required_affinity_query(terms: &[AffinityTerm]) -> PodQuery {
 impl Plugin for InterPodAffinity {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// Pods with pod (anti-)affinity cannot be signed; otherwise the labels (which other pods'
+    /// terms may select), unless only pods with affinity count (`ignorePreferredTermsOfExistingPods`).
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        if pod.sign.pod_affinity_set {
+            return Sign::Unsignable("pods with InterPodAffinity are not signable");
+        }
+        if !self.ignore_preferred_terms_of_existing_pods {
+            sig.put(keys::LABELS, &pod.labels);
+        }
+        Sign::Signed
     }
 
     fn score_state_missing(&self) -> Option<&'static str> {

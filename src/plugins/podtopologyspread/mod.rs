@@ -10,6 +10,7 @@
 #[cfg(test)]
 mod tests;
 
+use crate::framework::sign::{Sign, SignBuilder};
 use serde_json::Value;
 
 use super::helper::{ResolvedLabelSet, ResolvedSelector};
@@ -333,6 +334,21 @@ const PRE_SCORE_KEY: &str = "PreScorePodTopologySpread";
 impl Plugin for PodTopologySpread {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// No pod with spread constraints of its own or the profile's defaults can be signed.
+    fn sign_pod(&self, pod: &PodInfo, _sig: &mut SignBuilder) -> Sign {
+        if !pod.constraints.topology_spread.is_empty() {
+            return Sign::Unsignable("pods with topology constraints are not signable");
+        }
+        if !self.default_constraints.is_empty() {
+            return Sign::Unsignable("pods with default topology constraints are not signable");
+        }
+        Sign::Signed
     }
 
     fn score_state_missing(&self) -> Option<&'static str> {
