@@ -440,8 +440,7 @@ fn evaluate(
 pub fn render_table(e: &Explanation) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "pod {}  profile {}", e.pod, e.profile);
-    let name_w = e.nodes.iter().map(|n| n.name.len()).max().unwrap_or(4).max(4);
-    let _ = writeln!(s, "{:<name_w$}  {:<8}  {:>6}  DETAIL", "NODE", "FEASIBLE", "TOTAL");
+    let mut rows = vec![["NODE", "FEASIBLE", "TOTAL", "DETAIL"].map(String::from).to_vec()];
     for n in &e.nodes {
         let total = n.total_score.map_or("-".to_string(), |t| t.to_string());
         let detail = match (&n.filter, &n.scores) {
@@ -451,9 +450,9 @@ pub fn render_table(e: &Explanation) -> String {
             }
             (None, None) => String::new(),
         };
-        let _ =
-            writeln!(s, "{:<name_w$}  {:<8}  {:>6}  {}", n.name, if n.feasible { "yes" } else { "no" }, total, detail);
+        rows.push(vec![n.name.clone(), if n.feasible { "yes" } else { "no" }.to_string(), total, detail]);
     }
+    s.push_str(&crate::report::table::columns(&rows, &[false, false, true, false], false));
     if !e.skipped_score_plugins.is_empty() {
         let _ = writeln!(s, "skipped at PreScore: {}", e.skipped_score_plugins.join(", "));
     }

@@ -142,7 +142,7 @@ impl Driver {
             .start_time
             .as_deref()
             .or(pod.metadata.creation_timestamp.as_deref())
-            .and_then(crate::snapshot::compile::rfc3339_ms)
+            .and_then(crate::api::time::rfc3339_ms)
             .is_none();
         let entry = CompiledTemplate { template: template.clone(), info: info.clone(), start_from_uid };
         self.compiled.insert(key, entry);
