@@ -834,6 +834,13 @@ func (r *runner) createPods(opIndex int, o op) error {
 			pod.Name = fmt.Sprintf("%s%06d", prefix, r.podsCreated)
 		}
 		pod.UID = uidOf("pods", o.namespace, pod.Name)
+		if o.templatePath != "" {
+			// scheduler_perf's createPods labels each pod made from a template file.
+			if pod.Labels == nil {
+				pod.Labels = map[string]string{}
+			}
+			pod.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/max(o.signatureBatch, 1))
+		}
 		r.podsCreated++
 		now := time.Now()
 		pod.CreationTimestamp = metav1.NewTime(now)

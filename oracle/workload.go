@@ -77,6 +77,7 @@ type rawOp struct {
 	Duration                 any               `json:"duration"`
 	DurationParam            string            `json:"durationParam"`
 	SignatureBatchSize       any               `json:"signatureBatchSize"`
+	SignatureBatchSizeParam  string            `json:"signatureBatchSizeParam"`
 	LabelSelector            map[string]string `json:"labelSelector"`
 	DeletePodsPerSecond      int64             `json:"deletePodsPerSecond"`
 	Namespaces               []string          `json:"namespaces"`
@@ -140,6 +141,7 @@ type op struct {
 	labelSelector  map[string]string
 	namespaces     []string
 	perSecond      int64
+	signatureBatch int // createPods: pods per value of the "signature" label (>= 1)
 	duration       time.Duration
 }
 
@@ -346,6 +348,31 @@ func (r *resolver) param(field, ref string) (any, error) {
 	return v, nil
 }
 
+// signatureBatch is createPods' signatureBatchSize (or its parameter); 0 or unset means 1, as
+// upstream's createPodsOp defaults it.
+func (r *resolver) signatureBatch(at string, o rawOp) (int, error) {
+	v, field := o.SignatureBatchSize, at+".signatureBatchSize"
+	if o.SignatureBatchSizeParam != "" {
+		field = at + ".signatureBatchSizeParam"
+		p, err := r.param(field, o.SignatureBatchSizeParam)
+		if err != nil {
+			return 0, err
+		}
+		v = p
+	}
+	if v == nil {
+		return 1, nil
+	}
+	f, ok := v.(float64)
+	if !ok || f < 0 || f != math.Trunc(f) {
+		return 0, fmt.Errorf("%s: %v: expected a whole number >= 0", field, v)
+	}
+	if f == 0 {
+		return 1, nil
+	}
+	return int(f), nil
+}
+
 func (r *resolver) count(at string, o rawOp, dflt int64) (int, error) {
 	n := dflt
 	field := at + ".count"
@@ -472,6 +499,9 @@ func (r *resolver) op(at string, o rawOp, out *[]op) error {
 			return err
 		}
 		if res.templateParams, err = r.templateParams(at, o.TemplateParams); err != nil {
+			return err
+		}
+		if res.signatureBatch, err = r.signatureBatch(at, o); err != nil {
 			return err
 		}
 	case "deletePods":

@@ -45,6 +45,8 @@ pub struct Replay {
     pub agreed: u64,
     /// Preemptions where the two sides nominated different nodes that schedperf also found valid.
     pub preemption_ties: u64,
+    /// Cycles where both sides placed the pod on OpportunisticBatching's hint.
+    pub hints: u64,
     pub first_divergence: Option<String>,
 }
 
@@ -67,7 +69,9 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
                 } else {
                     String::new()
                 };
-                println!("verify: {}: {}/{} pods agree{ties}", w.name, r.agreed, r.pods);
+                let hints =
+                    if r.hints > 0 { format!(", {} on a batch hint on both sides", r.hints) } else { String::new() };
+                println!("verify: {}: {}/{} pods agree{ties}{hints}", w.name, r.agreed, r.pods);
                 if let Some(d) = r.first_divergence {
                     failed = true;
                     let dir = args.out.join(w.name.replace('/', "_"));
@@ -161,6 +165,8 @@ struct Ours {
     pending: Vec<String>,
     /// OpportunisticBatching, when its gate is on; cycles are kube-scheduler's.
     batches: Option<crate::runner::batching::Batches>,
+    /// The batch's clock (see `schedule`).
+    batch_clock: u64,
     /// Raw objects by `namespace/name`, for label-selector deletes.
     labels: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -196,6 +202,7 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
     let mut ours = Ours {
         snap,
         engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
+        batch_clock: 0,
         batches: crate::runner::batching::Batches::new(
             w.feature_gates.get(crate::runner::batching::GATE).copied().unwrap_or(true),
             &frameworks,
@@ -281,11 +288,24 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     apply(&mut ours, oracle, docs, namespace.as_deref())?;
                 }
             }
-            ResolvedOp::CreatePods { count, namespace, pod_template_path, template_params, .. } => {
+            ResolvedOp::CreatePods {
+                count,
+                namespace,
+                pod_template_path,
+                template_params,
+                signature_batch_size,
+                ..
+            } => {
                 ensure_namespace(&mut ours, oracle, namespace)?;
                 for i in 0..*count {
                     let mut pod = match pod_template_path {
-                        Some(p) => single(instantiate(p, i, *count, template_params)?, p, "Pod")?,
+                        Some(p) => {
+                            // scheduler_perf labels each pod made from a template file.
+                            let mut pod = single(instantiate(p, i, *count, template_params)?, p, "Pod")?;
+                            pod["metadata"]["labels"]["signature"] =
+                                json!(format!("signature-label-{}", i / (*signature_batch_size).max(1)));
+                            pod
+                        }
                         None => json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
                             "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
                                 "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}),
@@ -482,13 +502,32 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
             .position(|f| ours.snap.interner.resolve(info.scheduler_name) == f.scheduler_name)
             .unwrap_or(0);
         let fw = &ours.frameworks[profile];
+        // The oracle's cycle count, and its expiry verdict (maxBatchAge is wall-clock there): the
+        // batch clock stands still, and jumps past the age whenever upstream's ranking expired.
+        if theirs["batch"]["flushed"]["expired"].as_u64().unwrap_or(0) > 0 {
+            ours.batch_clock += 2 * crate::engine::batch::MAX_BATCH_AGE_NANOS;
+        }
+        let hints_before = ours.batches.as_ref().map_or(0, |b| b.stats().hint_used);
+        let clock = ours.batch_clock;
         let batch = ours.batches.as_mut().map(|b| {
-            // The oracle's cycle count, and its expiry verdict (maxBatchAge is wall-clock there).
             b.set_cycle(theirs["batch"]["cycle"].as_u64().unwrap_or(0));
-            let expired = theirs["batch"]["flushed"]["expired"].as_u64().unwrap_or(0) > 0;
-            b.cx(profile, fw, &info, if expired { u64::MAX / 2 } else { 0 })
+            b.cx(profile, fw, &info, clock)
         });
         let result = ours.engine.schedule_one_nominated_batched(fw, &mut ours.snap, &info, batch);
+        // Whether each side placed the pod on its batch hint: a decision too, even when the node agrees.
+        let our_hint = ours.batches.as_ref().map_or(0, |b| b.stats().hint_used) > hints_before;
+        let their_hint = theirs["batch"]["attempts"]["hint_used"].as_u64().unwrap_or(0) > 0;
+        if our_hint != their_hint && matches!(result, CycleResult::Scheduled { .. }) {
+            let side = |used: bool| if used { "placed it on its batch hint" } else { "ran a full cycle" };
+            out.first_divergence = Some(format!(
+                "pod {key}: schedperf {}, kube-scheduler {} (its batch counters {})",
+                side(our_hint),
+                side(their_hint),
+                theirs["batch"]
+            ));
+            return Ok(());
+        }
+        out.hints += u64::from(our_hint && their_hint);
         let their_node = theirs["selected"].as_str().map(String::from);
         out.pods += u64::from(attempt == 0);
         match result {

@@ -177,7 +177,7 @@ impl Driver {
                     self.trace(ev.at_nanos, uid, "evicted", |_| serde_json::json!({"reason": reason}));
                     self.delete_pod(uid);
                     // A controller recreates evicted pods.
-                    let _ = self.create_pod(template, &ns, "<eviction>");
+                    let _ = self.create_pod(template, &ns, "<eviction>", None);
                 }
             }
             AgentEventKind::Failed(reason) => {

@@ -58,16 +58,28 @@ impl Driver {
         Ok(node.metadata.name)
     }
 
+    /// Creates a pod from `template`. `signature`: the value of the `signature` label
+    /// scheduler_perf's createPods gives a pod made from a template file
+    /// (`signature-label-<index / signatureBatchSize>`), which decides which pods can batch.
     pub(super) fn create_pod(
         &mut self,
         template: Arc<api::Pod>,
         namespace: &str,
         file: &str,
+        signature: Option<String>,
     ) -> Result<PodUid, InputError> {
         let name = pod_name(&template.metadata, self.pods_created);
         self.pods_created += 1;
         let uid = self.uids.next_uid();
-        let info = self.compile_from_template(&template, namespace, &name, uid, file)?;
+        let mut info = self.compile_from_template(&template, namespace, &name, uid, file)?;
+        if let Some(value) = signature {
+            let key = self.snap.interner.intern("signature");
+            let value = self.snap.interner.intern(&value);
+            match info.labels.binary_search_by_key(&key, |(k, _)| *k) {
+                Ok(i) => info.labels[i].1 = value,
+                Err(i) => info.labels.insert(i, (key, value)),
+            }
+        }
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -219,7 +231,7 @@ impl Driver {
             Object::Node(n) => ChurnObject::Node(self.create_node(n.clone(), file)?),
             Object::Pod(p) => {
                 let ns = namespace.map(str::to_string).unwrap_or_else(|| p.namespace().to_string());
-                ChurnObject::Pod(self.create_pod(Arc::new(p.clone()), &ns, file)?)
+                ChurnObject::Pod(self.create_pod(Arc::new(p.clone()), &ns, file, None)?)
             }
             Object::PriorityClass(pc) => {
                 self.priorities.add(pc);

@@ -167,7 +167,10 @@ impl Driver {
                 .gate_statuses
                 .iter()
                 .filter(|(_, _, st)| {
-                    !matches!(st, crate::workload::gates::GateStatus::Default | crate::workload::gates::GateStatus::Honoured)
+                    !matches!(
+                        st,
+                        crate::workload::gates::GateStatus::Default | crate::workload::gates::GateStatus::Honoured
+                    )
                 })
                 .map(|(name, value, st)| match st {
                     crate::workload::gates::GateStatus::NotApplicable(r)
