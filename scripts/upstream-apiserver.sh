@@ -87,6 +87,19 @@ mkdir -p "$work/scheduler_perf"
 cp -r "$k8s/test/integration/scheduler_perf/$suite" "$k8s/test/integration/scheduler_perf/templates" "$work/scheduler_perf/"
 chmod -R u+w "$work"
 config="$work/scheduler_perf/$suite/performance-config.yaml"
+for w in "${workloads[@]}"; do
+  python3 - "$config" "$w" "$suite" <<'EOF' || exit 2
+import sys, yaml
+config, w, suite = sys.argv[1:]
+tc, wl = w.split("/", 1)
+cases = {c["name"]: [x["name"] for x in c.get("workloads") or []] for c in yaml.safe_load(open(config))}
+if wl not in cases.get(tc, []):
+    known = ", ".join(f"{tc}/{x}" for x in cases[tc]) if tc in cases else "test cases " + ", ".join(cases)
+    print(f"upstream-apiserver.sh: {w}: not a workload of upstream's scheduler_perf/{suite}/performance-config.yaml"
+          f" (known: {known})", file=sys.stderr)
+    sys.exit(1)
+EOF
+done
 
 run_files=()
 failed=0
