@@ -66,7 +66,9 @@ k8s="$(cd "$root/oracle/upstream" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
 [ -n "$out" ] || out="$root/reports/runs/upstream-apiserver-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-work="$(mktemp -d "${TMPDIR:-/tmp}/upstream-apiserver.XXXXXX")"
+# Under /tmp, not TMPDIR or DIR: etcd's unix socket lives in the run's TMPDIR below, and a socket path
+# is limited to 107 bytes ("listen unix .../etcd.sock: bind: invalid argument" past that).
+work="$(mktemp -d /tmp/upstream-apiserver.XXXXXX)"
 bench_pid=""
 cleanup() {
   if [ -n "$bench_pid" ]; then
@@ -107,12 +109,12 @@ for w in "${workloads[@]}"; do
   tc="${w%%/*}"; wl="${w#*/}"
   for rep in $(seq 0 $((reps - 1))); do
     run="$out/$tc-$wl-rep$rep"
-    rm -rf "$run"; mkdir -p "$run/data" "$run/tmp"
+    rm -rf "$run" "$work/tmp"; mkdir -p "$run/data" "$work/tmp"
     args=(-test.run '^$' -test.bench "BenchmarkPerfScheduling/^$tc\$/^$wl\$" -test.benchtime 1x
           -test.timeout 60m -perf-scheduling-label-filter= -data-items-dir "$run/data")
     log "$tc/$wl rep $rep: scheduler_perf_$suite.test ${args[*]} (log: $run/bench.log)"
     t0=$(date +%s.%N)
-    (cd "$work/scheduler_perf/$suite" && PATH="$bin:$PATH" TMPDIR="$run/tmp" exec setsid /usr/bin/time \
+    (cd "$work/scheduler_perf/$suite" && PATH="$bin:$PATH" TMPDIR="$work/tmp" exec setsid /usr/bin/time \
       -o "$run/time.txt" -f 'user=%U sys=%S maxrss_kb=%M' "$bin/scheduler_perf_$suite.test" "${args[@]}") \
       >"$run/bench.log" 2>&1 &
     bench_pid=$!
@@ -121,7 +123,7 @@ for w in "${workloads[@]}"; do
     kill -KILL -- "-$bench_pid" 2>/dev/null || true
     bench_pid=""
     wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
-    rm -rf "$run/tmp"
+    rm -rf "$work/tmp"
     # Upstream fails a workload whose SchedulingThroughput Average is below its `threshold` (tuned for
     # upstream's CI machines), after writing the DataItems: such a run is measured and reported
     # (thresholdPassed false); any other failure is not.
