@@ -387,7 +387,9 @@ impl Engine {
                 }
             };
             let res = match plugin.score_memo_key(cx, state) {
-                Some(key) => self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, &mut scores, run),
+                Some(key) => {
+                    self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, &mut scores, run)
+                }
                 None => run(feasible, &mut scores),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
