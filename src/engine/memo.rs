@@ -159,7 +159,6 @@ mod tests {
         for key in 0..MEMO_KEYS_PER_PLUGIN as i64 {
             run_key(&mut memo, key);
         }
-        drop(run_key);
         assert_eq!(calls, 2 * MEMO_KEYS_PER_PLUGIN);
         assert_eq!(memo.tables.len(), MEMO_KEYS_PER_PLUGIN);
     }
