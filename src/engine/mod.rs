@@ -1,6 +1,7 @@
 //! The scheduling engine: sampling, the parallel filter and score passes, host selection.
 
 pub mod cycle;
+pub mod memo;
 pub mod sampling;
 
 pub use crate::framework::profile;
