@@ -80,5 +80,10 @@ cargo test --release -- --include-ignored --test-threads 2
 echo "== loom models of the assume cache" >&2
 RUSTFLAGS="--cfg schedperf_loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" cargo test --release --lib cache::
 
+echo "== the converter of upstream's scheduler_perf DataItems (scripts/upstream_report_test.py)" >&2
+# Only the conversion: running upstream behind kube-apiserver and etcd (scripts/upstream-apiserver.sh)
+# takes minutes per workload and is not part of the suite.
+python3 scripts/upstream_report_test.py
+
 echo "== decisions against the oracle (scripts/verify.sh)" >&2
 scripts/verify.sh target/release/schedperf

@@ -56,6 +56,25 @@ impl Object {
         }
     }
 
+    /// The object placed in `namespace`, as a client creating it there would (`Namespace(ns).Create`):
+    /// `None` for a cluster-scoped kind (Node, Namespace, PriorityClass). A kind the scheduler does
+    /// not read is returned as it is.
+    pub fn in_namespace(&self, namespace: &str) -> Option<Object> {
+        let mut o = self.clone();
+        let meta = match &mut o {
+            Object::Node(_) | Object::Namespace(_) | Object::PriorityClass(_) => return None,
+            Object::Other { .. } => return Some(o),
+            Object::Pod(x) => &mut x.metadata,
+            Object::Service(x) => &mut x.metadata,
+            Object::ReplicaSet(x) => &mut x.metadata,
+            Object::StatefulSet(x) => &mut x.metadata,
+            Object::ReplicationController(x) => &mut x.metadata,
+            Object::PodDisruptionBudget(x) => &mut x.metadata,
+        };
+        meta.namespace = namespace.to_string();
+        Some(o)
+    }
+
     /// The object's `metadata.name` (empty for a pod that only has a `generateName`).
     pub fn name(&self) -> &str {
         match self {

@@ -166,6 +166,8 @@ pub struct BinderStats {
 /// A pod parked on Permit.
 struct Waiting {
     job: BindJob,
+    /// When the pod started waiting (its deadline is this plus `job.permit_wait`).
+    started: Instant,
     /// Tells this parking from an earlier one of the same pod in the timer's heap.
     seq: u64,
 }
@@ -275,13 +277,14 @@ impl Binder {
         let Some(timeout) = job.permit_wait else { return self.to_workers(vec![job]) };
         self.shared.stats.permit_waits.fetch_add(1, Ordering::Relaxed);
         let uid = job.pod.uid;
-        let deadline = Instant::now() + timeout;
+        let started = Instant::now();
+        let deadline = started + timeout;
         let mut p = lock(&self.shared.permits);
         let seq = p.next_seq;
         p.next_seq += 1;
         let earliest = p.deadlines.peek().is_none_or(|Reverse((d, _, _))| deadline < *d);
         p.deadlines.push(Reverse((deadline, seq, uid)));
-        let previous = p.waiting.insert(uid, Waiting { job, seq });
+        let previous = p.waiting.insert(uid, Waiting { job, started, seq });
         assert!(previous.is_none(), "{uid} is already waiting on Permit");
         if earliest {
             self.shared.permit_wake.notify_one();
@@ -345,6 +348,23 @@ impl Binder {
     pub fn allow(&self, uid: PodUid) -> bool {
         let Some(w) = lock(&self.shared.permits).waiting.remove(&uid) else { return false };
         self.to_workers(vec![w.job]);
+        true
+    }
+
+    /// Gives a pod waiting on Permit a new timeout, from the start of its wait (a Permit plugin
+    /// whose timeout was the shortest allowed it; others still wait). Returns false if it was not
+    /// waiting.
+    pub fn extend_permit(&self, uid: PodUid, timeout: Duration) -> bool {
+        let mut p = lock(&self.shared.permits);
+        let seq = p.next_seq;
+        let Some(w) = p.waiting.get_mut(&uid) else { return false };
+        w.seq = seq;
+        w.job.permit_wait = Some(timeout);
+        let deadline = w.started + timeout;
+        p.next_seq += 1;
+        // The old deadline's heap entry is stale now (another seq); the timer skips it.
+        p.deadlines.push(Reverse((deadline, seq, uid)));
+        self.shared.permit_wake.notify_one();
         true
     }
 

@@ -68,6 +68,8 @@ pub struct Engine {
     heap: Vec<(i64, u32)>,
     /// Sampled per-plugin timings (off unless set with [`Engine::with_plugin_sampling`]).
     pub profiler: crate::framework::profile::Profiler,
+    /// Scores kept per node row across cycles ([`Plugin::score_memo_key`]).
+    memo: std::cell::RefCell<super::memo::ScoreMemo>,
 }
 
 impl Engine {
@@ -84,6 +86,7 @@ impl Engine {
             state: CycleState::new(),
             heap: Vec::new(),
             profiler: crate::framework::profile::Profiler::new(0),
+            memo: Default::default(),
         }
     }
 
@@ -309,6 +312,14 @@ impl Engine {
         if k == 0 || n == 0 {
             return (feasible, failures);
         }
+        // Filters that can reject no node for this pod are left out of the pass (same verdicts).
+        let mut skip_owned: smallvec::SmallVec<[bool; 32]> = skip.iter().copied().collect();
+        for &pid in &fw.filter {
+            if !skip_owned[pid] && fw.plugin(pid).filter_rejects_none(cx, state) {
+                skip_owned[pid] = true;
+            }
+        }
+        let skip = &skip_owned[..];
         if !fw.filter.iter().any(|&p| !skip[p]) {
             feasible.extend((0..k.min(n)).map(node_at));
             return (feasible, failures);
@@ -410,6 +421,9 @@ impl Engine {
                 continue;
             }
             let plugin = fw.plugin(pid);
+            // A plugin that scores every node alike cannot move the argmax: left out unless the
+            // caller keeps the per-plugin table (after the missing-state check, whose error stays).
+            let uniform = !keep_plugin_scores && plugin.score_is_uniform(cx, state);
             let score_error = |reason: &str| {
                 let msg = format!("running Score plugins: plugin {:?} failed with: {reason}", plugin.name());
                 Status::new(Code::Error, msg).with_plugin(plugin.name())
@@ -419,19 +433,30 @@ impl Engine {
                     return Err(score_error(missing));
                 }
             }
+            if uniform {
+                continue;
+            }
             // Score plugins write every entry of `out` (the trait's contract), so no clearing here.
-            let res: Result<(), Status> = match self.pool.as_ref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES) {
-                Some(pool) => {
-                    let chunk = n.div_ceil(pool.current_num_threads() * 4).max(FILTER_BLOCK_NODES);
-                    pool.install(|| {
-                        feasible
-                            .par_chunks(chunk)
-                            .zip(scores.par_chunks_mut(chunk))
-                            .map(|(nodes, out)| plugin.score(cx, state, nodes, out))
-                            .collect::<Result<(), Status>>()
-                    })
+            let run = |nodes: &[NodeIdx], out: &mut [i64]| -> Result<(), Status> {
+                match self.pool.as_ref().filter(|_| nodes.len() >= PARALLEL_MIN_SCORE_NODES) {
+                    Some(pool) => {
+                        let chunk = nodes.len().div_ceil(pool.current_num_threads() * 4).max(FILTER_BLOCK_NODES);
+                        pool.install(|| {
+                            nodes
+                                .par_chunks(chunk)
+                                .zip(out.par_chunks_mut(chunk))
+                                .map(|(nodes, out)| plugin.score(cx, state, nodes, out))
+                                .collect::<Result<(), Status>>()
+                        })
+                    }
+                    None => timed(pid, Point::Score, || plugin.score(cx, state, nodes, out)),
                 }
-                None => timed(pid, Point::Score, || plugin.score(cx, state, feasible, &mut scores)),
+            };
+            let res = match plugin.score_memo_key(cx, state) {
+                Some(key) => {
+                    self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, &mut scores, run)
+                }
+                None => run(feasible, &mut scores),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
             if keep_plugin_scores {
@@ -671,6 +696,77 @@ mod tests {
             filter_nodes(&fw, cx, &state, &skip, &ids, &mut verdicts);
             let plain: Vec<_> = ids.iter().map(|&n| filter_node(&fw, cx, &state, &skip, n)).collect();
             proptest::prop_assert_eq!(verdicts, plain);
+        }
+    }
+
+    proptest::proptest! {
+        /// The skips of the cycle leave decisions alone: a filter plugin that says it rejects no
+        /// node rejects none, a score plugin that says it scores every node alike does, and the
+        /// cycle that leaves such plugins out (no per-plugin table) picks the node the full
+        /// table's totals pick, with totals differing by one constant.
+        #[test]
+        fn skipped_plugins_cannot_change_the_decision(
+            nodes in proptest::collection::vec((0u8..8, 1i64..5), 2..30),
+            tolerate in proptest::bool::ANY,
+            image in proptest::bool::ANY,
+        ) {
+            use crate::snapshot::testing::{MakeNode, MakePod};
+            use crate::snapshot::{TaintEffect, TolerationOp};
+            let mut snap = Snapshot::new();
+            for (i, &(kind, cpus)) in nodes.iter().enumerate() {
+                // kind bit 0: unschedulable; 1: a PreferNoSchedule taint; 2: holds the image.
+                let mut n = MakeNode::new(&mut snap, &format!("n{i}")).capacity(cpus * 1000, 1 << 34);
+                if kind & 1 != 0 {
+                    n = n.unschedulable();
+                }
+                if kind & 2 != 0 {
+                    n = n.taint("soft", "x", TaintEffect::PreferNoSchedule);
+                }
+                if kind & 4 != 0 {
+                    n = n.image(&["registry.example/app:1"], 300 << 20);
+                }
+                n.add();
+            }
+            let mut p = MakePod::new(&mut snap, "p").req(100, 1 << 20);
+            if tolerate {
+                p = p.toleration("soft", TolerationOp::Equal, "x", Some(TaintEffect::PreferNoSchedule));
+            }
+            if image {
+                p = p.image("registry.example/app:1");
+            }
+            let pod = p.build();
+            let fw = default_fw(&mut snap);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let mut state = CycleState::new();
+            let (skip, _, _) = Engine::run_pre_filter(&fw, cx, &mut state).expect("no PreFilter rejects this pod");
+            let all: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
+            for &pid in &fw.filter {
+                if !skip[pid] && fw.plugin(pid).filter_rejects_none(cx, &state) {
+                    let mut out = vec![None; all.len()];
+                    fw.plugin(pid).filter(cx, &state, &all, &mut out);
+                    proptest::prop_assert!(out.iter().all(Option::is_none), "{} rejected", fw.plugin(pid).name());
+                }
+            }
+            let engine = Engine::new(1, 1, None);
+            let (feasible, _) = engine.find_feasible(&fw, cx, &state, &skip, None, all.len(), 0, all.len());
+            let mut verdicts = Vec::new();
+            filter_nodes(&fw, cx, &state, &skip, &all, &mut verdicts);
+            let want: Vec<NodeIdx> = all.iter().zip(&verdicts).filter(|(_, v)| v.is_none()).map(|(&n, _)| n).collect();
+            proptest::prop_assert_eq!(&feasible, &want);
+            if feasible.len() < 2 {
+                return Ok(());
+            }
+            let full = engine.score(&fw, cx, &mut state, &feasible, true).expect("scores");
+            for (pid, _, scores) in &full.plugins {
+                if fw.plugin(*pid).score_is_uniform(cx, &state) {
+                    proptest::prop_assert!(scores.iter().all(|&s| s == scores[0]), "{} not uniform", fw.plugin(*pid).name());
+                }
+            }
+            let lean = engine.score(&fw, cx, &mut state, &feasible, false).expect("scores");
+            let shift = full.totals[0] - lean.totals[0];
+            proptest::prop_assert!(full.totals.iter().zip(&lean.totals).all(|(f, l)| f - l == shift));
+            let mut heap = Vec::new();
+            proptest::prop_assert_eq!(select_host(&mut heap, &full.totals), select_host(&mut heap, &lean.totals));
         }
     }
 

@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod cycle;
+pub mod memo;
 pub mod sampling;
 
 pub use crate::framework::profile;

@@ -116,6 +116,10 @@ pub struct PostFilterResult {
     pub cleared_nominations: Vec<PodUid>,
 }
 
+/// What a pod's scores depend on besides the node row (see [`Plugin::score_memo_key`]): compared
+/// exactly, never hashed.
+pub type ScoreMemoKey = smallvec::SmallVec<[i64; 4]>;
+
 /// A scheduling framework plugin.
 pub trait Plugin: Send + Sync {
     fn name(&self) -> &'static str;
@@ -194,6 +198,14 @@ pub trait Plugin: Send + Sync {
     /// `out` has the same length as `nodes` and is all `None` on entry.
     fn filter(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _out: &mut [Option<Reject>]) {}
 
+    /// Whether Filter can reject no node of the snapshot for this pod (after PreFilter ran), so
+    /// the framework may leave it out of the filter pass: every verdict is the same without it.
+    /// Must never say `true` when some node could be rejected. Checked once per cycle, so it must
+    /// cost O(1) or O(pod), not O(nodes).
+    fn filter_rejects_none(&self, _cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        false
+    }
+
     /// The reason strings for a rejection this plugin wrote.
     fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, _reject: Reject) -> Vec<String> {
         Vec::new()
@@ -216,6 +228,24 @@ pub trait Plugin: Send + Sync {
     fn score(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         out.fill(0);
         Ok(())
+    }
+
+    /// Whether Score followed by NormalizeScore gives every one of `nodes` the same in-range score
+    /// for this pod (after PreScore ran). Such a plugin adds the same amount to every node's total,
+    /// so it cannot change host selection (ties are broken by position, not by value), and the
+    /// engine leaves it out of a cycle that keeps no per-plugin table (`explain` keeps one). Must
+    /// never say `true` when scores could differ. Checked once per cycle: O(1) or O(pod).
+    fn score_is_uniform(&self, _cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        false
+    }
+
+    /// A key for this pod's scores when a node's Score is a function of the key and of the
+    /// node's `NodeTable` row alone (every input is in the row, so the row's generation moves
+    /// whenever the score can) and NormalizeScore leaves scores unchanged. Pods with equal keys
+    /// get equal scores on a row of the same generation: the engine keeps each row's score per
+    /// key and scores only rows whose generation moved. `None` (the default): scored every cycle.
+    fn score_memo_key(&self, _cx: CycleCx<'_>, _state: &CycleState) -> Option<ScoreMemoKey> {
+        None
     }
 
     /// NormalizeScore over every scored node (`nodes[i]` has `scores[i]`).

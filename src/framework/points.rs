@@ -19,20 +19,28 @@ pub enum PermitOutcome {
     Allow,
     /// A plugin rejected the pod (its status, with the plugin named).
     Reject(Status),
-    /// At least one plugin said Wait: the binding cycle waits until the pod is allowed or the
-    /// shortest of the waiting plugins' timeouts passes.
+    /// At least one plugin said Wait: the binding cycle waits until every waiting plugin allowed
+    /// the pod, one rejects it, or a timeout passes; this is the shortest timeout (it grows when
+    /// the plugin it belongs to allows the pod: [`WaitingPods::take_extensions`]).
     Wait(Duration),
 }
 
 /// The pods of a profile waiting on Permit, as Permit plugins see them through the framework
 /// handle (`IterateOverWaitingPods`, `GetWaitingPod`), and what plugins decided about them. The
 /// owner of the waiting pods (the binder, or the run's loop in virtual time) applies the decisions.
-/// A pod is released by one `allow` (upstream waits for every plugin that said Wait).
+/// As upstream's `waitingPod`: each plugin that said Wait has its own timeout, and a pod is
+/// released only when every one of them has allowed it; a rejection from any plugin (or the
+/// first timeout) rejects it.
 #[derive(Debug, Default)]
 pub struct WaitingPods {
-    waiting: Vec<PodUid>,
+    /// The pods waiting, in the order they started, each with the plugins it still waits for and
+    /// their timeouts (from the start of the wait).
+    waiting: Vec<(PodUid, Vec<(&'static str, Duration)>)>,
     allowed: Vec<PodUid>,
     rejected: Vec<(PodUid, String)>,
+    /// Pods whose earliest timeout moved later because the plugin it belonged to allowed them:
+    /// the new wait, from the start of the wait.
+    extended: Vec<(PodUid, Duration)>,
 }
 
 impl WaitingPods {
@@ -41,33 +49,46 @@ impl WaitingPods {
     }
 
     /// The pods waiting now, in the order they started waiting.
-    pub fn pods(&self) -> &[PodUid] {
-        &self.waiting
+    pub fn pods(&self) -> Vec<PodUid> {
+        self.waiting.iter().map(|(u, _)| *u).collect()
     }
 
     pub fn contains(&self, uid: PodUid) -> bool {
-        self.waiting.contains(&uid)
+        self.waiting.iter().any(|(u, _)| *u == uid)
     }
 
-    /// A pod starts waiting (`AddWaitingPod`).
-    pub fn add(&mut self, uid: PodUid) {
+    /// A pod starts waiting on the plugins that said Wait, each with its timeout
+    /// (`newWaitingPod`). A pod already waiting is left as it is.
+    pub fn add(&mut self, uid: PodUid, pending: Vec<(&'static str, Duration)>) {
         if !self.contains(uid) {
-            self.waiting.push(uid);
+            self.waiting.push((uid, pending));
         }
     }
 
     /// The pod stopped waiting (allowed, rejected, timed out or deleted).
     pub fn remove(&mut self, uid: PodUid) {
-        self.waiting.retain(|u| *u != uid);
+        self.waiting.retain(|(u, _)| *u != uid);
     }
 
-    /// A plugin allows a waiting pod (`WaitingPod.Allow`). Returns false if it was not waiting.
-    pub fn allow(&mut self, uid: PodUid) -> bool {
-        if !self.contains(uid) {
-            return false;
+    /// How long the pod waits at most now: its earliest pending timeout.
+    pub fn timeout(&self, uid: PodUid) -> Option<Duration> {
+        let (_, pending) = self.waiting.iter().find(|(u, _)| *u == uid)?;
+        pending.iter().map(|(_, t)| *t).min()
+    }
+
+    /// Plugin `plugin` allows a waiting pod (`WaitingPod.Allow`): the pod no longer waits for
+    /// that plugin, and is released when no plugin is left. Returns false if it was not waiting.
+    pub fn allow(&mut self, uid: PodUid, plugin: &str) -> bool {
+        let Some(i) = self.waiting.iter().position(|(u, _)| *u == uid) else { return false };
+        let before = self.timeout(uid);
+        self.waiting[i].1.retain(|(p, _)| *p != plugin);
+        if self.waiting[i].1.is_empty() {
+            self.waiting.remove(i);
+            self.allowed.push(uid);
+        } else if let Some(after) = self.timeout(uid).filter(|t| Some(*t) != before) {
+            self.extended.retain(|(u, _)| *u != uid);
+            self.extended.push((uid, after));
         }
-        self.remove(uid);
-        self.allowed.push(uid);
         true
     }
 
@@ -77,6 +98,7 @@ impl WaitingPods {
             return false;
         }
         self.remove(uid);
+        self.extended.retain(|(u, _)| *u != uid);
         self.rejected.push((uid, message.to_string()));
         true
     }
@@ -84,6 +106,13 @@ impl WaitingPods {
     /// The decisions taken since the last call: (allowed, rejected with a message).
     pub fn take_decisions(&mut self) -> (Vec<PodUid>, Vec<(PodUid, String)>) {
         (std::mem::take(&mut self.allowed), std::mem::take(&mut self.rejected))
+    }
+
+    /// The pods whose wait grew since the last call (a plugin allowed them while others did not
+    /// yet): each with its new timeout from the start of its wait.
+    pub fn take_extensions(&mut self) -> Vec<(PodUid, Duration)> {
+        let ext = std::mem::take(&mut self.extended);
+        ext.into_iter().filter(|(u, _)| self.contains(*u)).collect()
     }
 }
 
@@ -197,8 +226,9 @@ impl Framework {
     }
 
     /// Permit (`RunPermitPlugins`): a rejection or an error ends it at once (with the plugin
-    /// named); otherwise the pod waits if any plugin said Wait, for the shortest timeout (each at
-    /// most [`MAX_PERMIT_TIMEOUT`]).
+    /// named); otherwise, if any plugin said Wait, the pod starts waiting in `waiting` on each of
+    /// them with its own timeout (at most [`MAX_PERMIT_TIMEOUT`]), and the outcome is the
+    /// shortest.
     pub fn run_permit(
         &self,
         cx: CycleCx<'_>,
@@ -206,16 +236,13 @@ impl Framework {
         node: NodeIdx,
         waiting: &mut WaitingPods,
     ) -> PermitOutcome {
-        let mut wait: Option<Duration> = None;
+        let mut pending: Vec<(&'static str, Duration)> = Vec::new();
         for &pid in &self.permit {
             let p = self.plugin(pid);
             let (st, timeout) = p.permit(cx, state, node, waiting);
             match st.code {
                 Code::Success => {}
-                Code::Wait => {
-                    let t = timeout.min(MAX_PERMIT_TIMEOUT);
-                    wait = Some(wait.map_or(t, |w| w.min(t)));
-                }
+                Code::Wait => pending.push((p.name(), timeout.min(MAX_PERMIT_TIMEOUT))),
                 c if c.is_rejection() => return PermitOutcome::Reject(st.with_plugin(p.name())),
                 _ => {
                     let msg = format!("running Permit plugin {:?}: {}", p.name(), st.reasons.join(", "));
@@ -223,8 +250,11 @@ impl Framework {
                 }
             }
         }
-        match wait {
-            Some(t) => PermitOutcome::Wait(t),
+        match pending.iter().map(|(_, t)| *t).min() {
+            Some(t) => {
+                waiting.add(cx.pod.uid, pending);
+                PermitOutcome::Wait(t)
+            }
             None => PermitOutcome::Allow,
         }
     }
@@ -349,13 +379,72 @@ mod tests {
     #[test]
     fn waiting_pods_record_decisions_once() {
         let mut w = WaitingPods::new();
-        w.add(PodUid(1));
-        w.add(PodUid(2));
-        assert!(w.allow(PodUid(1)));
-        assert!(!w.allow(PodUid(1)), "no longer waiting");
+        let secs = Duration::from_secs;
+        w.add(PodUid(1), vec![("A", secs(5))]);
+        w.add(PodUid(2), vec![("A", secs(5))]);
+        assert!(w.allow(PodUid(1), "A"));
+        assert!(!w.allow(PodUid(1), "A"), "no longer waiting");
         assert!(w.reject(PodUid(2), "no"));
         assert!(w.pods().is_empty());
         assert_eq!(w.take_decisions(), (vec![PodUid(1)], vec![(PodUid(2), "no".to_string())]));
         assert_eq!(w.take_decisions(), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_waiting_pod_is_released_when_every_waiting_plugin_allowed_it() {
+        let secs = Duration::from_secs;
+        let p = PodUid(7);
+        // (allows and rejects in order: plugin, Some(message) for a reject) ->
+        // (released, rejected, the timeout after, the extensions reported)
+        type Step = (&'static str, Option<&'static str>);
+        type Case = (&'static [Step], bool, bool, Option<Duration>, Vec<(PodUid, Duration)>);
+        let cases: Vec<Case> = vec![
+            (&[], false, false, Some(secs(2)), vec![]),
+            // One of two: still waiting; B's 2 s were the shortest, so the wait grows to A's 10 s.
+            (&[("B", None)], false, false, Some(secs(10)), vec![(p, secs(10))]),
+            // A allows first: B's 2 s stay the shortest, nothing grows.
+            (&[("A", None)], false, false, Some(secs(2)), vec![]),
+            (&[("A", None), ("B", None)], true, false, None, vec![]),
+            (&[("B", None), ("A", None)], true, false, None, vec![]),
+            // A plugin that never said Wait allowing changes nothing.
+            (&[("C", None)], false, false, Some(secs(2)), vec![]),
+            // A rejection from any plugin rejects, even after an allow.
+            (&[("B", None), ("A", Some("no"))], false, true, None, vec![]),
+        ];
+        for (steps, released, rejected, timeout, extensions) in cases {
+            let mut w = WaitingPods::new();
+            w.add(p, vec![("A", secs(10)), ("B", secs(2))]);
+            for (plugin, reject) in steps {
+                match reject {
+                    None => assert!(w.allow(p, plugin), "{steps:?}"),
+                    Some(m) => assert!(w.reject(p, m), "{steps:?}"),
+                }
+            }
+            let (a, r) = w.take_decisions();
+            assert_eq!((!a.is_empty(), !r.is_empty()), (released, rejected), "{steps:?}");
+            assert_eq!(w.timeout(p), timeout, "{steps:?}");
+            assert_eq!(w.contains(p), !released && !rejected, "{steps:?}");
+            assert_eq!(w.take_extensions(), extensions, "{steps:?}");
+        }
+    }
+
+    #[test]
+    fn run_permit_makes_the_pod_wait_on_each_waiting_plugin() {
+        use Code::*;
+        let mut snap = crate::snapshot::Snapshot::new();
+        let pod = crate::snapshot::testing::MakePod::new(&mut snap, "p").build();
+        let fw = framework(vec![Fixed("A", Wait, 30), Fixed("B", Success, 0), Fixed("C", Wait, 10)]);
+        let mut w = WaitingPods::new();
+        let cx = CycleCx { snap: &snap, pod: &pod };
+        assert_eq!(
+            fw.run_permit(cx, &mut CycleState::new(), NodeIdx(0), &mut w),
+            PermitOutcome::Wait(Duration::from_secs(10))
+        );
+        assert_eq!(w.pods(), vec![pod.uid]);
+        assert!(w.allow(pod.uid, "C"));
+        assert_eq!(w.take_decisions(), (vec![], vec![]), "A still waits");
+        assert_eq!(w.take_extensions(), vec![(pod.uid, Duration::from_secs(30))]);
+        assert!(w.allow(pod.uid, "A"));
+        assert_eq!(w.take_decisions(), (vec![pod.uid], vec![]));
     }
 }

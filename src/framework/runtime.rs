@@ -182,22 +182,29 @@ pub fn filter_nodes_with(
     verdicts.clear();
     verdicts.resize(nodes.len(), None);
     let FilterScratch { alive, pos, out } = scratch;
-    alive.clear();
-    alive.extend_from_slice(nodes);
-    pos.clear();
-    pos.extend(0..nodes.len() as u32);
-    // `out` is all `None` and as long as `alive` before every plugin: reset only after a plugin
-    // that rejected something.
+    // Until a plugin rejects something, every node is alive: the plugins read `nodes` itself, and
+    // `alive` and `pos` are built only at the first compaction (most blocks never have one).
+    let mut compacted = false;
+    // `out` is all `None` and as long as the alive nodes before every plugin: reset only after a
+    // plugin that rejected something.
     out.clear();
-    out.resize(alive.len(), None);
+    out.resize(nodes.len(), None);
     for &pid in &fw.filter {
-        if skip[pid] || alive.is_empty() {
+        let live: &[NodeIdx] = if compacted { alive } else { nodes };
+        if skip[pid] || live.is_empty() {
             continue;
         }
-        timed(pid, Point::Filter, || fw.plugin(pid).filter(cx, state, alive, out));
+        timed(pid, Point::Filter, || fw.plugin(pid).filter(cx, state, live, out));
         if out.iter().all(Option::is_none) {
             // Most plugins reject nothing for most pods: skip the compaction.
             continue;
+        }
+        if !compacted {
+            compacted = true;
+            alive.clear();
+            alive.extend_from_slice(nodes);
+            pos.clear();
+            pos.extend(0..nodes.len() as u32);
         }
         let mut w = 0;
         for r in 0..alive.len() {

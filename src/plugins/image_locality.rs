@@ -47,6 +47,11 @@ impl Plugin for ImageLocality {
         Sign::Signed
     }
 
+    /// No node holds any of the pod's images: every node sums 0 and scores the same.
+    fn score_is_uniform(&self, cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        cx.pod.images.iter().all(|img| cx.snap.nodes.image_state(img.0).is_none())
+    }
+
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let t = &cx.snap.nodes;
         let total = t.len() as f64;

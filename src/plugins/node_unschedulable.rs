@@ -25,6 +25,11 @@ impl Plugin for NodeUnschedulable {
         Sign::Signed
     }
 
+    /// No node of the snapshot is unschedulable.
+    fn filter_rejects_none(&self, cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        cx.snap.nodes.unschedulable_nodes() == 0
+    }
+
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let taint =
             Taint { key: cx.snap.wk.taint_unschedulable, value: cx.snap.wk.empty, effect: TaintEffect::NoSchedule };

@@ -7,7 +7,7 @@ use crate::snapshot::PodInfo;
 use std::borrow::Cow;
 
 use crate::api::names::{is_extended_resource_name, is_scalar_resource_name};
-use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
+use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, ScoreMemoKey, Status, MAX_NODE_SCORE};
 use crate::snapshot::nodes::ScalarColumn;
 use crate::snapshot::{NodeIdx, Snapshot, Sym};
 
@@ -132,6 +132,24 @@ fn score_columns<'a>(
         out.push(col);
     }
     out
+}
+
+/// The pod's side of every scored resource, as [`score_columns`] reads it: with the node row, all
+/// that the Fit and BalancedAllocation scores depend on (their memo key).
+fn pod_side_key(cx: CycleCx<'_>, resources: &[ScoredResource], use_requested: bool) -> ScoreMemoKey {
+    let pod = cx.pod;
+    resources
+        .iter()
+        .map(|r| match res_kind(cx.snap, r.name) {
+            ResKind::Cpu if use_requested => pod.requests.cpu_milli,
+            ResKind::Cpu => pod.fit_score_cpu_milli,
+            ResKind::Memory if use_requested => pod.requests.memory,
+            ResKind::Memory => pod.fit_score_memory,
+            ResKind::Ephemeral => pod.requests.ephemeral_storage,
+            ResKind::Scalar(name) => pod.requests.scalar(name),
+            ResKind::Other => 0,
+        })
+        .collect()
 }
 
 /// `a / b` rounded down, for `0 <= a`, `0 < b`, `a + 2b < 2^63` and a small quotient (`a / b <
@@ -353,6 +371,11 @@ impl Plugin for Fit {
         out
     }
 
+    /// Every strategy scores a node from its row and the pod's requests; no NormalizeScore.
+    fn score_memo_key(&self, cx: CycleCx<'_>, _state: &CycleState) -> Option<ScoreMemoKey> {
+        Some(pod_side_key(cx, &self.resources, false))
+    }
+
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let cols = score_columns(cx.snap, cx, &self.resources, false);
         match &self.strategy {
@@ -535,6 +558,11 @@ impl Plugin for BalancedAllocation {
         } else {
             Status::skip()
         }
+    }
+
+    /// A node's score comes from its row and the pod's real requests; no NormalizeScore.
+    fn score_memo_key(&self, cx: CycleCx<'_>, _state: &CycleState) -> Option<ScoreMemoKey> {
+        Some(pod_side_key(cx, &self.resources, true))
     }
 
     fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {

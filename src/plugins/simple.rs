@@ -96,6 +96,12 @@ impl Plugin for NoVolumes {
     fn pre_filter(&self, _cx: CycleCx<'_>, _state: &mut CycleState) -> (Status, PreFilterResult) {
         (Status::skip(), PreFilterResult::default())
     }
+
+    /// Scores 0 on every node (the trait's Score), as upstream's volume plugins do for a pod
+    /// without volumes.
+    fn score_is_uniform(&self, _cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -113,6 +113,12 @@ impl Plugin for TaintToleration {
         Status::success()
     }
 
+    /// No node carries a PreferNoSchedule taint the pod does not tolerate (PreScore's table is
+    /// all zero): every node scores 0, normalized to 100.
+    fn score_is_uniform(&self, _cx: CycleCx<'_>, state: &CycleState) -> bool {
+        state.read::<PreScoreState>(NAME).is_some_and(|s| s.all_zero)
+    }
+
     fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         let owned;
         let st = match state.read::<PreScoreState>(NAME) {

@@ -171,7 +171,7 @@ impl Plugin for Gate {
             }
             "gang" => {
                 for uid in waiting.pods().to_vec() {
-                    waiting.allow(uid);
+                    waiting.allow(uid, self.name());
                 }
                 (Status::success(), Duration::ZERO)
             }

@@ -249,6 +249,8 @@ pub struct NodeTable {
     len: usize,
     pub name: Vec<Sym>,
     pub unschedulable: Vec<bool>,
+    /// How many rows of `unschedulable` are true (NodeUnschedulable's filter skips itself at 0).
+    unschedulable_count: usize,
     /// Index into [`NodeTable::taint_sets`].
     pub taint_set: Vec<u32>,
     pub taint_sets: TaintSets,
@@ -282,10 +284,9 @@ pub struct NodeTable {
     image_states: AHashMap<Sym, (u32, i64)>,
     /// Pods on the node (bound or assumed), in arrival order.
     pub pods: Vec<Vec<PodUid>>,
-    /// Bumped whenever the row changes.
+    /// Bumped whenever the row changes: never 0, and unique in the process (`bump`).
     pub generation: Vec<u64>,
     by_name: AHashMap<Sym, u32>,
-    next_generation: u64,
 }
 
 impl NodeTable {
@@ -418,9 +419,18 @@ impl NodeTable {
         imgs.binary_search_by_key(&name, |(n, _)| *n).ok().map(|i| imgs[i].1)
     }
 
+    /// Gives row `i` a new generation, unique across every table of the process (a clone keeps
+    /// its rows' generations, and each later change draws a fresh one), so a generation names one
+    /// row content for good: the engine's score memo relies on it.
     fn bump(&mut self, i: usize) {
-        self.next_generation += 1;
-        self.generation[i] = self.next_generation;
+        // A plain counter, not a synchronization point: `std` atomics outside `crate::sync`.
+        static NEXT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.generation[i] = NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many nodes are unschedulable (`spec.unschedulable`).
+    pub fn unschedulable_nodes(&self) -> usize {
+        self.unschedulable_count
     }
 
     /// Adds a node with no pods. Panics if a node of that name exists (callers check first).
@@ -431,6 +441,7 @@ impl NodeTable {
         self.name.push(spec.name);
         self.by_name.insert(spec.name, i as u32);
         self.unschedulable.push(spec.unschedulable);
+        self.unschedulable_count += spec.unschedulable as usize;
         let ts = self.taint_sets.intern(&spec.taints);
         self.taint_set.push(ts);
         for col in &mut self.labels {
@@ -563,7 +574,7 @@ impl NodeTable {
         self.remove_images(i);
         let last = self.len - 1;
         self.name.swap_remove(i);
-        self.unschedulable.swap_remove(i);
+        self.unschedulable_count -= self.unschedulable.swap_remove(i) as usize;
         self.taint_set.swap_remove(i);
         for col in &mut self.labels {
             col.values.swap_remove(i);
@@ -675,7 +686,9 @@ impl NodeTable {
     pub fn update_node(&mut self, idx: NodeIdx, spec: &NodeSpec) {
         let i = idx.ix();
         assert_eq!(self.name[i], spec.name, "update_node keeps the node's name");
+        self.unschedulable_count -= self.unschedulable[i] as usize;
         self.unschedulable[i] = spec.unschedulable;
+        self.unschedulable_count += spec.unschedulable as usize;
         self.taint_set[i] = self.taint_sets.intern(&spec.taints);
         for col in &mut self.labels {
             col.values[i] = Sym::NONE;

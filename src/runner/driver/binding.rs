@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec};
-use crate::api::{self};
+use crate::api;
 use crate::binder::{BindJob, BindOutcome, BindingCycle};
 use crate::framework::{BindingPod, CycleCx, CycleState};
 use crate::ids::PodUid;

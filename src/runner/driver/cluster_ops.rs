@@ -242,8 +242,11 @@ impl Driver {
                 ChurnObject::Other
             }
             other => {
-                crate::cluster::register_object(&mut self.snap, other);
-                self.cluster.add(other.clone());
+                // In the op's namespace when it names one (churn: namespaced kinds only, as
+                // upstream's churn op creates them).
+                let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
+                crate::cluster::register_object(&mut self.snap, &placed);
+                self.cluster.add(placed);
                 ChurnObject::Other
             }
         })
@@ -324,8 +327,10 @@ impl Driver {
                 }
             }
             other => {
-                // Objects the scheduler reads as a whole (services, PDBs, namespaces) are replaced.
-                crate::cluster::register_object(&mut self.snap, other);
+                // Objects the scheduler reads as a whole (services, PDBs, namespaces) are replaced,
+                // in the op's namespace when it names one.
+                let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
+                crate::cluster::register_object(&mut self.snap, &placed);
             }
         }
         Ok(())

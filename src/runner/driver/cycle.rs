@@ -204,10 +204,7 @@ impl Driver {
         } else {
             match fw.run_permit(cx, state, node, &mut self.waiting[profile]) {
                 PermitOutcome::Allow => return Some(None),
-                PermitOutcome::Wait(t) => {
-                    self.waiting[profile].add(uid);
-                    return Some(Some(t));
-                }
+                PermitOutcome::Wait(t) => return Some(Some(t)),
                 PermitOutcome::Reject(st) => ("Permit", st),
             }
         };
@@ -248,12 +245,16 @@ impl Driver {
     /// rejected one fails its binding cycle (Unreserve, forget, requeue).
     pub(super) fn apply_permit_decisions(&mut self, profile: usize) {
         let (allowed, rejected) = self.waiting[profile].take_decisions();
-        if allowed.is_empty() && rejected.is_empty() {
+        let extended = self.waiting[profile].take_extensions();
+        if allowed.is_empty() && rejected.is_empty() && extended.is_empty() {
             return;
         }
         if let Some(b) = self.binder.clone() {
             // A waiting pod may still be in the batch: the binder must hold it to release it.
             self.flush_binds();
+            for (uid, timeout) in extended {
+                b.extend_permit(uid, timeout);
+            }
             for uid in allowed {
                 b.allow(uid);
             }
@@ -261,6 +262,13 @@ impl Driver {
                 b.reject(uid, &msg);
             }
             return;
+        }
+        for (uid, timeout) in extended {
+            if let Some((deadline, job)) = self.parked.iter_mut().find(|(_, j)| j.pod.uid == uid) {
+                let started = deadline.saturating_sub(job.permit_wait.unwrap_or_default().as_nanos() as u64);
+                *deadline = started.saturating_add(timeout.as_nanos() as u64);
+                job.permit_wait = Some(timeout);
+            }
         }
         for uid in allowed {
             if let Some(i) = self.parked.iter().position(|(_, j)| j.pod.uid == uid) {

@@ -88,6 +88,27 @@ struct PodRec {
 }
 
 impl PodRec {
+    /// The record of a pod of the initial cluster (`--cluster`), bound (since the run's start) or
+    /// pending, in profile 0 until its `schedulerName` is looked up.
+    fn of_cluster(info: Arc<PodInfo>, namespace: String, state: PodState) -> PodRec {
+        PodRec {
+            template: Arc::new(api::Pod::default()),
+            namespace,
+            created_by_run: false,
+            measured: false,
+            profile: 0,
+            attempts: 0,
+            unschedulable: false,
+            created_nanos: 0,
+            scheduled_nanos: None,
+            bound_nanos: matches!(state, PodState::Bound(_)).then_some(0),
+            running_nanos: None,
+            failed: false,
+            state,
+            info,
+        }
+    }
+
     /// Whether a wait for this pod is over: it is bound or deleted; or, when the wait asks only
     /// that pods were attempted (`attempted_only`), it was attempted, is gated (a gated pod has
     /// been seen by the scheduler: PodScheduled=False, reason SchedulingGated) or is assumed.

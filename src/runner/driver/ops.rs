@@ -259,6 +259,15 @@ impl Driver {
                 for i in 0..*count {
                     let objs = self.templates.instantiate(template_path, i, *count, template_params)?;
                     for o in objs.iter() {
+                        if let Some(ns) = namespace.as_deref().filter(|ns| o.in_namespace(ns).is_none()) {
+                            // Upstream's createAny refuses a namespace for a cluster-scoped object.
+                            return Err(InputError::new(
+                                &file,
+                                "namespace",
+                                format!("createAny: namespace {ns:?} set, but a {} is cluster-scoped", o.kind()),
+                            )
+                            .into());
+                        }
                         self.create_object(o, namespace.as_deref(), &file)?;
                     }
                 }
@@ -323,6 +332,69 @@ mod signature_tests {
         ];
         for (i, b, want) in cases {
             assert_eq!(super::signature_label(i, b), want, "index {i}, batch {b}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod create_any_tests {
+    use crate::runner::{RunError, RunOptions};
+
+    /// A workload that creates `object` with `createAny` in namespace `spread`, then 4 pods
+    /// labelled app=web in `spread` on 2 nodes. The temporary directory holds the templates.
+    fn workload(object: &str) -> (tempfile::TempDir, crate::workload::ResolvedWorkload) {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        };
+        let node = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/templates/node-default.yaml");
+        let object = write("object.yaml", object);
+        let pod = write(
+            "pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: web-\n  labels: {app: web}\nspec:\n  containers:\n  - name: c\n    image: img\n    resources: {requests: {cpu: 100m}}\n",
+        );
+        let text = format!(
+            "- name: CreateAny\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2\n    nodeTemplatePath: {}\n  - opcode: createAny\n    templatePath: {object}\n    namespace: spread\n  - opcode: createPods\n    count: 4\n    namespace: spread\n    podTemplatePath: {pod}\n    collectMetrics: true\n  workloads:\n  - name: small\n",
+            node.display()
+        );
+        let file = write("w.yaml", &text);
+        let tcs = crate::workload::load_workload_file(std::path::Path::new(&file)).unwrap();
+        let w = crate::workload::resolve(&tcs[0], &tcs[0].workloads[0]).unwrap();
+        (dir, w)
+    }
+
+    fn run(w: &crate::workload::ResolvedWorkload) -> Result<crate::report::RunReport, RunError> {
+        let opts = RunOptions { virtual_time: true, ..RunOptions::default() };
+        crate::runner::driver::run_workload_with(w, &opts, &crate::config::SchedulerConfig::defaults(), &[])
+    }
+
+    #[test]
+    fn create_any_puts_a_namespaced_object_in_the_ops_namespace() {
+        // A Service without a namespace of its own, created in `spread`: it selects the pods there,
+        // so their default spreading constraints (DefaultTopologySpreading) have a selector and
+        // the report has their skew.
+        let (_dir, w) =
+            workload("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n");
+        let r = run(&w).unwrap();
+        assert_eq!(r.accounting.bound, 4);
+        let skews = &r.placement_quality.topology_skew;
+        assert!(
+            skews.iter().any(|s| s.constraint.contains("app=web") && s.constraint.contains("namespace spread")),
+            "{skews:?}"
+        );
+    }
+
+    #[test]
+    fn create_any_refuses_a_namespace_for_a_cluster_scoped_object() {
+        let (_dir, w) = workload("apiVersion: v1\nkind: Node\nmetadata: {name: extra}\n");
+        match run(&w) {
+            Err(RunError::Input(e)) => {
+                assert_eq!(e.path, "namespace");
+                assert!(e.message.contains("cluster-scoped") && e.message.contains("Node"), "{e}");
+            }
+            other => panic!("expected bad input, got {:?}", other.map(|r| r.accounting)),
         }
     }
 }

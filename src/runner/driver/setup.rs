@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use crate::agent::sim::{SimAgent, TimeMode};
 use crate::agent::{AgentEvent, NodeAgent};
-use crate::api::{self};
 use crate::binder::{BindResult, Binder, FrameworkBinding};
 use crate::cache::AssumeCache;
 use crate::clock::{Clock, CycleCostModel, VirtualClock, WallClock};
@@ -230,42 +229,14 @@ pub(crate) fn run_workload_with(
         let idx = (info.uid.0 - 1) as usize;
         let r = d.cache.confirm_bound(info.uid, node.0);
         d.note_cache(r);
-        recs[idx] = Some(PodRec {
-            template: Arc::new(api::Pod::default()),
-            namespace: snap.interner.resolve(info.namespace).to_string(),
-            created_by_run: false,
-            measured: false,
-            profile: 0,
-            attempts: 0,
-            unschedulable: false,
-            created_nanos: 0,
-            scheduled_nanos: None,
-            bound_nanos: Some(0),
-            running_nanos: None,
-            failed: false,
-            state: PodState::Bound(node),
-            info,
-        });
+        let namespace = snap.interner.resolve(info.namespace).to_string();
+        recs[idx] = Some(PodRec::of_cluster(info, namespace, PodState::Bound(node)));
     }
     let pending_infos: Vec<PodInfo> = pending;
     for info in &pending_infos {
         let idx = (info.uid.0 - 1) as usize;
-        recs[idx] = Some(PodRec {
-            template: Arc::new(api::Pod::default()),
-            namespace: snap.interner.resolve(info.namespace).to_string(),
-            created_by_run: false,
-            measured: false,
-            profile: 0,
-            attempts: 0,
-            unschedulable: false,
-            created_nanos: 0,
-            scheduled_nanos: None,
-            bound_nanos: None,
-            running_nanos: None,
-            failed: false,
-            state: PodState::Queued,
-            info: Arc::new(info.clone()),
-        });
+        let namespace = snap.interner.resolve(info.namespace).to_string();
+        recs[idx] = Some(PodRec::of_cluster(Arc::new(info.clone()), namespace, PodState::Queued));
     }
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
