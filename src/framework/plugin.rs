@@ -137,6 +137,12 @@ pub trait Plugin: Send + Sync {
         Sign::Signed
     }
 
+    /// This plugin, as configured, cannot sign any pod (PodTopologySpread with default
+    /// constraints): the profile then signs nothing, without asking per pod.
+    fn signs_no_pod(&self) -> bool {
+        false
+    }
+
     /// PreEnqueue: `Success` lets the pod into the active queue; `Pending`/`UnschedulableAndUnresolvable` keep it out.
     fn pre_enqueue(&self, _pod: &PodInfo) -> Status {
         Status::success()

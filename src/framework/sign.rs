@@ -78,10 +78,12 @@ pub fn tolerations_signature(pod: &PodInfo) -> Vec<String> {
 }
 
 /// Whether every plugin upstream asks to sign (those at PreFilter, Filter, PreScore and Score) can
-/// sign pods (`computeBatchablePlugins`). Extenders would disable it too; schedperf has none.
+/// sign pods (`computeBatchablePlugins`; extenders would disable it too, and schedperf has none),
+/// and none of them refuses every pod (so the default profile, whose PodTopologySpread has
+/// system default constraints, skips signing altogether: upstream signs and gets nil each time).
 pub fn profile_signs_pods(fw: &Framework) -> bool {
     let points = fw.pre_filter.iter().chain(&fw.filter).chain(&fw.pre_score).chain(fw.score.iter().map(|(p, _)| p));
-    points.into_iter().all(|&p| fw.plugin(p).signs_pods())
+    points.into_iter().all(|&p| fw.plugin(p).signs_pods() && !fw.plugin(p).signs_no_pod())
 }
 
 /// `SignPod`: the pod's signature under `fw`, or `None` when the profile does not sign pods or a

@@ -340,6 +340,10 @@ impl Plugin for PodTopologySpread {
         true
     }
 
+    fn signs_no_pod(&self) -> bool {
+        !self.default_constraints.is_empty()
+    }
+
     /// No pod with spread constraints of its own or the profile's defaults can be signed.
     fn sign_pod(&self, pod: &PodInfo, _sig: &mut SignBuilder) -> Sign {
         if !pod.constraints.topology_spread.is_empty() {
