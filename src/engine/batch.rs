@@ -186,6 +186,7 @@ impl OpportunisticBatch {
 
     /// `GetNodeHint`: the node to try first, if the stored ranking applies to this pod.
     /// `skip` is the cycle's PreFilter skip set.
+    #[allow(clippy::too_many_arguments)]
     pub fn node_hint(
         &mut self,
         fw: &Framework,
