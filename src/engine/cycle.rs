@@ -2,8 +2,8 @@
 //! host selection, as `schedule_one.go` runs them.
 //!
 //! Determinism: nodes are filtered in blocks in rotation order from `next_start_node_index`; blocks
-//! may be evaluated in parallel, but results are merged in order and cut exactly after the k-th
-//! feasible node. So which nodes were evaluated, which were feasible, and which node is chosen do
+//! may be evaluated in parallel, but results are merged in order and cut at the first feasible
+//! node after the k-th (upstream's one-worker cancel point). So which nodes were evaluated, which were feasible, and which node is chosen do
 //! not depend on the thread count. The only randomness (ties in selectHost) comes from a seeded RNG
 //! consumed on the scheduling thread.
 
@@ -280,8 +280,8 @@ impl Engine {
     }
 
     /// The filter pass: evaluates nodes in rotation order from `start` in blocks until `k` are
-    /// feasible; returns the feasible nodes (in order) and the failures of the nodes evaluated
-    /// before the k-th feasible one.
+    /// feasible and one more passes (or every node is evaluated); returns the first `k` feasible
+    /// nodes (in order) and the failures of the nodes evaluated before the one after the k-th.
     #[allow(clippy::too_many_arguments)]
     pub fn find_feasible(
         &self,
@@ -332,16 +332,15 @@ impl Engine {
             block.ids.extend((lo..hi).map(node_at));
             filter_nodes_with(fw, cx, state, skip, &block.ids, &mut block.verdicts, &mut block.scratch);
         };
-        // Merges one evaluated block in order; returns true once k feasible nodes are found.
+        // Merges one evaluated block in order; returns true at the first feasible node after the
+        // k-th. Upstream's pass (one filter worker) stops there too: it cancels only when a
+        // (k+1)-th node passes, so the nodes that fail between the k-th and it keep their status
+        // and move `nextStartNodeIndex`; the (k+1)-th itself is dropped.
         let mut merge = |ids: &[NodeIdx], verdicts: &[Option<(PluginId, Reject)>]| -> bool {
             for (&id, &v) in ids.iter().zip(verdicts) {
                 match v {
-                    None => {
-                        feasible.push(id);
-                        if feasible.len() >= k {
-                            return true;
-                        }
-                    }
+                    None if feasible.len() >= k => return true,
+                    None => feasible.push(id),
                     Some((plugin, reject)) => failures.push(NodeFailure { node: id, plugin, reject }),
                 }
             }
@@ -818,6 +817,38 @@ mod tests {
         let r = engine.schedule_one(&fw, &snap, &pod);
         assert!(matches!(r, CycleResult::Scheduled { evaluated_nodes: 2, feasible_nodes: 2, .. }), "{r:?}");
         assert_eq!(engine.next_start_node_index, 2);
+    }
+
+    /// Upstream's one-worker pass cancels when a (k+1)-th node passes: the nodes that fail after the
+    /// k-th feasible one are evaluated, keep their status and move `nextStartNodeIndex`.
+    #[test]
+    fn the_pass_runs_on_to_the_next_feasible_node() {
+        use crate::snapshot::testing::{MakeNode, MakePod};
+        // (nodes that fit, in order: true fits; k = 100 of 250 nodes) -> (failures, next start)
+        let fits_after_100 = |failing: usize, rest_fit: bool| -> Vec<bool> {
+            let mut v = vec![true; 100];
+            v.extend(std::iter::repeat_n(false, failing));
+            v.extend(std::iter::repeat_n(rest_fit, 250 - 100 - failing));
+            v
+        };
+        let cases: &[(&str, Vec<bool>, usize, usize)] = &[
+            ("the next node fits", vec![true; 250], 0, 100),
+            ("four fail, then one fits", fits_after_100(4, true), 4, 104),
+            ("every node after the k-th fails", fits_after_100(150, false), 150, 0),
+        ];
+        for (case, fits, want_failures, want_next) in cases {
+            let mut snap = Snapshot::new();
+            for (i, &fit) in fits.iter().enumerate() {
+                MakeNode::new(&mut snap, &format!("n{i:03}")).capacity(if fit { 4000 } else { 10 }, 1 << 34).add();
+            }
+            let fw = default_fw(&mut snap);
+            let pod = MakePod::new(&mut snap, "p").req(100, 1 << 20).build();
+            let mut engine = Engine::new(1, 1, Some(40));
+            let r = engine.schedule_one(&fw, &snap, &pod);
+            let CycleResult::Scheduled { evaluated_nodes, feasible_nodes, .. } = r else { panic!("{case}: {r:?}") };
+            assert_eq!((feasible_nodes, evaluated_nodes), (100, 100 + want_failures), "{case}");
+            assert_eq!(engine.next_start_node_index, *want_next, "{case}");
+        }
     }
 
     #[test]
