@@ -101,7 +101,12 @@ fn pop_from_backoff_gate_changes_when_and_in_what_order_pods_leave_backoff() {
         (false, &[(1, 0, 300 * MS, 400 * MS)], &[500 * MS, 1_999 * MS, 2 * S], &[&[], &[], &[1]]),
         // On: expiries 1.2 s and 1.7 s share the 1 s window, so QueueSort orders them (priority 10
         // first); 2.1 s is in the next window. Off: the earliest expiry first, flushed by ticks.
-        (true, &[(1, 0, 200 * MS, 300 * MS), (2, 10, 700 * MS, 800 * MS), (3, 100, 1_100 * MS, 1_150 * MS)], &[1_200 * MS], &[&[2, 1, 3]]),
+        (
+            true,
+            &[(1, 0, 200 * MS, 300 * MS), (2, 10, 700 * MS, 800 * MS), (3, 100, 1_100 * MS, 1_150 * MS)],
+            &[1_200 * MS],
+            &[&[2, 1, 3]],
+        ),
         (false, &[(1, 0, 200 * MS, 300 * MS), (2, 10, 700 * MS, 800 * MS)], &[1_500 * MS, 2 * S], &[&[], &[2, 1]]),
     ];
     for (gate, pods, times, want) in cases {

@@ -261,7 +261,10 @@ fn print_gates(w: &ResolvedWorkload) {
     for (name, value, st) in &w.gate_statuses {
         let detail = match st {
             GateStatus::Default => format!("the {} default, which the engine runs", crate::workload::gates::RELEASE),
-            GateStatus::NotApplicable(r) | GateStatus::NotHonoured(r) | GateStatus::Skip(r) => r.clone(),
+            GateStatus::Honoured(r)
+            | GateStatus::NotApplicable(r)
+            | GateStatus::NotHonoured(r)
+            | GateStatus::Skip(r) => r.clone(),
         };
         eprintln!("{}: feature gate {name}={value}: {}: {detail}", w.name, st.word());
     }
@@ -284,7 +287,12 @@ pub fn run_in_process(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -
         // Each workload's peak RSS is its own, not the high-water mark of the ones before it.
         crate::metrics::reset_peak_rss();
         match run_workload(&w, &opts) {
-            Ok(r) => out.runs.push(r),
+            Ok(r) => {
+                if !r.outcome.passed {
+                    out.failures.push((w.name.clone(), r.outcome.message.clone()));
+                }
+                out.runs.push(r);
+            }
             Err(RunError::Failed(why)) => out.failures.push((w.name.clone(), why)),
             Err(e) => return Err(e),
         }

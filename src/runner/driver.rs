@@ -31,6 +31,7 @@ use crate::report::{Accounting, Counters, RunReport};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::NodeIdx;
 use crate::snapshot::{PodInfo, Snapshot, Sym};
+use crate::workload::gates::GateStatus;
 use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp, ResolvedWorkload};
 
 /// How long an open-ended wait (a barrier, the end of a createPods op) lasts without any pod being
@@ -46,6 +47,37 @@ const BIND_BATCH_PODS: usize = 32;
 /// The longest an assumed pod waits for its batch while the scheduler is busy (it is flushed at
 /// once when the scheduler goes idle).
 const BIND_BATCH_MAX_DELAY_NANOS: u64 = 250_000;
+/// What one API call of preemption (a victim's DisruptionTarget status patch, or its delete) takes
+/// in the model: 1 ms, an apiserver write in scheduler_perf's integration setup. Modelled, not
+/// measured; a victim takes two calls.
+const PREEMPTION_API_CALL_NANOS: u64 = 1_000_000;
+/// Victims deleted at once: upstream's parallelizer (16 workers) deletes them in waves.
+const PREEMPTION_PARALLELISM: u64 = 16;
+
+/// How long deleting `victims` victims in parallel takes: `ceil(victims / 16)` waves of two API calls.
+fn victim_deletion_nanos(victims: usize) -> u64 {
+    (victims as u64).div_ceil(PREEMPTION_PARALLELISM) * 2 * PREEMPTION_API_CALL_NANOS
+}
+
+/// An asynchronous preemption in flight (SchedulerAsyncPreemption, upstream's
+/// `prepareCandidateAsync`): all victims but the last are deleted in parallel, then the last one;
+/// the preemptor is blocked by DefaultPreemption's PreEnqueue until the last one is gone.
+struct Preemption {
+    preemptor: PodUid,
+    /// When the victims but the last are gone, and them (empty once deleted).
+    first_due_nanos: u64,
+    first: Vec<PodUid>,
+    /// When the last victim is gone.
+    last_due_nanos: u64,
+    last: PodUid,
+}
+
+/// The failed wait of upstream's outcome checks, for the report's `outcome`.
+struct FailedWait {
+    op: usize,
+    waited_for: usize,
+    not_done: usize,
+}
 
 /// Where a pod is in its life, as the driver tracks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,6 +213,10 @@ struct Driver {
     node_fingerprints: ahash::AHashMap<String, [u64; 4]>,
     /// Position of the op being run, for failure messages.
     op_index: usize,
+    /// SchedulerAsyncPreemption: victims are deleted after the preemptor's cycle (see [`Preemption`]).
+    async_preemption: bool,
+    preemptions: Vec<Preemption>,
+    failed_wait: Option<FailedWait>,
 }
 
 /// Fingerprints of what a node update can change, in `NodeChange` order: allocatable, labels,
@@ -671,19 +707,21 @@ impl Driver {
                     *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
                 }
                 self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
+                let mut now = now;
                 if let Ok(pre) = post {
                     self.counters.preemptions += 1;
                     self.counters.preemption_victims += pre.victims.len() as u64;
                     let node = self.snap.interner.resolve(pre.node).to_string();
-                    let victims: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
-                    self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": victims}));
+                    let names: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
+                    self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": names}));
                     self.rec_mut(uid).info = pre.pod;
-                    for v in &pre.victims {
-                        if v.uid.0 >= 1 && v.uid.0 as usize <= self.pods.len() {
-                            self.trace(now, v.uid, "preempted", |d| serde_json::json!({"by": d.key_of(uid)}));
-                            self.delete_pod(v.uid);
-                        }
-                    }
+                    let victims: Vec<PodUid> = pre
+                        .victims
+                        .iter()
+                        .map(|v| v.uid)
+                        .filter(|v| v.0 >= 1 && v.0 as usize <= self.pods.len())
+                        .collect();
+                    now = self.actuate_preemption(uid, victims, now);
                 }
                 self.queue.add_unschedulable(qp, PluginSet::of(&rejectors), now);
             }
@@ -695,6 +733,62 @@ impl Driver {
             }
         }
         true
+    }
+
+    /// Deletes a preemptor's victims as SchedulerAsyncPreemption says; returns the time the
+    /// preemptor's failure handling continues at. Off (upstream's `prepareCandidate`): PostFilter
+    /// deletes them before it returns, and in virtual time the cycle pays for the calls. On
+    /// (`prepareCandidateAsync`): the cycle ends at once, the preemptor is marked as preempting,
+    /// and [`Driver::fire_preemptions`] deletes the victims when their calls are done.
+    fn actuate_preemption(&mut self, preemptor: PodUid, mut victims: Vec<PodUid>, now: u64) -> u64 {
+        if victims.is_empty() {
+            return now;
+        }
+        if !self.async_preemption {
+            let mut now = now;
+            if let Some(v) = &self.vclock {
+                v.advance_by(victim_deletion_nanos(victims.len()));
+                self.agent.advance_to(v.now_nanos());
+                now = self.now();
+            }
+            for v in victims {
+                self.trace(now, v, "preempted", |d| serde_json::json!({"by": d.key_of(preemptor)}));
+                self.delete_pod(v);
+            }
+            return now;
+        }
+        let last = victims.pop().expect("not empty");
+        let first_due_nanos = now + victim_deletion_nanos(victims.len());
+        let last_due_nanos = first_due_nanos + victim_deletion_nanos(1);
+        self.queue.set_preempting(preemptor, true);
+        self.preemptions.push(Preemption { preemptor, first_due_nanos, first: victims, last_due_nanos, last });
+        now
+    }
+
+    /// Deletes the victims of asynchronous preemptions whose calls are done by now; when the last
+    /// victim goes, the preemptor's PreEnqueue passes again (before the deletion's event, which
+    /// upstream's PreEnqueue sees with the victim already gone).
+    fn fire_preemptions(&mut self) {
+        let now = self.now();
+        let mut i = 0;
+        while i < self.preemptions.len() {
+            let p = &mut self.preemptions[i];
+            let (preemptor, last) = (p.preemptor, p.last);
+            if p.first_due_nanos <= now && !p.first.is_empty() {
+                for v in std::mem::take(&mut p.first) {
+                    self.trace(now, v, "preempted", |d| serde_json::json!({"by": d.key_of(preemptor)}));
+                    self.delete_pod(v);
+                }
+            }
+            if self.preemptions[i].last_due_nanos <= now {
+                self.preemptions.swap_remove(i);
+                self.queue.set_preempting(preemptor, false);
+                self.trace(now, last, "preempted", |d| serde_json::json!({"by": d.key_of(preemptor)}));
+                self.delete_pod(last);
+                continue;
+            }
+            i += 1;
+        }
     }
 
     /// The queue's plugin ids of `plugins` of `profile` (see [`Driver::hint_base`]); ids past the
@@ -1036,6 +1130,7 @@ impl Driver {
 
     fn fire_churn(&mut self) -> Result<(), InputError> {
         self.fire_deleters();
+        self.fire_preemptions();
         let now = self.now();
         for ci in 0..self.churners.len() {
             while self.churners[ci].next_nanos <= now {
@@ -1071,7 +1166,12 @@ impl Driver {
     fn next_churn_nanos(&self) -> Option<u64> {
         let churn = self.churners.iter().map(|c| c.next_nanos).min();
         let del = self.deleters.iter().filter(|d| !d.2.is_empty()).map(|d| d.0).min();
-        [churn, del].into_iter().flatten().min()
+        let preemption = self
+            .preemptions
+            .iter()
+            .map(|p| if p.first.is_empty() { p.last_due_nanos } else { p.first_due_nanos })
+            .min();
+        [churn, del, preemption].into_iter().flatten().min()
     }
 
     fn fire_deleters(&mut self) {
@@ -1115,7 +1215,11 @@ impl Driver {
             // Idle: nothing is ready to schedule.
             self.flush_binds();
             let lens = self.queue.lens();
-            let stalled = self.binds_in_flight == 0 && lens.active == 0 && lens.backoff == 0 && deadline.is_none();
+            let stalled = self.binds_in_flight == 0
+                && lens.active == 0
+                && lens.backoff == 0
+                && self.preemptions.is_empty()
+                && deadline.is_none();
             if stalled && !self.drain() {
                 return Ok(());
             }
@@ -1289,12 +1393,15 @@ impl Driver {
                         .collect();
                     if !pending.is_empty() {
                         let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
-                        return Err(self.wait_failure(
+                        let err = self.wait_failure(
                             &format!("createPods in namespace {namespace} waits for its pods to be scheduled"),
                             &pending,
                             uids.len(),
                             timed_out,
-                        ));
+                        );
+                        let not_done = pending.len();
+                        self.failed_wait = Some(FailedWait { op: self.op_index, waited_for: uids.len(), not_done });
+                        return Err(err);
                     }
                 }
                 if *collect_metrics {
@@ -1363,7 +1470,10 @@ impl Driver {
                 if !pending.is_empty() {
                     let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
                     let what = if attempted { "barrier: every pod attempted" } else { "barrier: every pod scheduled" };
-                    return Err(self.wait_failure(what, &pending, matching.len(), timed_out));
+                    let err = self.wait_failure(what, &pending, matching.len(), timed_out);
+                    let (waited_for, not_done) = (matching.len(), pending.len());
+                    self.failed_wait = Some(FailedWait { op: self.op_index, waited_for, not_done });
+                    return Err(err);
                 }
             }
             ResolvedOp::Sleep { duration } => {
@@ -1488,10 +1598,17 @@ pub(crate) fn run_workload_with(
             None
         });
     }
+    let gate = |name: &str| {
+        w.feature_gates
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
+    };
     let mut queue = SchedulingQueue::new(
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
         config.pod_max_backoff_seconds as u64 * 1_000_000_000,
-    );
+    )
+    .with_pop_from_backoff(gate("SchedulerPopFromBackoffQ"));
     // Every profile has the same QueueSort (the config checks it): the first one's order.
     if let Some(less) = frameworks[0].queue_sort_fn() {
         queue = queue.with_queue_sort(less);
@@ -1597,6 +1714,9 @@ pub(crate) fn run_workload_with(
         cluster: Cluster::default(),
         node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
         op_index: 0,
+        async_preemption: gate("SchedulerAsyncPreemption"),
+        preemptions: Vec::new(),
+        failed_wait: None,
     };
     drop(results_tx);
     // The initial cluster: its bound pods are in the snapshot; give them records too.
@@ -1671,9 +1791,18 @@ pub(crate) fn run_workload_with(
             names.join(", ")
         );
     }
+    // A wait upstream's harness would fail ends the workload there; its report says so (`outcome`).
+    let mut failure = None;
     for (i, op) in w.ops.iter().enumerate() {
         d.op_index = i;
-        d.run_op(op)?;
+        match d.run_op(op) {
+            Ok(()) => {}
+            Err(RunError::Failed(why)) => {
+                failure = Some(why);
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     // Let in-flight binds finish before accounting.
     d.churners.clear();
@@ -1690,7 +1819,19 @@ pub(crate) fn run_workload_with(
     if let Some(pb) = &d.progress {
         pb.finish_and_clear();
     }
-    Ok(d.finish(w, wall_start, cpu_start))
+    let failed_wait = d.failed_wait.take();
+    let mut report = d.finish(w, wall_start, cpu_start);
+    if let Some(message) = failure {
+        report.outcome = crate::report::Outcome {
+            passed: false,
+            message,
+            failed_op: failed_wait.as_ref().map(|f| f.op as u64),
+            pods_waited_for: failed_wait.as_ref().map_or(0, |f| f.waited_for as u64),
+            pods_not_done: failed_wait.as_ref().map_or(0, |f| f.not_done as u64),
+            reasons: report.unschedulable_reasons.clone(),
+        };
+    }
+    Ok(report)
 }
 
 impl Driver {
@@ -1831,14 +1972,20 @@ impl Driver {
             feature_gates_ignored: w
                 .gate_statuses
                 .iter()
-                .filter(|(_, _, st)| *st != crate::workload::gates::GateStatus::Default)
-                .map(|(name, value, st)| match st {
-                    crate::workload::gates::GateStatus::NotApplicable(r)
-                    | crate::workload::gates::GateStatus::NotHonoured(r)
-                    | crate::workload::gates::GateStatus::Skip(r) => format!("{} ({r})", st.word()),
-                    crate::workload::gates::GateStatus::Default => format!("{name}={value}"),
+                .filter_map(|(_, _, st)| match st {
+                    GateStatus::NotApplicable(r) | GateStatus::NotHonoured(r) | GateStatus::Skip(r) => {
+                        Some(format!("{} ({r})", st.word()))
+                    }
+                    GateStatus::Default | GateStatus::Honoured(_) => None,
                 })
                 .collect(),
+            feature_gates_honoured: w
+                .gate_statuses
+                .iter()
+                .filter(|(_, _, st)| matches!(st, GateStatus::Honoured(_)))
+                .map(|(name, value, _)| format!("{name}={value}"))
+                .collect(),
+            outcome: crate::report::Outcome::default(),
             measured_pods,
             scheduled_pods: scheduled,
             unschedulable_pods: unschedulable,

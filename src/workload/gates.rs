@@ -4,6 +4,8 @@
 //!
 //! What a gate does in a run ([`status`]):
 //! - at its v1.37.2 default: the engine's behaviour (it models the release's defaults);
+//! - a scheduler gate the engine runs either way (SchedulerPopFromBackoffQ, SchedulerAsyncPreemption):
+//!   honoured, per workload;
 //! - not read by kube-scheduler, or only changing how it dispatches API calls: not applicable;
 //! - enabling a subsystem schedperf does not have (workload-aware scheduling, DRA's alpha
 //!   features, volume capacity scoring): the workload is skipped with the reason;
@@ -32,6 +34,20 @@ const API_PATH_ONLY: &[(&str, &str)] = &[(
     "only changes how kube-scheduler dispatches its API calls (status updates, binding); schedperf has no apiserver",
 )];
 
+/// Scheduler gates the engine runs at either value, with what the non-default value does.
+pub const HONOURED: &[(&str, &str)] = &[
+    (
+        "SchedulerPopFromBackoffQ",
+        "the queue pops only from activeQ, and backoffQ keeps exact expiry times, earliest first \
+         (on: it pops backoffQ's head when activeQ is empty, with 1-second windows ordered by QueueSort)",
+    ),
+    (
+        "SchedulerAsyncPreemption",
+        "PostFilter deletes the victims before the cycle ends (on: they are deleted after it, and the \
+         preemptor waits in unschedulablePods until the last one is gone)",
+    ),
+];
+
 /// Scheduler gates whose non-default value turns on a subsystem schedperf does not implement.
 const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
     ("GenericWorkload", "workload-aware scheduling (PodGroup/Workload objects)"),
@@ -48,6 +64,8 @@ const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
 pub enum GateStatus {
     /// The release's default, which is what the engine runs.
     Default,
+    /// Away from its default, and the engine runs it so (see [`HONOURED`]).
+    Honoured(String),
     NotApplicable(String),
     /// A scheduler gate away from its default: the engine still runs the default.
     NotHonoured(String),
@@ -56,10 +74,11 @@ pub enum GateStatus {
 }
 
 impl GateStatus {
-    /// A short word for tables: `default`, `not applicable`, `not honoured`, `skip`.
+    /// A short word for tables: `default`, `honoured`, `not applicable`, `not honoured`, `skip`.
     pub fn word(&self) -> &'static str {
         match self {
             GateStatus::Default => "default",
+            GateStatus::Honoured(_) => "honoured",
             GateStatus::NotApplicable(_) => "not applicable",
             GateStatus::NotHonoured(_) => "not honoured",
             GateStatus::Skip(_) => "skip",
@@ -88,6 +107,9 @@ pub fn status(name: &str, value: bool) -> Result<GateStatus, String> {
     }
     if !g.read_by_scheduler {
         return Ok(GateStatus::NotApplicable(format!("{name}={value}: not read by kube-scheduler")));
+    }
+    if let Some((_, what)) = HONOURED.iter().find(|(n, _)| *n == name) {
+        return Ok(GateStatus::Honoured(format!("{name}={value}: the engine runs it: {what}")));
     }
     if let Some((_, why)) = API_PATH_ONLY.iter().find(|(n, _)| *n == name) {
         return Ok(GateStatus::NotApplicable(format!("{name}={value}: {why}")));
@@ -427,8 +449,10 @@ mod tests {
     fn statuses_at_the_pinned_release() {
         let cases: &[(&str, bool, &str)] = &[
             ("SchedulerAsyncPreemption", true, "default"),
-            ("SchedulerAsyncPreemption", false, "not honoured"),
-            ("SchedulerPopFromBackoffQ", false, "not honoured"),
+            ("SchedulerAsyncPreemption", false, "honoured"),
+            ("SchedulerPopFromBackoffQ", false, "honoured"),
+            ("SchedulerPopFromBackoffQ", true, "default"),
+            ("SchedulerPreQueueingHints", true, "not honoured"),
             ("OpportunisticBatching", false, "not honoured"),
             ("SchedulerAsyncAPICalls", true, "not applicable"),
             ("SchedulerAsyncAPICalls", false, "default"),
@@ -442,6 +466,10 @@ mod tests {
             assert_eq!(status(name, *value).unwrap().word(), *want, "{name}={value}");
         }
         assert!(status("SchedulerQueueingHint", true).unwrap_err().contains("unknown feature gate"));
+        for (name, _) in HONOURED {
+            let g = lookup(name).expect("an honoured gate is a gate of the release");
+            assert!(g.read_by_scheduler && !g.locked, "{name}");
+        }
         let names: std::collections::BTreeSet<&str> = GATES.iter().map(|g| g.name).collect();
         assert_eq!(names.len(), GATES.len(), "gate names are unique");
     }
