@@ -470,7 +470,7 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     if !selection.skipped.is_empty() || !outcome.failures.is_empty() {
         eprintln!(
             "{} workloads ran to the end, {} failed, {} skipped",
-            report.runs.len(),
+            report.runs.iter().filter(|r| r.outcome.passed).count(),
             outcome.failures.len(),
             selection.skipped.len()
         );
