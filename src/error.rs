@@ -28,10 +28,12 @@ pub mod exit {
 }
 
 /// What ends a command early: bad input (exit 2) or a runtime failure (exit 4).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    Input(InputError),
+    #[error("{0}")]
+    Input(#[from] InputError),
     /// What failed and how (a runtime that went away, a child's exit status and stderr).
+    #[error("runtime failure: {0}")]
     Runtime(String),
 }
 
@@ -44,23 +46,6 @@ impl Error {
         }
     }
 }
-
-impl From<InputError> for Error {
-    fn from(e: InputError) -> Self {
-        Error::Input(e)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Input(e) => write!(f, "{e}"),
-            Error::Runtime(e) => write!(f, "runtime failure: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// The error of a child process that exited with `status` (and said `stderr`): its own exit code
 /// when it reported bad input (2), a runtime failure otherwise (a crash, a signal, exit 4).

@@ -7,14 +7,12 @@ use serde::Serialize;
 
 use crate::api::{self, Object};
 use crate::cluster::{build_snapshot, Cluster, UidGen};
-use crate::config::DefaultPreemptionArgs;
 use crate::config::SchedulerConfig;
 use crate::engine::cycle::{filter_nodes, Diagnosis, NodeFailure};
 use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::{Code, CycleCx, CycleState, Framework, PluginId, Reject};
 use crate::plugins::compile_args;
-use crate::plugins::defaultpreemption::{self, DefaultPreemption, NoPreemption};
 use crate::snapshot::compile::compile_pod;
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
 
@@ -118,7 +116,7 @@ fn load_pod(path: &std::path::Path) -> Result<api::Pod, InputError> {
 pub fn explain(input: &ExplainInput) -> Result<Explanation, InputError> {
     let mut l = load(input)?;
     let mut engine = Engine::new(input.seed, 1, l.percentage_of_nodes_to_score);
-    Ok(explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args))
+    Ok(explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key))
 }
 
 /// The inputs of one explanation, compiled.
@@ -127,7 +125,6 @@ struct Loaded {
     snap: Snapshot,
     pod: PodInfo,
     key: String,
-    preemption_args: DefaultPreemptionArgs,
     percentage_of_nodes_to_score: Option<i32>,
 }
 
@@ -154,7 +151,7 @@ pub fn explain_parsed(
 ) -> Result<Explanation, InputError> {
     let mut l = compile_inputs(config, cluster, cluster_file, raw_pod, pod_file)?;
     let mut engine = Engine::new(seed, 1, l.percentage_of_nodes_to_score);
-    Ok(explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args))
+    Ok(explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key))
 }
 
 fn compile_inputs(
@@ -195,7 +192,6 @@ fn compile_inputs(
         snap,
         pod,
         key: format!("{}/{}", raw_pod.namespace(), name),
-        preemption_args: profile.args.default_preemption.clone(),
         percentage_of_nodes_to_score: config.percentage_of_nodes_to_score,
     })
 }
@@ -209,11 +205,10 @@ pub fn explain_pod(
     snap: &mut Snapshot,
     pod: &PodInfo,
     pod_key: &str,
-    preemption_args: &DefaultPreemptionArgs,
 ) -> Explanation {
     let (mut out, diag) = evaluate(fw, engine, snap, pod, pod_key);
     if let Some(diag) = diag {
-        out.preemption = explain_preemption(fw, snap, pod, &diag, preemption_args);
+        out.preemption = explain_preemption(fw, snap, pod, &diag);
         // `FitError.Error()` ends with PostFilter's message when preemption did not help.
         // `FitError.Error()` ends with PostFilter's status message: why preemption did not help,
         // or, when it found a node, upstream's "found a potential placement ..." (preemption.go).
@@ -233,47 +228,33 @@ pub fn explain_pod(
     out
 }
 
-/// PostFilter's dry run for an unschedulable pod; `None` when the profile does not enable
-/// DefaultPreemption.
+/// PostFilter's dry run for an unschedulable pod through the profile's PostFilter plugins (as
+/// configured: their args, their order); `None` when none of them has a plan (the profile
+/// enables no PostFilter plugin, e.g. DefaultPreemption disabled).
 pub fn explain_preemption(
     fw: &Framework,
     snap: &mut Snapshot,
     pod: &PodInfo,
     diag: &Diagnosis,
-    args: &DefaultPreemptionArgs,
 ) -> Option<PreemptionExplanation> {
-    if !fw.post_filter.iter().any(|&p| fw.plugin(p).name() == defaultpreemption::NAME) {
-        return None;
-    }
-    let plugin = DefaultPreemption {
-        min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
-        min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
-    };
-    let mut out =
-        PreemptionExplanation { nominated_node: None, victims: Vec::new(), candidates: Vec::new(), message: None };
-    match plugin.dry_run(fw, snap, pod, diag, false) {
-        Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
-            out.message = Some(format!("preemption: {m}"))
-        }
-        Ok(run) => {
-            let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
-            out.candidates = run
-                .candidates
-                .iter()
-                .map(|c| PreemptionCandidate {
-                    node: snap.interner.resolve(c.node).to_string(),
-                    victims: c.victims.iter().map(|v| key(v)).collect(),
-                    num_pdb_violations: c.num_pdb_violations,
-                })
-                .collect();
-            if let Some(best) = run.chosen.map(|i| &out.candidates[i]) {
-                out.nominated_node = Some(best.node.clone());
-                out.victims = best.victims.clone();
-            }
-            out.message = run.message.map(|m| format!("preemption: {m}"));
-        }
-    }
-    Some(out)
+    let plan = fw.post_filter_plan(snap, pod, diag, false)?;
+    let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
+    let candidates: Vec<PreemptionCandidate> = plan
+        .candidates
+        .iter()
+        .map(|c| PreemptionCandidate {
+            node: snap.interner.resolve(c.node).to_string(),
+            victims: c.victims.iter().map(|v| key(v)).collect(),
+            num_pdb_violations: c.num_pdb_violations,
+        })
+        .collect();
+    let best = plan.chosen.map(|i| &candidates[i]);
+    Some(PreemptionExplanation {
+        nominated_node: best.map(|b| b.node.clone()),
+        victims: best.map(|b| b.victims.clone()).unwrap_or_default(),
+        message: plan.message.map(|m| format!("preemption: {m}")),
+        candidates,
+    })
 }
 
 /// Filter and score every node; the diagnosis PostFilter reads when no node is feasible.
@@ -440,8 +421,7 @@ fn evaluate(
 pub fn render_table(e: &Explanation) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "pod {}  profile {}", e.pod, e.profile);
-    let name_w = e.nodes.iter().map(|n| n.name.len()).max().unwrap_or(4).max(4);
-    let _ = writeln!(s, "{:<name_w$}  {:<8}  {:>6}  DETAIL", "NODE", "FEASIBLE", "TOTAL");
+    let mut rows = vec![["NODE", "FEASIBLE", "TOTAL", "DETAIL"].map(String::from).to_vec()];
     for n in &e.nodes {
         let total = n.total_score.map_or("-".to_string(), |t| t.to_string());
         let detail = match (&n.filter, &n.scores) {
@@ -451,9 +431,9 @@ pub fn render_table(e: &Explanation) -> String {
             }
             (None, None) => String::new(),
         };
-        let _ =
-            writeln!(s, "{:<name_w$}  {:<8}  {:>6}  {}", n.name, if n.feasible { "yes" } else { "no" }, total, detail);
+        rows.push(vec![n.name.clone(), if n.feasible { "yes" } else { "no" }.to_string(), total, detail]);
     }
+    s.push_str(&crate::report::table::columns(&rows, &[false, false, true, false], false));
     if !e.skipped_score_plugins.is_empty() {
         let _ = writeln!(s, "skipped at PreScore: {}", e.skipped_score_plugins.join(", "));
     }
@@ -833,7 +813,7 @@ profiles:
         };
         let before = placement(&l.snap);
         let mut engine = Engine::new(1, 1, None);
-        let first = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args);
+        let first = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key);
         assert_eq!(placement(&l.snap), before, "victims stay placed");
         assert!(l.snap.nominated.values().all(Vec::is_empty), "nothing is nominated");
         assert_eq!(
@@ -844,7 +824,7 @@ profiles:
             )
         );
         assert!(first.nodes.iter().all(|n| !n.feasible));
-        let second = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key, &l.preemption_args);
+        let second = explain_pod(&l.fw, &mut engine, &mut l.snap, &l.pod, &l.key);
         assert_eq!(first, second, "a second explanation is the same");
         let table = render_table(&first);
         for want in [
@@ -855,6 +835,78 @@ profiles:
             "candidate node-b: 1 victim(s), 0 PDB violation(s): default/mid",
         ] {
             assert!(table.contains(want), "table lacks {want:?}:\n{table}");
+        }
+    }
+
+    /// A PostFilter plugin of the profile's own that shows a fixed plan: `node-b` without victims,
+    /// or only a message.
+    struct PlannedPostFilter(bool);
+
+    impl crate::framework::Plugin for PlannedPostFilter {
+        fn name(&self) -> &'static str {
+            "PlannedPostFilter"
+        }
+
+        fn post_filter_plan(
+            &self,
+            _fw: &Framework,
+            snap: &mut Snapshot,
+            _pod: &PodInfo,
+            _diag: &Diagnosis,
+            _exhaustive: bool,
+        ) -> Option<crate::framework::PostFilterPlan> {
+            use crate::framework::{PostFilterCandidate, PostFilterPlan};
+            Some(if self.0 {
+                let node = snap.interner.get("node-b").unwrap();
+                let c = PostFilterCandidate { node, victims: Vec::new(), num_pdb_violations: 0 };
+                PostFilterPlan { candidates: vec![c], chosen: Some(0), message: None }
+            } else {
+                PostFilterPlan { message: Some("planned: cannot help".into()), ..PostFilterPlan::default() }
+            })
+        }
+    }
+
+    #[test]
+    fn preemption_comes_from_the_profiles_own_post_filter_plugins() {
+        use crate::config::{PluginArgs, Profile, ProfilePlugins};
+        let d = tempfile::tempdir().unwrap();
+        let cluster = [node("node-a", "4", false), node("node-b", "4", false)];
+        // (post-filter plugins, whether the planned plugin picks a node) -> (nominated node, message)
+        type Case<'a> = (&'a [&'a str], bool, Option<&'a str>, Option<&'a str>);
+        let cases: [Case; 4] = [
+            (&["PlannedPostFilter"], true, Some("node-b"), None),
+            (&["PlannedPostFilter"], false, None, Some("preemption: planned: cannot help")),
+            // DefaultPreemption cannot help here (no node has room even empty): the next plugin's
+            // node is the plan; without one, DefaultPreemption's reason.
+            (&["DefaultPreemption", "PlannedPostFilter"], true, Some("node-b"), None),
+            (
+                &["DefaultPreemption", "PlannedPostFilter"],
+                false,
+                None,
+                Some("preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
+            ),
+        ];
+        for (post_filter, picks, nominated, message) in cases {
+            let mut l = load(&input(d.path(), &cluster, &pod("web", None, "8", 100, ""), None)).unwrap();
+            let profile = Profile {
+                scheduler_name: "default-scheduler".into(),
+                percentage_of_nodes_to_score: None,
+                plugins: ProfilePlugins {
+                    pre_filter: vec!["NodeResourcesFit".into()],
+                    filter: vec!["NodeResourcesFit".into()],
+                    post_filter: post_filter.iter().map(|s| s.to_string()).collect(),
+                    ..Default::default()
+                },
+                args: PluginArgs::default(),
+            };
+            let mut registry = crate::plugins::in_tree(&crate::plugins::CompiledArgs::default());
+            registry.register_instance(std::sync::Arc::new(PlannedPostFilter(picks))).unwrap();
+            let fw = Framework::new(&profile, &registry, &mut l.snap.interner).unwrap();
+            let mut engine = Engine::new(1, 1, None);
+            let e = explain_pod(&fw, &mut engine, &mut l.snap, &l.pod, &l.key);
+            let p = e.preemption.as_ref().unwrap_or_else(|| panic!("{post_filter:?} {picks}: no preemption field"));
+            assert_eq!(p.nominated_node.as_deref(), nominated, "{post_filter:?} {picks}");
+            assert_eq!(p.message.as_deref(), message, "{post_filter:?} {picks}");
         }
     }
 }

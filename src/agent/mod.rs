@@ -9,7 +9,6 @@ pub mod mixed;
 pub mod sim;
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 pub mod cri;
 
@@ -71,16 +70,9 @@ pub struct AgentEvent {
 }
 
 /// An agent failed as a whole (bad endpoint, cleanup failed).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct AgentError(pub String);
-
-impl fmt::Display for AgentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for AgentError {}
 
 /// What an agent left behind when it shut down.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,6 +7,7 @@ pub mod load;
 pub mod names;
 pub mod objects;
 pub mod quantity;
+pub mod time;
 
 pub use load::{load_object_files, load_objects, parse_objects, Object};
 pub use objects::*;

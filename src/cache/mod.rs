@@ -116,20 +116,13 @@ impl Op {
 }
 
 /// A refused transition: the pod was not in a state the operation accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{uid}: cannot {op} a pod in state {found:?}")]
 pub struct TransitionError {
     pub uid: PodUid,
     pub op: &'static str,
     pub found: PodState,
 }
-
-impl fmt::Display for TransitionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: cannot {} a pod in state {:?}", self.uid, self.op, self.found)
-    }
-}
-
-impl std::error::Error for TransitionError {}
 
 /// What [`AssumeCache::confirm_bound`] means for the node's resources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,8 +13,8 @@ pub mod status;
 use std::sync::Arc;
 
 pub use plugin::{
-    default_normalize_score, BindingPod, CycleCx, CycleState, Plugin, PostFilterResult, PreFilterResult, QueueSortFn,
-    QueueSortKey, MAX_NODE_SCORE,
+    default_normalize_score, BindingPod, CycleCx, CycleState, Plugin, PostFilterCandidate, PostFilterPlan,
+    PostFilterResult, PreFilterResult, QueueSortFn, QueueSortKey, MAX_NODE_SCORE,
 };
 pub use points::{PermitOutcome, WaitingPods, MAX_PERMIT_TIMEOUT};
 pub use registry::{PluginFactory, Registry};

@@ -81,6 +81,26 @@ pub struct BindingPod<'a> {
     pub node: &'a str,
 }
 
+/// A node where a PostFilter plugin would make room for the pod, and the pods it would evict
+/// (most important first).
+#[derive(Clone, Debug)]
+pub struct PostFilterCandidate {
+    pub node: Sym,
+    pub victims: Vec<Arc<PodInfo>>,
+    pub num_pdb_violations: usize,
+}
+
+/// What a PostFilter plugin would do for an unschedulable pod, found without nominating or
+/// evicting anything (`explain`, `verify`): its candidates, the one it would pick, and why it
+/// cannot help when it cannot (upstream's words).
+#[derive(Clone, Debug, Default)]
+pub struct PostFilterPlan {
+    pub candidates: Vec<PostFilterCandidate>,
+    /// An index into `candidates`.
+    pub chosen: Option<usize>,
+    pub message: Option<String>,
+}
+
 /// What a successful PostFilter decided (`PostFilterResult` with its nominating info): nominate
 /// `pod` (a copy with `nominated_node` set; the snapshot already records the nomination) on
 /// `node` once `victims` are evicted.
@@ -121,6 +141,20 @@ pub trait Plugin: Send + Sync {
         _rng: &mut dyn RngCore,
     ) -> Result<PostFilterResult, Status> {
         Err(Status { code: Code::Unschedulable, reasons: Vec::new(), plugin: "" })
+    }
+
+    /// PostFilter as a dry run: what this plugin would do, leaving the snapshot as it found it.
+    /// `exhaustive` looks at every potential node (upstream stops at enough candidates). `None`:
+    /// the plugin has nothing to show.
+    fn post_filter_plan(
+        &self,
+        _fw: &Framework,
+        _snap: &mut Snapshot,
+        _pod: &PodInfo,
+        _diag: &Diagnosis,
+        _exhaustive: bool,
+    ) -> Option<PostFilterPlan> {
+        None
     }
 
     /// Why PostFilter cannot help, as upstream's message words it, found without changing

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::plugin::{BindingPod, PostFilterResult, QueueSortFn};
+use super::plugin::{BindingPod, PostFilterPlan, PostFilterResult, QueueSortFn};
 use super::runtime::Diagnosis;
 use super::{Code, CycleCx, CycleState, Framework, PluginId, Status};
 use crate::ids::PodUid;
@@ -140,6 +140,29 @@ impl Framework {
             }
         }
         Err(Status { code: Code::Unschedulable, reasons, plugin: first.unwrap_or("") })
+    }
+
+    /// PostFilter as a dry run (`explain`, `verify`): the profile's PostFilter plugins in order,
+    /// each asked for its [`PostFilterPlan`]; the first plan that picks a node is what PostFilter
+    /// would do (as the first plugin that succeeds ends PostFilter), else the first plan (why the
+    /// first plugin cannot help). `None` when no PostFilter plugin has a plan: the profile has
+    /// none, or they have nothing to show. Leaves the snapshot as it found it.
+    pub fn post_filter_plan(
+        &self,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        exhaustive: bool,
+    ) -> Option<PostFilterPlan> {
+        let mut first = None;
+        for &pid in &self.post_filter {
+            let Some(plan) = self.plugin(pid).post_filter_plan(self, snap, pod, diag, exhaustive) else { continue };
+            if plan.chosen.is_some() {
+                return Some(plan);
+            }
+            first.get_or_insert(plan);
+        }
+        first
     }
 
     /// Why PostFilter does not help this pod, in upstream's words, from the first PostFilter

@@ -50,26 +50,6 @@ pub fn p(p: f64) -> String {
     }
 }
 
-/// Pads columns to their widest cell, two spaces apart, without trailing spaces.
-pub fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..n).map(|i| rows.iter().filter_map(|r| r.get(i)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            line += cell;
-            if i + 1 < row.len() {
-                line += &" ".repeat(widths[i] - cell.chars().count() + 2);
-            }
-        }
-        out += line.trim_end();
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,7 +60,5 @@ mod tests {
         assert_eq!([pct(-0.07), pct(0.1234), pct(0.0)], ["-7.0%", "+12.3%", "+0.0%"]);
         assert_eq!([budget(Some(0.05)), budget(Some(0.125)), budget(None)], ["5%", "12.5%", "-"]);
         assert_eq!([p(0.0021), p(0.00072), p(1.0)], ["0.002", "7.2e-4", "1.000"]);
-        let rows = vec![vec!["a".to_string(), "bb".into(), "c".into()], vec!["ddd".into(), "e".into(), "".into()]];
-        assert_eq!(columns(&rows), "a    bb  c\nddd  e\n");
     }
 }

@@ -5,6 +5,7 @@
 
 use super::evaluate::{Cell, GateFlags, GateReport, Verdict};
 use super::{format, table};
+use crate::report::html::escape as xml;
 
 /// Renders the report as JUnit XML.
 pub fn render(report: &GateReport, flags: GateFlags) -> String {
@@ -112,9 +113,4 @@ fn cell_case(c: &Cell, flags: GateFlags, plugins: &str) -> (String, bool, bool) 
     };
     let skipped = !fails && matches!(c.verdict, Verdict::ReportOnly | Verdict::Noisy);
     (format!("{open}{inner}    </testcase>\n"), fails, skipped)
-}
-
-/// Escapes text for XML content and attributes.
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
 }

@@ -2,6 +2,7 @@
 
 use super::evaluate::{Cell, GateFlags, GateReport, Verdict};
 use super::{format, table};
+use crate::report::markdown::escape;
 
 /// GitHub rejects a step summary above 1 MiB; stay well below it.
 pub const STEP_SUMMARY_MAX_BYTES: usize = 1_000_000;
@@ -125,10 +126,6 @@ fn plugin_tables(report: &GateReport) -> String {
         out.push('\n');
     }
     out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('<', "&lt;")
 }
 
 /// Workflow commands for the worst cells (at most [`MAX_ANNOTATIONS`]): `::error` for a failure,

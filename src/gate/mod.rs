@@ -568,7 +568,7 @@ pub fn noise_table(aa: &GateReport, suggested: &Policy) -> String {
             format::budget(suggested.workloads.get(&c.key()).and_then(|w| w.budgets.get(&c.metric)).copied()),
         ]);
     }
-    format::columns(&rows)
+    crate::report::table::columns(&rows, &[], false)
 }
 
 /// Runs `schedperf calibrate`: an A/A run of one build, prints the noise floor and writes the

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::format;
 use super::runner::{child_arguments, round_robin, RunRequest, Runner};
 use crate::error::{Error, InputError};
+use crate::report::document::{self, Block};
 use crate::report::{Report as RunDocument, RunReport};
 use crate::stats;
 
@@ -344,120 +345,79 @@ pub fn render_table(report: &SweepReport) -> String {
             row.extend(cells);
             table.push(row);
         }
-        out += &format::columns(&table);
+        out += &crate::report::table::columns(&table, &[], false);
     }
     out
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|")
+/// A workload's part of `compare.md` and `compare.html`: its heading and the side-by-side table.
+fn workload_blocks(w: &WorkloadSweep) -> [Block; 2] {
+    let headers = header(w);
+    let right = vec![false; headers.len()];
+    let rows = rows(w)
+        .into_iter()
+        .map(|(name, cells)| std::iter::once(name).chain(cells).map(|c| vec![document::text(c)]).collect())
+        .collect();
+    [Block::Heading(2, format!("{}/{}", w.test_case, w.workload)), Block::Table { headers, right, rows }]
 }
+
+const INTRO: &str = "Changes are relative to the first config: Hodges-Lehmann estimate [95% CI].";
 
 /// `compare.md`.
 pub fn render_markdown(report: &SweepReport) -> String {
     let mut out = format!(
-        "# Config comparison\n\nSeed {}, {} repetitions per config, interleaved, each in a fresh process. \
-         Changes are relative to the first config: Hodges-Lehmann estimate [95% CI].\n",
+        "# Config comparison\n\nSeed {}, {} repetitions per config, interleaved, each in a fresh process. {INTRO}\n\n",
         report.seed, report.reps
     );
     for w in &report.workloads {
-        let h = header(w);
-        let _ = write!(
-            out,
-            "\n## {}/{}\n\n| {} |\n|{}|\n",
-            md_cell(&w.test_case),
-            md_cell(&w.workload),
-            h.iter().map(|s| md_cell(s)).collect::<Vec<_>>().join(" | "),
-            vec!["---"; h.len()].join("|")
-        );
-        for (name, cells) in rows(w) {
-            let _ = writeln!(
-                out,
-                "| {} | {} |",
-                md_cell(&name),
-                cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
-            );
-        }
+        crate::report::markdown::blocks(&mut out, &workload_blocks(w));
     }
     out
-}
-
-/// An inline SVG bar chart of one value per config.
-fn bars(title: &str, labels: &[String], values: &[f64]) -> String {
-    let (row_h, label_w, bar_w) = (22.0, 160.0, 360.0);
-    let max = values.iter().cloned().fold(0.0_f64, f64::max);
-    let height = 24.0 + row_h * values.len() as f64;
-    let mut svg = format!(
-        "<figure><figcaption>{}</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">",
-        crate::report::html::escape(title),
-        label_w + bar_w + 90.0,
-        height
-    );
-    for (i, (l, v)) in labels.iter().zip(values).enumerate() {
-        let y = 8.0 + row_h * i as f64;
-        let w = if max > 0.0 { bar_w * v / max } else { 0.0 };
-        let _ = write!(
-            svg,
-            "<text x=\"0\" y=\"{:.1}\" font-size=\"12\">{}</text><rect x=\"{label_w}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"16\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\">{}</text>",
-            y + 12.0,
-            crate::report::html::escape(l),
-            y,
-            if i == 0 { "#8c959f" } else { "#0969da" },
-            label_w + w + 6.0,
-            y + 12.0,
-            format::value(*v)
-        );
-    }
-    svg += "</svg></figure>";
-    svg
 }
 
 /// Reads one figure of a config's summary, for a chart.
 type ArmValue = fn(&ArmSummary) -> f64;
 
-/// `compare.html`: self-contained (inline CSS and SVG, nothing fetched).
+/// `compare.html`: self-contained (inline CSS and SVG, nothing fetched), with the report's style,
+/// tables and bar charts (the first config, the reference, in grey).
 pub fn render_html(report: &SweepReport) -> String {
+    use crate::report::charts::{color, horizontal_bars, Bar, BarGroup};
     use crate::report::html::escape;
-    let mut out = String::from(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-         <title>schedperf config comparison</title><style>\
-         body{font:14px/1.45 system-ui,sans-serif;margin:24px 32px;color:#1f2328}\
-         table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #d1d9e0;padding:4px 8px;text-align:left}\
-         th{background:#f6f8fa}figure{margin:8px 0}figcaption{font-weight:600}\
-         </style></head><body><h1>Config comparison</h1>",
-    );
-    let _ = write!(
+    let mut out = crate::report::html::page_start("schedperf config comparison", false);
+    let _ = writeln!(
         out,
-        "<p>Seed {}, {} repetitions per config, interleaved, each in a fresh process. Changes are relative to the first config: Hodges-Lehmann estimate [95% CI].</p>",
-        report.seed, report.reps
+        "<h1>Config comparison</h1><p>Seed {}, {} repetitions per config, interleaved, each in a fresh process. {}</p>",
+        report.seed,
+        report.reps,
+        escape(INTRO)
     );
     for w in &report.workloads {
-        let _ = write!(out, "<h2>{}/{}</h2><table><tr>", escape(&w.test_case), escape(&w.workload));
-        for h in header(w) {
-            let _ = write!(out, "<th>{}</th>", escape(&h));
-        }
-        out += "</tr>";
-        for (name, cells) in rows(w) {
-            let _ = write!(out, "<tr><th>{}</th>", escape(&name));
-            for c in cells {
-                let _ = write!(out, "<td>{}</td>", escape(&c));
-            }
-            out += "</tr>";
-        }
-        out += "</table>";
-        let labels: Vec<String> = w.arms.iter().map(|a| a.label.clone()).collect();
+        crate::report::html::blocks(&mut out, &workload_blocks(w));
         let series: [(&str, ArmValue); 4] = [
             ("Throughput, median (pods/s)", |a| a.throughput_pods_per_s.median),
             ("Attempt latency p99, median (µs)", |a| a.attempt_p99_us.median),
             ("Nodes used, median", |a| a.nodes_used),
             ("CPU utilization stddev, median (%)", |a| a.cpu_utilization_stddev * 100.0),
         ];
+        out.push_str("<div class=\"charts\">\n");
         for (title, f) in series {
-            out += &bars(title, &labels, &w.arms.iter().map(f).collect::<Vec<_>>());
+            let groups: Vec<BarGroup> = w
+                .arms
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let v = f(a);
+                    let color = if i == 0 { "#8c959f" } else { color(i - 1) };
+                    let bars = vec![Bar { value: v, color, tooltip: format!("{}: {}", a.label, format::value(v)) }];
+                    BarGroup { label: a.label.clone(), bars }
+                })
+                .collect();
+            let svg = horizontal_bars("config", title, title, &groups);
+            let _ = writeln!(out, "<figure><figcaption>{}</figcaption>{svg}</figure>", escape(title));
         }
+        out.push_str("</div>\n");
     }
-    out += "</body></html>\n";
+    out += "</body>\n</html>\n";
     out
 }
 

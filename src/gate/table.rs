@@ -30,7 +30,7 @@ pub fn render(report: &GateReport, flags: GateFlags) -> String {
         }
         rows.push(row);
     }
-    out += &format::columns(&rows);
+    out += &crate::report::table::columns(&rows, &[], false);
     out += &plugin_tables(report);
     for p in &report.placements {
         out +=
@@ -87,7 +87,7 @@ fn plugin_tables(report: &GateReport) -> String {
         );
         let mut rows = vec![PLUGIN_TABLE_HEADER.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
         rows.extend(plugin_table_rows(report, &key).into_iter().take(PLUGIN_TABLE_ROWS));
-        out += &format::columns(&rows);
+        out += &crate::report::table::columns(&rows, &[], false);
     }
     if !out.is_empty() {
         out.push('\n');

@@ -317,7 +317,7 @@ pub fn render(comparisons: &[UpstreamComparison], reps: u32) -> String {
             row("nodes used", &|s| format::value(s.nodes_used)),
             row("fragmentation (pods)", &|s| format::value(s.fragmentation_pods)),
         ];
-        out += &format::columns(&table);
+        out += &crate::report::table::columns(&table, &[], false);
         let _ = writeln!(
             out,
             "ratio schedperf/upstream: {} ({:.0}% CI {} - {}, Hodges-Lehmann on log pods/s)",

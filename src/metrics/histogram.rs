@@ -27,17 +27,7 @@ impl LatencyHist {
 
     /// Percentiles in `unit_nanos` units (1_000 for µs, 1_000_000 for ms).
     pub fn percentiles(&self, unit_nanos: f64) -> Percentiles {
-        let h = &self.0;
-        if h.is_empty() {
-            return Percentiles::default();
-        }
-        Percentiles {
-            p50: h.value_at_quantile(0.50) as f64 / unit_nanos,
-            p90: h.value_at_quantile(0.90) as f64 / unit_nanos,
-            p99: h.value_at_quantile(0.99) as f64 / unit_nanos,
-            max: h.max() as f64 / unit_nanos,
-            count: h.len(),
-        }
+        percentiles_of(&self.0, unit_nanos)
     }
 
     /// The histogram rescaled to `unit_nanos` units (1_000 for µs), encoded as `report.json` stores
@@ -49,6 +39,22 @@ impl LatencyHist {
             h.saturating_record_n((v.value_iterated_to() / unit_nanos).max(1), v.count_at_value());
         }
         crate::metrics::encoding::encode(&h)
+    }
+}
+
+/// The percentiles a report keeps of any histogram (p50, p90, p99, max and the count), each value
+/// divided by `unit` (1_000 turns recorded ns into µs; 1 keeps the recorded unit). All zero when
+/// the histogram is empty.
+pub fn percentiles_of(h: &Histogram<u64>, unit: f64) -> Percentiles {
+    if h.is_empty() {
+        return Percentiles::default();
+    }
+    Percentiles {
+        p50: h.value_at_quantile(0.50) as f64 / unit,
+        p90: h.value_at_quantile(0.90) as f64 / unit,
+        p99: h.value_at_quantile(0.99) as f64 / unit,
+        max: h.max() as f64 / unit,
+        count: h.len(),
     }
 }
 
@@ -78,6 +84,24 @@ impl Histograms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_of_any_histogram_in_a_unit() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 1_000_000, 3).unwrap();
+        assert_eq!(percentiles_of(&h, 1.0), Percentiles::default());
+        for v in 1..=100u64 {
+            h.record(v * 1000).unwrap();
+        }
+        // (unit) -> (p50, p90, p99, max)
+        for (unit, want) in [(1.0, [50_000.0, 90_000.0, 99_000.0, 100_000.0]), (1e3, [50.0, 90.0, 99.0, 100.0])] {
+            let p = percentiles_of(&h, unit);
+            let got = [p.p50, p.p90, p.p99, p.max];
+            for (g, w) in got.iter().zip(want) {
+                assert!((g - w).abs() <= w * 1e-3, "unit {unit}: {got:?} vs {want:?}");
+            }
+            assert_eq!(p.count, 100);
+        }
+    }
 
     #[test]
     fn histogram_round_trip() {

@@ -6,11 +6,11 @@ mod histogram;
 mod process;
 mod throughput;
 
-pub use histogram::{Histograms, LatencyHist};
+pub use histogram::{percentiles_of, Histograms, LatencyHist};
 pub use process::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 use serde::{Deserialize, Serialize};
 
-pub use throughput::{throughput, THROUGHPUT_MAX_INTERVAL_NANOS, THROUGHPUT_TARGET_SAMPLES};
+pub use throughput::{nearest_rank, throughput, THROUGHPUT_MAX_INTERVAL_NANOS, THROUGHPUT_TARGET_SAMPLES};
 
 /// p50/p90/p99/max of a latency distribution, in the unit the field name says.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]

@@ -10,6 +10,16 @@ pub const THROUGHPUT_TARGET_SAMPLES: u64 = 25;
 /// The longest sampling interval (scheduler_perf's `throughputSampleInterval`).
 pub const THROUGHPUT_MAX_INTERVAL_NANOS: u64 = 1_000_000_000;
 
+/// The nearest-rank percentile `p` (0..=1) of ascending `sorted` values: the value at index
+/// ⌈n·p⌉−1 (the first for p = 0), as scheduler_perf's collector takes them; 0 for no values.
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted.len() - 1);
+    sorted[i]
+}
+
 /// scheduler_perf's throughput collector, over bind times (ns from the window start):
 /// rates per interval; an interval without progress is merged into the next one that has some,
 /// whose rate is then recorded once per merged interval; percentiles at sorted index ⌈n·p⌉−1.
@@ -46,13 +56,7 @@ pub fn throughput(bind_nanos: &mut [u64], window_nanos: u64) -> Throughput {
     }
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
-    let pct = |p: f64| -> f64 {
-        if sorted.is_empty() {
-            return 0.0;
-        }
-        let i = ((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted.len() - 1);
-        sorted[i]
-    };
+    let pct = |p: f64| nearest_rank(&sorted, p);
     Throughput {
         average: n as f64 / (window_nanos as f64 / 1e9),
         p50: pct(0.50),
@@ -67,6 +71,18 @@ pub fn throughput(bind_nanos: &mut [u64], window_nanos: u64) -> Throughput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_rank_takes_the_value_at_ceil_np_minus_one() {
+        let v = [10.0, 20.0, 30.0, 40.0];
+        // p -> value
+        let cases = [(0.0, 10.0), (0.25, 10.0), (0.26, 20.0), (0.5, 20.0), (0.9, 40.0), (0.99, 40.0), (1.0, 40.0)];
+        for (p, want) in cases {
+            assert_eq!(nearest_rank(&v, p), want, "p={p}");
+        }
+        assert_eq!(nearest_rank(&[], 0.5), 0.0);
+        assert_eq!(nearest_rank(&[7.0], 0.99), 7.0);
+    }
 
     #[test]
     fn throughput_uniform_and_gaps() {

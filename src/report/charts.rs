@@ -363,9 +363,6 @@ pub fn plugins(report: &Report) -> String {
     keys.truncate(PLUGIN_BARS);
     let with_data: Vec<(usize, &RunReport)> =
         runs.into_iter().filter(|(_, r)| r.plugin_timings.iter().any(|t| t.total_micros > 0.0)).collect();
-    let bar = (22.0 / with_data.len() as f64).clamp(5.0, 14.0);
-    let group = bar * with_data.len() as f64 + 8.0;
-    let height = MARGIN.2 + MARGIN.3 + group * keys.len() as f64;
     let value = |run: &RunReport, key: (&str, &str)| {
         run.plugin_timings
             .iter()
@@ -373,12 +370,59 @@ pub fn plugins(report: &Report) -> String {
             .map(|t| t.total_micros / 1000.0)
             .sum::<f64>()
     };
-    let max = keys.iter().flat_map(|(k, _)| with_data.iter().map(move |(_, r)| value(r, *k))).fold(0.0, f64::max);
+    let groups: Vec<BarGroup> = keys
+        .iter()
+        .map(|(key, _)| {
+            let full = format!("{} · {}", key.0, key.1);
+            let bars = with_data
+                .iter()
+                .map(|(i, run)| {
+                    let ms = value(run, *key);
+                    Bar {
+                        value: ms,
+                        color: color(*i),
+                        tooltip: format!("{}: {full}: {} ms", run_label(*i, run), num(ms)),
+                    }
+                })
+                .collect();
+            BarGroup { label: full, bars }
+        })
+        .collect();
+    horizontal_bars("plugins", TITLE, "total time (ms)", &groups)
+}
+
+/// One bar of a [`horizontal_bars`] chart.
+pub struct Bar {
+    pub value: f64,
+    pub color: &'static str,
+    /// Shown on hover; raw text (escaped here).
+    pub tooltip: String,
+}
+
+/// Bars under one label.
+pub struct BarGroup {
+    pub label: String,
+    pub bars: Vec<Bar>,
+}
+
+/// Horizontal bars in labelled groups on one linear axis from 0 (titled `axis`), the groups in the
+/// order given; labels longer than [`PLUGIN_LABEL_CHARS`] are cut (the full one is the tooltip).
+/// Bars are thinner the more a group has; a bar thick enough carries its value. "No data" when no
+/// group has a bar.
+pub fn horizontal_bars(kind: &str, title: &str, axis: &str, groups: &[BarGroup]) -> String {
+    let per_group = groups.iter().map(|g| g.bars.len()).max().unwrap_or(0);
+    if per_group == 0 {
+        return no_data(kind, title);
+    }
+    let bar = (22.0 / per_group as f64).clamp(5.0, 14.0);
+    let group = bar * per_group as f64 + 8.0;
+    let height = MARGIN.2 + MARGIN.3 + group * groups.len() as f64;
+    let max = groups.iter().flat_map(|g| g.bars.iter().map(|b| b.value)).filter(|v| v.is_finite()).fold(0.0, f64::max);
     let x_ticks = linear_ticks(max);
     let frame =
         Frame { height, left: PLUGIN_LABEL_WIDTH, x_range: (0.0, *x_ticks.last().unwrap()), y_top: 1.0, x_log: false };
     let mut out = String::new();
-    open(&mut out, "plugins", TITLE, height);
+    open(&mut out, kind, title, height);
     for &t in &x_ticks {
         let x = frame.x(t);
         let _ = write!(
@@ -388,14 +432,13 @@ pub fn plugins(report: &Report) -> String {
             frame.bottom()
         );
     }
-    x_axis(&mut out, &frame, &x_ticks, num, "total time (ms)");
-    for (row, (key, _)) in keys.iter().enumerate() {
+    x_axis(&mut out, &frame, &x_ticks, num, axis);
+    for (row, g) in groups.iter().enumerate() {
         let top = MARGIN.2 + row as f64 * group + 4.0;
-        let full = format!("{} · {}", key.0, key.1);
-        let shown: String = if full.chars().count() > PLUGIN_LABEL_CHARS {
-            full.chars().take(PLUGIN_LABEL_CHARS - 1).chain(['…']).collect()
+        let shown: String = if g.label.chars().count() > PLUGIN_LABEL_CHARS {
+            g.label.chars().take(PLUGIN_LABEL_CHARS - 1).chain(['…']).collect()
         } else {
-            full.clone()
+            g.label.clone()
         };
         let _ = write!(
             out,
@@ -403,22 +446,20 @@ pub fn plugins(report: &Report) -> String {
             frame.left - 6.0,
             top + group / 2.0,
             escape(&shown),
-            escape(&full)
+            escape(&g.label)
         );
-        for (k, (i, run)) in with_data.iter().enumerate() {
-            let ms = value(run, *key);
+        for (k, b) in g.bars.iter().enumerate() {
+            let v = if b.value.is_finite() { b.value } else { 0.0 };
             let y = top + k as f64 * bar;
-            let width = (frame.x(ms) - frame.left).max(if ms > 0.0 { 1.0 } else { 0.0 });
+            let width = (frame.x(v) - frame.left).max(if v > 0.0 { 1.0 } else { 0.0 });
             let _ = write!(
                 out,
                 "<rect class=\"mark bar\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{}\">\
-                 <title>{}: {}: {} ms</title></rect>",
+                 <title>{}</title></rect>",
                 frame.left,
                 bar - 1.0,
-                color(*i),
-                escape(&run_label(*i, run)),
-                escape(&full),
-                num(ms)
+                b.color,
+                escape(&b.tooltip)
             );
             if bar >= 9.0 {
                 let _ = write!(
@@ -426,7 +467,7 @@ pub fn plugins(report: &Report) -> String {
                     "<text class=\"value\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
                     frame.left + width + 4.0,
                     y + bar - 2.5,
-                    num(ms)
+                    num(v)
                 );
             }
         }

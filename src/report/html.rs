@@ -120,8 +120,25 @@ fn line(spans: &[Span]) -> String {
     out
 }
 
+/// The start of a self-contained page, up to `<body>`: the title, the inline style, and a
+/// Content-Security-Policy that lets nothing be fetched and inline scripts run only when `script`.
+/// Every HTML page the tool writes starts here.
+pub fn page_start(title: &str, script: bool) -> String {
+    let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let script_src = if script { " script-src 'unsafe-inline';" } else { "" };
+    let _ = writeln!(
+        out,
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline';{script_src} img-src data:\">"
+    );
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = writeln!(out, "<title>{}</title>", escape(title));
+    let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
+    out
+}
+
 /// Renders document blocks as HTML; each run becomes a `<details>` element (the first one open).
-fn blocks(out: &mut String, blocks: &[Block]) {
+pub fn blocks(out: &mut String, blocks: &[Block]) {
     for block in blocks {
         match block {
             Block::Heading(level, title) => {
@@ -176,14 +193,7 @@ pub fn html(report: &Report) -> String {
         [one] => format!("schedperf report: {}", format::run_name(one)),
         runs => format!("schedperf report: {} runs", runs.len()),
     };
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n",
-    );
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    let _ = writeln!(out, "<title>{}</title>", escape(&title));
-    let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
+    out.push_str(&page_start(&title, true));
 
     out.push_str("<header><h1>schedperf report</h1><dl class=\"meta\">");
     let tool = &report.tool;

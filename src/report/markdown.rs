@@ -63,7 +63,7 @@ fn code_span(s: &str) -> String {
 }
 
 /// Renders document blocks as Markdown.
-fn blocks(out: &mut String, blocks: &[Block]) {
+pub fn blocks(out: &mut String, blocks: &[Block]) {
     for block in blocks {
         match block {
             Block::Heading(level, title) => {

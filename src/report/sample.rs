@@ -19,13 +19,7 @@ fn latency(rng: &mut ChaCha8Rng, n: usize, median: f64, spread: f64) -> (Histogr
         let z: f64 = (0..3).map(|_| rng.gen::<f64>()).sum::<f64>() - 1.5;
         h.record((median * (z * spread).exp()).max(1.0) as u64).unwrap();
     }
-    let p = Percentiles {
-        p50: h.value_at_quantile(0.5) as f64,
-        p90: h.value_at_quantile(0.9) as f64,
-        p99: h.value_at_quantile(0.99) as f64,
-        max: h.max() as f64,
-        count: h.len(),
-    };
+    let p = crate::metrics::percentiles_of(&h, 1.0);
     (h, p)
 }
 
@@ -79,7 +73,7 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
         .collect();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
-    let at = |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    let at = |q: f64| crate::metrics::nearest_rank(&sorted, q);
     let (attempt_h, attempt) = latency(rng, 4000, if basic { 95.0 } else { 1400.0 }, 1.2);
     let (e2e_h, e2e) = latency(rng, 4000, if basic { 4000.0 } else { 90_000.0 }, 1.5);
     let (startup_h, startup) = latency(rng, 4000, 1100.0, 0.4);

@@ -87,11 +87,21 @@ fn instructions_block(report: &Report) -> String {
     format!("\n{}", align(&headers, &rows, &[false, true, true, true, true, false]))
 }
 
-/// Lays out a header and rows as columns separated by two spaces, padded to the widest cell
-/// (counted in characters), with a dashed rule under the header and no trailing spaces.
+/// A header and rows laid out by [`columns`], with a dashed rule under the header.
 fn align(headers: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
+    let all: Vec<Vec<String>> = std::iter::once(headers.to_vec()).chain(rows.iter().cloned()).collect();
+    columns(&all, right, true)
+}
+
+/// Lays out rows as columns two spaces apart, each cell padded to its column's widest cell
+/// (counted in characters): column `i` right-aligned when `right[i]`, left-aligned otherwise
+/// (and past the end of `right`). Rows may differ in length; no line has trailing spaces. With
+/// `rule`, a dashed rule as wide as each column goes under the first row (the header). Every
+/// terminal table of the tool is laid out here.
+pub fn columns(rows: &[Vec<String>], right: &[bool], rule: bool) -> String {
     let width = |s: &str| s.chars().count();
-    let mut widths: Vec<usize> = headers.iter().map(|h| width(h)).collect();
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; n];
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(width(cell));
@@ -104,7 +114,7 @@ fn align(headers: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
                 s.push_str("  ");
             }
             let pad = " ".repeat(widths[i] - width(cell));
-            if right[i] {
+            if right.get(i).copied().unwrap_or(false) {
                 s.push_str(&pad);
                 s.push_str(cell);
             } else {
@@ -116,11 +126,13 @@ fn align(headers: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
         s.push('\n');
         s
     };
-    let mut out = line(headers);
-    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    out.push_str(&line(&rule));
-    for row in rows {
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
         out.push_str(&line(row));
+        if i == 0 && rule {
+            let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            out.push_str(&line(&dashes));
+        }
     }
     out
 }
@@ -181,5 +193,25 @@ mod tests {
         let headers = vec!["a".to_string(), "µs".to_string()];
         let rows = vec![vec!["long".to_string(), "1".to_string()]];
         assert_eq!(align(&headers, &rows, &[false, true]), "a     µs\n----  --\nlong   1\n");
+    }
+
+    #[test]
+    fn columns_pad_align_and_trim() {
+        let rows = |rs: &[&[&str]]| rs.iter().map(|r| r.iter().map(|c| c.to_string()).collect()).collect::<Vec<_>>();
+        // (rows, right, rule) -> text
+        type Case<'a> = (Vec<Vec<String>>, &'a [bool], bool, &'a str);
+        let cases: [Case; 6] = [
+            (rows(&[]), &[], true, ""),
+            (rows(&[&["a", "bb", "c"], &["ddd", "e"]]), &[], false, "a    bb  c\nddd  e\n"),
+            (rows(&[&["n", "v"], &["x", "10"], &["yy", "7"]]), &[false, true], false, "n    v\nx   10\nyy   7\n"),
+            (rows(&[&["h", "µs"], &["long", "1"]]), &[false, true], true, "h     µs\n----  --\nlong   1\n"),
+            // A last cell that is empty or short leaves no trailing spaces.
+            (rows(&[&["name", ""], &["a", "b"]]), &[], false, "name\na     b\n"),
+            // `right` shorter than the rows: the rest is left-aligned.
+            (rows(&[&["1", "x"], &["22", "yy"]]), &[true], false, " 1  x\n22  yy\n"),
+        ];
+        for (rs, right, rule, want) in cases {
+            assert_eq!(columns(&rs, right, rule), want, "{rs:?} right={right:?} rule={rule}");
+        }
     }
 }

@@ -249,17 +249,7 @@ impl NodeAgent for SettlingCri {
 
 /// Percentiles of a histogram of microseconds, in milliseconds.
 fn micros_to_millis(h: &Histogram<u64>) -> Percentiles {
-    if h.is_empty() {
-        return Percentiles::default();
-    }
-    let ms = |v: u64| v as f64 / 1e3;
-    Percentiles {
-        p50: ms(h.value_at_quantile(0.50)),
-        p90: ms(h.value_at_quantile(0.90)),
-        p99: ms(h.value_at_quantile(0.99)),
-        max: ms(h.max()),
-        count: h.len(),
-    }
+    crate::metrics::percentiles_of(h, 1e3)
 }
 
 /// The stages of a real pod's start, in report order: created → scheduled → bound (the driver's

@@ -108,14 +108,17 @@ impl Default for RunOptions {
 }
 
 /// Why a run could not produce a result.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// Bad input: exit 2.
-    Input(InputError),
+    #[error("{0}")]
+    Input(#[from] InputError),
     /// A child process of the run (a repetition, valgrind) crashed or printed nothing: exit 4.
+    #[error("runtime failure: {0}")]
     Runtime(String),
     /// The workload failed as upstream's harness would fail it (pods never scheduled, a wait
     /// timed out): exit 1, and the message says how many pods and why.
+    #[error("{0}")]
     Failed(String),
 }
 
@@ -128,24 +131,6 @@ impl RunError {
             RunError::Runtime(_) => exit::RUNTIME,
             RunError::Failed(_) => exit::FAILED,
         }
-    }
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Input(e) => write!(f, "{e}"),
-            RunError::Runtime(e) => write!(f, "runtime failure: {e}"),
-            RunError::Failed(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for RunError {}
-
-impl From<InputError> for RunError {
-    fn from(e: InputError) -> Self {
-        RunError::Input(e)
     }
 }
 

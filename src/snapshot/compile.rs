@@ -11,6 +11,7 @@ use super::intern::{Interner, Sym};
 use super::model::*;
 use super::WellKnown;
 use crate::api::names::{is_scalar_resource_name, normalized_image_name};
+use crate::api::time::rfc3339_ms;
 use crate::api::{self, Quantity, ResourceList};
 use crate::ids::PodUid;
 
@@ -385,25 +386,6 @@ pub fn compile_label_selector(sel: Option<&api::LabelSelector>, interner: &mut I
     LabelSelector::new(&labels, exprs)
 }
 
-/// Milliseconds since the Unix epoch of an RFC 3339 UTC time (`2024-05-01T10:00:00Z`), as the API
-/// server writes `creationTimestamp` and `startTime`. `None` if it does not parse.
-pub fn rfc3339_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b't') || b[13] != b':' {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<i64>().ok());
-    let (y, mo, d, h, mi, se) = (n(0..4)?, n(5..7)?, n(8..10)?, n(11..13)?, n(14..16)?, n(17..19)?);
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 24 + h) * 60 + mi) * 60_000 + se * 1000)
-}
-
 fn affinity_term(
     t: &api::PodAffinityTerm,
     pod_ns: Sym,
@@ -655,13 +637,6 @@ mod tests {
         assert_eq!(i.resolve(p.images[0].0), "busybox:latest");
         assert_eq!(p.host_ports.len(), 1);
         assert_eq!((i.resolve(p.host_ports[0].protocol), i.resolve(p.host_ports[0].ip)), ("TCP", "0.0.0.0"));
-    }
-
-    #[test]
-    fn rfc3339() {
-        assert_eq!(rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(rfc3339_ms("2024-03-01T12:30:15Z"), Some(1_709_296_215_000));
-        assert_eq!(rfc3339_ms("garbage"), None);
     }
 
     #[test]

@@ -25,13 +25,12 @@ use serde_json::{json, Value};
 use super::{start_oracle, Oracle, OracleError, VerifyArgs};
 use crate::api::{self, Object};
 use crate::cluster::{register_object, UidGen};
-use crate::config::{DefaultPreemptionArgs, SchedulerConfig};
+use crate::config::SchedulerConfig;
 use crate::engine::cycle::CycleResult;
 use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::Framework;
 use crate::plugins::compile_args;
-use crate::plugins::defaultpreemption::DefaultPreemption;
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::{
@@ -154,7 +153,6 @@ struct Ours {
     snap: Snapshot,
     engine: Engine,
     frameworks: Vec<Framework>,
-    preemption_args: Vec<DefaultPreemptionArgs>,
     priorities: Priorities,
     uids: UidGen,
     /// Pods by `namespace/name`: their compiled form and the node they are on.
@@ -188,20 +186,17 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
     oracle.call(&json!({"op": "init", "config": config_text, "featureGates": gates}))?;
     let mut snap = Snapshot::new();
     let mut frameworks = Vec::new();
-    let mut preemption_args = Vec::new();
     for profile in &config.profiles {
         let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
         frameworks.push(
             crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
                 .map_err(|e| InputError::new(&config.source, "profiles", e))?,
         );
-        preemption_args.push(profile.args.default_preemption.clone());
     }
     let mut ours = Ours {
         snap,
         engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
         frameworks,
-        preemption_args,
         priorities: Priorities::default(),
         uids: UidGen::default(),
         pods: BTreeMap::new(),
@@ -522,33 +517,25 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                     ));
                     return Ok(());
                 }
-                let args = ours.preemption_args[profile].clone();
                 let their_nominated = theirs["nominatedNode"].as_str().map(String::from);
                 let their_victims: Vec<String> = theirs["victims"]
                     .as_array()
                     .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
                     .unwrap_or_default();
-                // Every candidate schedperf finds, to judge a different nomination.
-                let plugin = DefaultPreemption {
-                    min_candidate_nodes_percentage: args.min_candidate_nodes_percentage,
-                    min_candidate_nodes_absolute: args.min_candidate_nodes_absolute,
-                };
-                let candidates: Vec<(String, Vec<String>)> =
-                    match plugin.dry_run(fw, &mut ours.snap, &info, &diag, true) {
-                        Ok(run) => run
-                            .candidates
+                // Every candidate the profile's PostFilter plugins find, to judge a different nomination.
+                let plan = fw.post_filter_plan(&mut ours.snap, &info, &diag, true).unwrap_or_default();
+                let candidates: Vec<(String, Vec<String>)> = plan
+                    .candidates
+                    .iter()
+                    .map(|c| {
+                        let victims = c
+                            .victims
                             .iter()
-                            .map(|c| {
-                                let victims = c
-                                    .victims
-                                    .iter()
-                                    .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
-                                    .collect();
-                                (ours.snap.interner.resolve(c.node).to_string(), victims)
-                            })
-                            .collect(),
-                        Err(_) => Vec::new(),
-                    };
+                            .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
+                            .collect();
+                        (ours.snap.interner.resolve(c.node).to_string(), victims)
+                    })
+                    .collect();
                 let post = ours.engine.post_filter(fw, &mut ours.snap, &info, &diag);
                 let our_nominated = post.as_ref().ok().map(|p| ours.snap.interner.resolve(p.node).to_string());
                 match (&our_nominated, &their_nominated) {

@@ -144,30 +144,17 @@ pub fn list(path: &Path) -> Result<String, InputError> {
         }
     }
     let header = ["WORKLOAD", "LABELS", "THRESHOLD", "PARAMS", "STATUS"].map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |row: &[String; 5]| {
-        let mut s = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == row.len() {
-                s.push_str(cell);
-            } else {
-                s.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut out = line(&header);
+    let table: Vec<Vec<String>> = std::iter::once(&header).chain(&rows).map(|r| r.to_vec()).collect();
+    let laid_out = crate::report::table::columns(&table, &[], false);
+    let mut lines = laid_out.lines();
+    let mut out = format!("{}\n", lines.next().unwrap_or_default());
     let mut starts = file_starts.into_iter().peekable();
-    for (i, row) in rows.iter().enumerate() {
+    for (i, line) in lines.enumerate() {
         while let Some((_, file)) = starts.next_if(|(start, _)| *start == i) {
             out.push_str(&format!("# {file}\n"));
         }
-        out.push_str(&line(row));
+        out.push_str(line);
+        out.push('\n');
     }
     for (_, file) in starts {
         out.push_str(&format!("# {file}\n"));

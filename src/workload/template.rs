@@ -36,16 +36,11 @@ pub enum Value {
 pub type Env = BTreeMap<String, Value>;
 
 /// An error with the 1-based line of the template where it happened.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct TemplateError {
     pub line: usize,
     pub message: String,
-}
-
-impl std::fmt::Display for TemplateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
 }
 
 /// A workload parameter as upstream sees it after JSON decoding: numbers are `float64`.

@@ -108,21 +108,14 @@ impl CriTimeouts {
 
 /// A failed CRI call: which call, where, the gRPC code and the message (with the transport
 /// error's source chain).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{rpc} on {endpoint}: {code:?}: {message}")]
 pub struct CriCallError {
     pub rpc: Rpc,
     pub endpoint: String,
     pub code: Code,
     pub message: String,
 }
-
-impl fmt::Display for CriCallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} on {}: {:?}: {}", self.rpc, self.endpoint, self.code, self.message)
-    }
-}
-
-impl std::error::Error for CriCallError {}
 
 impl From<CriCallError> for AgentError {
     fn from(e: CriCallError) -> AgentError {

@@ -15,7 +15,10 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::framework::runtime::{filter_node, nominated_for, Diagnosis};
-use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin, PluginId, PostFilterResult, Reject, Status};
+use crate::framework::{
+    Code, CycleCx, CycleState, Framework, Plugin, PluginId, PostFilterCandidate, PostFilterPlan, PostFilterResult,
+    Reject, Status,
+};
 use crate::ids::PodUid;
 use crate::snapshot::{NodeIdx, Pdb, PodInfo, PreemptionPolicy, PriorityClass, Snapshot, Sym};
 
@@ -72,6 +75,22 @@ impl Plugin for DefaultPreemption {
             Ok(run) => run.message,
             Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(m),
         }
+    }
+
+    fn post_filter_plan(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        exhaustive: bool,
+    ) -> Option<PostFilterPlan> {
+        Some(match self.dry_run(fw, snap, pod, diag, exhaustive) {
+            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
+                PostFilterPlan { message: Some(m), ..PostFilterPlan::default() }
+            }
+            Ok(run) => PostFilterPlan { candidates: run.candidates, chosen: run.chosen, message: run.message },
+        })
     }
 }
 
@@ -454,14 +473,9 @@ pub const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 /// Upstream's status for a node without lower-priority pods (`SelectVictimsOnNode`).
 pub const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
 
-/// A node where evicting `victims` lets the pod fit.
-#[derive(Clone, Debug)]
-pub struct CandidateNode {
-    pub node: Sym,
-    /// Most important first (`MoreImportantPod` order), the order upstream deletes them in.
-    pub victims: Vec<Arc<PodInfo>>,
-    pub num_pdb_violations: usize,
-}
+/// A node where evicting `victims` (most important first, `MoreImportantPod` order, the order
+/// upstream deletes them in) lets the pod fit: the framework's PostFilter candidate.
+pub type CandidateNode = PostFilterCandidate;
 
 /// What PostFilter would do, found without nominating or evicting anything.
 #[derive(Clone, Debug)]

@@ -1,0 +1,399 @@
+//! Creating, updating and deleting cluster objects (nodes, pods, anything `createAny` names).
+
+use std::sync::Arc;
+
+use crate::api::{self, Object};
+use crate::error::InputError;
+use crate::ids::PodUid;
+use crate::queue::{ClusterEvent, NodeChange, QueuedPod};
+use crate::snapshot::compile::{compile_node, compile_pod};
+use crate::snapshot::PodInfo;
+
+use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
+
+/// The name of the `created`-th pod made from a template with `meta`: the template's name for the
+/// first pod when it has one; otherwise (and for every later pod of a `generateName` template)
+/// `generateName` (or `pod-`) and the six-digit count.
+fn pod_name(meta: &api::ObjectMeta, created: u64) -> String {
+    if meta.name.is_empty() || created > 0 && !meta.generate_name.is_empty() {
+        let prefix = if meta.generate_name.is_empty() { "pod-" } else { &meta.generate_name };
+        format!("{prefix}{created:06}")
+    } else {
+        meta.name.clone()
+    }
+}
+
+/// The name of a node without one, the `created`-th node: `generateName` (or `node-`) and the count.
+fn node_name(meta: &api::ObjectMeta, created: u64) -> String {
+    let prefix = if meta.generate_name.is_empty() { "node-" } else { &meta.generate_name };
+    format!("{prefix}{created}")
+}
+
+/// `candidate` (cpu milli, memory) when it is larger than `current`: more CPU, or as much CPU
+/// and more memory.
+fn larger_shape(current: (i64, i64), candidate: (i64, i64)) -> Option<(i64, i64)> {
+    let (c, m) = candidate;
+    (c > current.0 || (c == current.0 && m > current.1)).then_some(candidate)
+}
+
+/// What changed between two [`node_fingerprint`]s, as the queue's `NodeChange` bits.
+fn node_change(old: [u64; 4], new: [u64; 4]) -> NodeChange {
+    let bits = [NodeChange::ALLOCATABLE, NodeChange::LABEL, NodeChange::TAINT, NodeChange::UNSCHEDULABLE];
+    (0..4).filter(|&i| old[i] != new[i]).fold(NodeChange::default(), |c, i| c.union(bits[i]))
+}
+
+impl Driver {
+    pub(super) fn create_node(&mut self, mut node: api::Node, file: &str) -> Result<String, InputError> {
+        if node.metadata.name.is_empty() {
+            node.metadata.name = node_name(&node.metadata, self.nodes_created);
+        }
+        self.nodes_created += 1;
+        // A kubelet labels its node with its hostname; simulated nodes do as a registered node would.
+        node.metadata.labels.entry("kubernetes.io/hostname".to_string()).or_insert_with(|| node.metadata.name.clone());
+        let spec = compile_node(&node, &mut self.snap.interner);
+        let idx = self.snap.add_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
+        self.node_fingerprints.insert(node.metadata.name.clone(), node_fingerprint(&node));
+        let now = self.now();
+        self.queue.on_event(ClusterEvent::NodeAdd { node: idx.0 }, now);
+        Ok(node.metadata.name)
+    }
+
+    pub(super) fn create_pod(
+        &mut self,
+        template: Arc<api::Pod>,
+        namespace: &str,
+        file: &str,
+    ) -> Result<PodUid, InputError> {
+        let name = pod_name(&template.metadata, self.pods_created);
+        self.pods_created += 1;
+        let uid = self.uids.next_uid();
+        let info = self.compile_from_template(&template, namespace, &name, uid, file)?;
+        let profile = self.profile_of(&info).ok_or_else(|| {
+            InputError::new(
+                file,
+                "spec.schedulerName",
+                format!("no scheduler profile named {:?}", self.snap.interner.resolve(info.scheduler_name)),
+            )
+        })?;
+        let now = self.now();
+        let measured = self.window.measures(namespace);
+        if measured && self.window.start_nanos.is_none() {
+            self.window.start_nanos = Some(now);
+        }
+        self.snap.prepare_pod(&info);
+        let gated = !self.frameworks[profile].run_pre_enqueue(&info).is_success();
+        let priority = info.priority;
+        if let Some(c) = self.largest_shape_candidate(&info) {
+            self.largest_shape = c;
+        }
+        self.push_rec(
+            uid,
+            PodRec {
+                info: Arc::new(info),
+                template,
+                namespace: namespace.to_string(),
+                created_by_run: true,
+                measured,
+                profile,
+                attempts: 0,
+                unschedulable: false,
+                created_nanos: now,
+                scheduled_nanos: None,
+                bound_nanos: None,
+                running_nanos: None,
+                failed: false,
+                state: PodState::Queued,
+            },
+        );
+        self.trace(now, uid, "created", |_| serde_json::json!({"gated": gated}));
+        let mut qp = QueuedPod::new(uid, priority, ()).gated(gated);
+        qp.timestamp_nanos = now;
+        self.queue.add(qp, now);
+        Ok(uid)
+    }
+
+    /// The compiled pod for `template` in `namespace`: compiled once per (template, namespace) and
+    /// cloned with the pod's own uid and name (and start time, when the template sets none).
+    pub(super) fn compile_from_template(
+        &mut self,
+        template: &Arc<api::Pod>,
+        namespace: &str,
+        name: &str,
+        uid: PodUid,
+        file: &str,
+    ) -> Result<PodInfo, InputError> {
+        let key = (Arc::as_ptr(template) as usize, namespace.to_string());
+        if let Some(c) = self.compiled.get(&key).filter(|c| Arc::ptr_eq(&c.template, template)) {
+            let mut info = c.info.clone();
+            info.uid = uid;
+            info.name = name.to_string();
+            if c.start_from_uid {
+                info.constraints.start_time_ms = uid.0 as i64;
+            }
+            return Ok(info);
+        }
+        let mut pod = (**template).clone();
+        pod.metadata.namespace = namespace.to_string();
+        let wk = self.snap.wk.clone();
+        let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
+            .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+        let start_from_uid = pod
+            .status
+            .start_time
+            .as_deref()
+            .or(pod.metadata.creation_timestamp.as_deref())
+            .and_then(crate::api::time::rfc3339_ms)
+            .is_none();
+        let entry = CompiledTemplate { template: template.clone(), info: info.clone(), start_from_uid };
+        self.compiled.insert(key, entry);
+        Ok(info)
+    }
+
+    pub(super) fn largest_shape_candidate(&self, info: &PodInfo) -> Option<(i64, i64)> {
+        larger_shape(self.largest_shape, (info.requests.cpu_milli, info.requests.memory))
+    }
+
+    /// Deletes a pod wherever it is: out of the queue, or off its node (the agent stops it).
+    pub(super) fn delete_pod(&mut self, uid: PodUid) {
+        let state = self.rec(uid).state;
+        let now = self.now();
+        match state {
+            PodState::Deleted => return,
+            PodState::Queued => {
+                self.queue.delete(uid);
+                self.snap.clear_nomination(uid);
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
+            }
+            PodState::Assumed(_) | PodState::Bound(_) => {
+                if let Some(placed) = self.snap.unplace_pod(uid) {
+                    let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
+                    self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
+                }
+                let r = self.cache.delete(uid);
+                self.note_cache(r);
+                if matches!(state, PodState::Assumed(_)) {
+                    self.binds_in_flight -= 1;
+                    // Not yet handed to the binder: it never will be.
+                    if let Some(i) = self.bind_batch.iter().position(|j| j.pod.uid == uid) {
+                        self.bind_batch.remove(i);
+                    }
+                    // Waiting on Permit: the wait ends with the pod (upstream rejects it).
+                    let profile = self.rec(uid).profile;
+                    if self.waiting[profile].contains(uid) {
+                        self.waiting[profile].remove(uid);
+                        self.parked.retain(|(_, j)| j.pod.uid != uid);
+                        if let Some(b) = &self.binder {
+                            b.reject(uid, "the pod was deleted while waiting on permit");
+                        }
+                    }
+                }
+                self.agent.delete(uid);
+            }
+        }
+        self.trace(now, uid, "deleted", |_| serde_json::Value::Null);
+        self.rec_mut(uid).state = PodState::Deleted;
+        self.deleted += 1;
+    }
+
+    pub(super) fn delete_node(&mut self, name: &str) {
+        let Some(sym) = self.snap.interner.get(name) else { return };
+        let Some(idx) = self.snap.nodes.idx_of(sym) else { return };
+        for uid in self.snap.nodes.pods[idx.ix()].clone() {
+            self.delete_pod(uid);
+        }
+        let idx = self.snap.nodes.idx_of(sym).expect("node still there");
+        self.snap.remove_node(sym);
+        let now = self.now();
+        self.queue.on_event(ClusterEvent::NodeDelete { node: idx.0 }, now);
+    }
+
+    /// `createAny` and churn: adds any object to the cluster.
+    pub(super) fn create_object(
+        &mut self,
+        obj: &Object,
+        namespace: Option<&str>,
+        file: &str,
+    ) -> Result<ChurnObject, InputError> {
+        Ok(match obj {
+            Object::Node(n) => ChurnObject::Node(self.create_node(n.clone(), file)?),
+            Object::Pod(p) => {
+                let ns = namespace.map(str::to_string).unwrap_or_else(|| p.namespace().to_string());
+                ChurnObject::Pod(self.create_pod(Arc::new(p.clone()), &ns, file)?)
+            }
+            Object::PriorityClass(pc) => {
+                self.priorities.add(pc);
+                // Compiled templates resolved their priority against the old classes.
+                self.compiled.clear();
+                crate::cluster::register_object(&mut self.snap, obj);
+                self.cluster.priority_classes.push(pc.clone());
+                ChurnObject::Other
+            }
+            other => {
+                crate::cluster::register_object(&mut self.snap, other);
+                self.cluster.add(other.clone());
+                ChurnObject::Other
+            }
+        })
+    }
+
+    /// `updateAny`: replaces a node or a pod by name, as upstream's Update + UpdateStatus do.
+    pub(super) fn update_object(
+        &mut self,
+        obj: &Object,
+        namespace: Option<&str>,
+        file: &str,
+    ) -> Result<(), InputError> {
+        let now = self.now();
+        match obj {
+            Object::Node(node) => {
+                let name = node.metadata.name.clone();
+                let missing =
+                    || InputError::new(file, "metadata.name", format!("updateAny: node {name:?} does not exist"));
+                let sym = self.snap.interner.get(&name).ok_or_else(missing)?;
+                if self.snap.nodes.idx_of(sym).is_none() {
+                    return Err(missing());
+                }
+                let spec = compile_node(node, &mut self.snap.interner);
+                let idx = self.snap.update_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
+                let new = node_fingerprint(node);
+                let old = self.node_fingerprints.insert(name, new).unwrap_or([u64::MAX; 4]);
+                let change = node_change(old, new);
+                self.queue.on_event(ClusterEvent::NodeUpdate { node: idx.0, change }, now);
+            }
+            Object::Pod(pod) => {
+                let ns = namespace.map(str::to_string).unwrap_or_else(|| pod.namespace().to_string());
+                let name = pod.metadata.name.clone();
+                let uid = self
+                    .pods
+                    .iter()
+                    .find(|r| r.state != PodState::Deleted && r.namespace == ns && r.info.name == name)
+                    .map(|r| r.info.uid)
+                    .ok_or_else(|| {
+                        InputError::new(file, "metadata.name", format!("updateAny: pod {ns}/{name} does not exist"))
+                    })?;
+                let mut p = pod.clone();
+                p.metadata.namespace = ns;
+                let wk = self.snap.wk.clone();
+                let info = compile_pod(&p, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
+                    .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+                let old = self.rec(uid).info.clone();
+                let scaled_down =
+                    info.requests.cpu_milli < old.requests.cpu_milli || info.requests.memory < old.requests.memory;
+                let info = Arc::new(info);
+                self.snap.prepare_pod(&info);
+                let state = self.rec(uid).state;
+                {
+                    let rec = self.rec_mut(uid);
+                    rec.info = info.clone();
+                    rec.template = Arc::new(p);
+                }
+                match state {
+                    PodState::Queued => {
+                        let profile = self.rec(uid).profile;
+                        if self.frameworks[profile].run_pre_enqueue(&info).is_success()
+                            && self.queue.remove_gate(uid, now)
+                        {
+                            self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
+                        } else {
+                            self.queue.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, now);
+                        }
+                    }
+                    PodState::Assumed(node) | PodState::Bound(node) => {
+                        self.snap.unplace_pod(uid);
+                        self.snap.place_pod(info, node).map_err(|e| InputError::new(file, "metadata.name", e))?;
+                        let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
+                        self.queue.on_event(
+                            ClusterEvent::AssignedPodUpdate { pod: uid, node: idx, resources_scaled_down: scaled_down },
+                            now,
+                        );
+                    }
+                    PodState::Deleted => {}
+                }
+            }
+            other => {
+                // Objects the scheduler reads as a whole (services, PDBs, namespaces) are replaced.
+                crate::cluster::register_object(&mut self.snap, other);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::driver::node_fingerprint;
+
+    fn meta(name: &str, generate_name: &str) -> api::ObjectMeta {
+        api::ObjectMeta { name: name.into(), generate_name: generate_name.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn pods_and_nodes_are_named_as_the_harness_names_them() {
+        // (name, generateName, pods created before) -> pod name
+        let pods = [
+            ("", "", 0, "pod-000000"),
+            ("", "", 12, "pod-000012"),
+            ("", "web-", 3, "web-000003"),
+            ("fixed", "", 0, "fixed"),
+            ("fixed", "", 7, "fixed"),
+            // A template with both: its name for the first pod, generated ones after.
+            ("fixed", "web-", 0, "fixed"),
+            ("fixed", "web-", 1, "web-000001"),
+        ];
+        for (name, generate, created, want) in pods {
+            assert_eq!(pod_name(&meta(name, generate), created), want, "{name:?} {generate:?} {created}");
+        }
+        assert_eq!(node_name(&meta("", ""), 4), "node-4");
+        assert_eq!(node_name(&meta("", "worker-"), 12), "worker-12");
+    }
+
+    #[test]
+    fn the_largest_shape_is_more_cpu_then_more_memory() {
+        let cases = [
+            ((0, 0), (100, 1), Some((100, 1))),
+            ((100, 5), (100, 6), Some((100, 6))),
+            ((100, 5), (100, 5), None),
+            ((100, 5), (99, 1_000), None),
+            ((100, 5), (101, 0), Some((101, 0))),
+        ];
+        for (current, candidate, want) in cases {
+            assert_eq!(larger_shape(current, candidate), want, "{current:?} vs {candidate:?}");
+        }
+    }
+
+    #[test]
+    fn a_node_update_reports_exactly_what_changed() {
+        let base = api::Node { metadata: meta("n1", ""), ..Default::default() };
+        let mut labelled = base.clone();
+        labelled.metadata.labels.insert("zone".into(), "a".into());
+        let mut tainted = base.clone();
+        tainted.spec.taints.push(api::Taint {
+            key: "k".into(),
+            value: "v".into(),
+            effect: api::TaintEffect::NoSchedule,
+        });
+        let mut cordoned = base.clone();
+        cordoned.spec.unschedulable = true;
+        let mut resized = base.clone();
+        resized.status.allocatable.insert("cpu".into(), api::Quantity::parse("2").unwrap());
+        let mut both = labelled.clone();
+        both.spec.unschedulable = true;
+        let cases = [
+            (&base, NodeChange::default()),
+            (&labelled, NodeChange::LABEL),
+            (&tainted, NodeChange::TAINT),
+            (&cordoned, NodeChange::UNSCHEDULABLE),
+            (&resized, NodeChange::ALLOCATABLE),
+            (&both, NodeChange::LABEL.union(NodeChange::UNSCHEDULABLE)),
+        ];
+        for (new, want) in cases {
+            assert_eq!(node_change(node_fingerprint(&base), node_fingerprint(new)), want, "{new:?}");
+        }
+        // A node never seen before (no fingerprint): every bit.
+        let all =
+            NodeChange::ALLOCATABLE.union(NodeChange::LABEL).union(NodeChange::TAINT).union(NodeChange::UNSCHEDULABLE);
+        assert_eq!(node_change([u64::MAX; 4], node_fingerprint(&base)), all);
+    }
+}

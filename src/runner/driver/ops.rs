@@ -1,0 +1,307 @@
+//! The workload ops (`createNodes`, `createPods`, `barrier`, ...) and their failed waits.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::api::{self, Object};
+use crate::error::InputError;
+use crate::ids::PodUid;
+use crate::runner::objects::{default_node, default_pod};
+use crate::runner::RunError;
+use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp};
+
+use super::{Churner, Driver, FailedWait, PodRec, PodState, Window, UPSTREAM_WAIT_TIMEOUT_NANOS};
+
+/// Why the pods a wait waited for are not done: the most frequent unschedulable reason (the first
+/// by name among equals), else gates, else that nothing was attempted.
+fn why_not_done(unschedulable_reasons: &BTreeMap<String, u64>, any_gated: bool) -> String {
+    let mut reasons: Vec<(&String, &u64)> = unschedulable_reasons.iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(a.1));
+    match reasons.first() {
+        Some((r, _)) => format!("the most frequent unschedulable reason was: {r}"),
+        None if any_gated => "pods still have scheduling gates".to_string(),
+        None => "no scheduling attempt failed; the pods were never attempted".to_string(),
+    }
+}
+
+impl Driver {
+    /// The end of a wait that upstream's harness would fail: what is missing, and why.
+    pub(super) fn wait_failure(&self, what: &str, pending: &[&PodRec], total: usize, timed_out: bool) -> RunError {
+        let gated = pending.iter().any(|r| !r.info.scheduling_gates.is_empty());
+        let why = why_not_done(&self.unschedulable_reasons, gated);
+        let example = pending.first().map(|r| format!(" (first: {}/{})", r.namespace, r.info.name)).unwrap_or_default();
+        let how = if timed_out {
+            "after upstream's 10-minute wait".to_string()
+        } else {
+            "and nothing more could happen (upstream's harness would time out after 10 minutes)".to_string()
+        };
+        RunError::Failed(format!(
+            "op {} ({what}): {} of {total} pods not done {how}{example}; {why}",
+            self.op_index,
+            pending.len()
+        ))
+    }
+
+    // ---- ops -------------------------------------------------------------------------------
+
+    pub(super) fn run_op(&mut self, op: &ResolvedOp) -> Result<(), RunError> {
+        match op {
+            ResolvedOp::CreateNodes {
+                count,
+                node_template_path,
+                node_allocatable_strategy,
+                label_node_prepare_strategy,
+                unique_node_label_strategy,
+                template_params,
+            } => {
+                let file =
+                    node_template_path.as_ref().map_or("<default node>".to_string(), |p| p.display().to_string());
+                for i in 0..*count {
+                    let mut node = match node_template_path {
+                        Some(p) => self.templates.node(p, i, *count, template_params)?,
+                        None => default_node(),
+                    };
+                    if let Some(s) = label_node_prepare_strategy {
+                        if let Some((k, v)) = label_node_prepare(i, s) {
+                            node.metadata.labels.insert(k.to_string(), v.to_string());
+                        }
+                    }
+                    if let Some(s) = unique_node_label_strategy {
+                        let (k, v) = unique_node_label(self.nodes_created, s);
+                        node.metadata.labels.insert(k.to_string(), v);
+                    }
+                    if let Some(s) = node_allocatable_strategy {
+                        // The apiserver defaults allocatable to capacity; upstream's strategy then adds
+                        // its keys to that (`NodeAllocatableStrategy.PrepareNode`).
+                        if node.status.allocatable.is_empty() {
+                            node.status.allocatable = node.status.capacity.clone();
+                        }
+                        let base: BTreeMap<String, String> =
+                            node.status.allocatable.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+                        for (k, v) in apply_node_allocatable(&base, s) {
+                            let q = api::Quantity::parse(&v).map_err(|e| {
+                                InputError::new(&file, format!("nodeAllocatableStrategy.nodeAllocatable.{k}"), e)
+                            })?;
+                            node.status.allocatable.insert(k, q);
+                        }
+                    }
+                    self.create_node(node, &file)?;
+                }
+            }
+            ResolvedOp::CreateNamespaces { prefix, count, namespace_template_path } => {
+                for i in 0..*count {
+                    let mut ns = api::Namespace::default();
+                    if let Some(p) = namespace_template_path {
+                        if let Some(Object::Namespace(n)) =
+                            self.templates.instantiate(p, i, *count, &BTreeMap::new())?.first()
+                        {
+                            ns = n.clone();
+                        }
+                    }
+                    ns.metadata.name = format!("{prefix}-{i}");
+                    crate::cluster::register_object(&mut self.snap, &Object::Namespace(ns.clone()));
+                    self.cluster.namespaces.push(ns);
+                }
+            }
+            ResolvedOp::CreatePods {
+                count,
+                namespace,
+                pod_template_path,
+                collect_metrics,
+                skip_wait_to_completion,
+                steady_state,
+                duration,
+                template_params,
+                ..
+            } => {
+                if *collect_metrics {
+                    self.window = Window { open: true, namespaces: vec![namespace.clone()], start_nanos: None };
+                    if let Some(pb) = &self.progress {
+                        pb.set_length(*count);
+                        pb.set_position(0);
+                    }
+                }
+                let file = pod_template_path.as_ref().map_or("<default pod>".to_string(), |p| p.display().to_string());
+                let mut uids = Vec::with_capacity(*count as usize);
+                for i in 0..*count {
+                    let t = match pod_template_path {
+                        Some(p) => self.templates.pod(p, i, *count, template_params)?,
+                        None => default_pod(),
+                    };
+                    uids.push(self.create_pod(t, namespace, &file)?);
+                    // Keep scheduling while creating, as the scheduler runs alongside the creator.
+                    if i % 64 == 63 {
+                        self.drain();
+                        while self.schedule_next() {}
+                        self.flush_binds();
+                    }
+                }
+                if *steady_state {
+                    let end = self.now() + duration.unwrap_or_default().as_nanos() as u64;
+                    let tmpl = pod_template_path.clone();
+                    while self.now() < end {
+                        self.run_until(Some(end.min(self.now() + 5_000_000)), &|_| false)?;
+                        // Bound pods finish and are replaced, keeping `count` pods in the namespace.
+                        for (j, slot) in uids.iter_mut().enumerate() {
+                            if matches!(self.pods[(slot.0 - 1) as usize].state, PodState::Bound(_)) {
+                                self.delete_pod(*slot);
+                                let t = match &tmpl {
+                                    Some(p) => self.templates.pod(p, j as u64, *count, template_params)?,
+                                    None => default_pod(),
+                                };
+                                *slot = self.create_pod(t, namespace, &file)?;
+                            }
+                        }
+                    }
+                } else if !*skip_wait_to_completion {
+                    let set: ahash::AHashSet<PodUid> = uids.iter().copied().collect();
+                    let start = self.now();
+                    self.run_until(None, &|d: &Driver| d.pods_settled(&|r: &PodRec| set.contains(&r.info.uid), false))?;
+                    let pending: Vec<&PodRec> = uids
+                        .iter()
+                        .map(|u| self.rec(*u))
+                        .filter(|r| matches!(r.state, PodState::Queued | PodState::Assumed(_)))
+                        .collect();
+                    if !pending.is_empty() {
+                        let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
+                        let err = self.wait_failure(
+                            &format!("createPods in namespace {namespace} waits for its pods to be scheduled"),
+                            &pending,
+                            uids.len(),
+                            timed_out,
+                        );
+                        let not_done = pending.len();
+                        self.failed_wait = Some(FailedWait { op: self.op_index, waited_for: uids.len(), not_done });
+                        return Err(err);
+                    }
+                }
+                if *collect_metrics {
+                    self.window.open = false;
+                }
+            }
+            ResolvedOp::DeletePods { namespace, label_selector, skip_wait_to_completion, delete_pods_per_second } => {
+                let targets: Vec<PodUid> = self
+                    .pods
+                    .iter()
+                    .filter(|r| r.state != PodState::Deleted && &r.namespace == namespace)
+                    .filter(|r| label_selector.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v)))
+                    .map(|r| r.info.uid)
+                    .collect();
+                let gap = if *delete_pods_per_second > 0 { 1_000_000_000 / delete_pods_per_second } else { 0 };
+                if *skip_wait_to_completion && gap > 0 {
+                    // Deletion goes on in the background while the next ops run, as upstream.
+                    self.deleters.push(super::background::Deleter {
+                        next_nanos: self.now(),
+                        interval_nanos: gap,
+                        left: targets.into_iter().collect(),
+                    });
+                    return Ok(());
+                }
+                for uid in targets {
+                    if gap > 0 {
+                        let until = self.now() + gap;
+                        self.run_until(Some(until), &|_| false)?;
+                    }
+                    self.delete_pod(uid);
+                }
+                if !*skip_wait_to_completion {
+                    self.drain();
+                }
+            }
+            ResolvedOp::Churn { mode, number, interval_ms, namespace, template_paths } => {
+                let now = self.now();
+                self.churners.push(Churner {
+                    recreate: matches!(mode, crate::workload::spec::ChurnMode::Recreate),
+                    number: *number,
+                    interval_nanos: interval_ms * 1_000_000,
+                    namespace: namespace.clone(),
+                    templates: template_paths.clone(),
+                    next_nanos: now,
+                    created: 0,
+                    alive: template_paths.iter().map(|_| VecDeque::new()).collect(),
+                });
+            }
+            ResolvedOp::Barrier { namespaces, label_selector, stage_requirement } => {
+                let attempted = matches!(stage_requirement, crate::workload::spec::StageRequirement::Attempted);
+                let ns = namespaces.clone();
+                let sel = label_selector.clone();
+                let pred = move |r: &PodRec| {
+                    r.created_by_run
+                        && (ns.is_empty() || ns.contains(&r.namespace))
+                        && sel.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v))
+                };
+                let start = self.now();
+                self.run_until(None, &|d: &Driver| d.pods_settled(&pred, attempted))?;
+                let matching: Vec<&PodRec> = self.pods.iter().filter(|r| pred(r)).collect();
+                let pending: Vec<&PodRec> = matching.iter().copied().filter(|r| !r.settled(attempted)).collect();
+                if !pending.is_empty() {
+                    let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
+                    let what = if attempted { "barrier: every pod attempted" } else { "barrier: every pod scheduled" };
+                    let err = self.wait_failure(what, &pending, matching.len(), timed_out);
+                    let (waited_for, not_done) = (matching.len(), pending.len());
+                    self.failed_wait = Some(FailedWait { op: self.op_index, waited_for, not_done });
+                    return Err(err);
+                }
+            }
+            ResolvedOp::Sleep { duration } => {
+                let until = self.now() + duration.as_nanos() as u64;
+                self.run_until(Some(until), &|_| false)?;
+            }
+            ResolvedOp::StartCollectingMetrics { namespaces, .. } => {
+                self.window = Window { open: true, namespaces: namespaces.clone(), start_nanos: None };
+            }
+            ResolvedOp::StopCollectingMetrics => {
+                let measured: ahash::AHashSet<PodUid> =
+                    self.pods.iter().filter(|r| r.measured).map(|r| r.info.uid).collect();
+                self.run_until(None, &|d: &Driver| {
+                    d.pods_settled(&|r: &PodRec| measured.contains(&r.info.uid), false)
+                })?;
+                self.window.open = false;
+            }
+            ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
+                let file = template_path.display().to_string();
+                for i in 0..*count {
+                    let objs = self.templates.instantiate(template_path, i, *count, template_params)?;
+                    for o in objs.iter() {
+                        self.create_object(o, namespace.as_deref(), &file)?;
+                    }
+                }
+            }
+            ResolvedOp::UpdateAny { template_path, namespace, count, update_per_second, .. } => {
+                let file = template_path.display().to_string();
+                // As upstream's ticker: the first update one interval after the op starts.
+                let gap = if *update_per_second > 0 { 1_000_000_000 / update_per_second } else { 0 };
+                for i in 0..*count {
+                    if gap > 0 {
+                        let until = self.now() + gap;
+                        self.run_until(Some(until), &|_| false)?;
+                    }
+                    let objs = self.templates.instantiate(template_path, i, *count, &BTreeMap::new())?;
+                    for o in objs.iter() {
+                        self.update_object(o, namespace.as_deref(), &file)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_wait_names_the_most_frequent_reason_else_gates_else_no_attempt() {
+        let reasons = |rs: &[(&str, u64)]| rs.iter().map(|(r, n)| (r.to_string(), *n)).collect::<BTreeMap<_, _>>();
+        let cases = [
+            (reasons(&[("b", 2), ("a", 5), ("c", 1)]), false, "the most frequent unschedulable reason was: a"),
+            // Equal counts: the first by name.
+            (reasons(&[("z", 3), ("m", 3)]), true, "the most frequent unschedulable reason was: m"),
+            (reasons(&[]), true, "pods still have scheduling gates"),
+            (reasons(&[]), false, "no scheduling attempt failed; the pods were never attempted"),
+        ];
+        for (rs, gated, want) in cases {
+            assert_eq!(why_not_done(&rs, gated), want, "{rs:?} gated={gated}");
+        }
+    }
+}
