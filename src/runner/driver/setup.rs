@@ -106,7 +106,10 @@ pub(crate) fn run_workload_with(
         });
     }
     let gate = |name: &str| {
-        w.feature_gates.get(name).copied().unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
+        w.feature_gates
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
     };
     let mut queue = SchedulingQueue::new(
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
