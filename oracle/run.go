@@ -1212,7 +1212,8 @@ func (r *runner) finish(opt runOptions, configSource string, cfgData []byte, wal
 	rr := &runReport{
 		TestCase: r.w.testCase, Workload: r.w.name, Labels: r.w.labels, Threads: r.parallelism,
 		Rep: opt.rep, ConfigSource: configSource, ConfigDigest: cfgDigest, Agent: "fake-clientset",
-		FeatureGatesIgnored: []string{}, MeasuredPods: measured, ScheduledPods: scheduled, UnschedulablePods: unsched,
+		FeatureGatesIgnored: []string{}, FeatureGatesHonoured: []string{},
+		Outcome: runOutcome{Passed: true, Reasons: map[string]uint64{}}, MeasuredPods: measured, ScheduledPods: scheduled, UnschedulablePods: unsched,
 		DurationSeconds: float64(window) / 1e9, WallSeconds: time.Since(wallStart).Seconds(),
 		CPUSeconds: cpuSeconds() - cpuStart, Throughput: tp,
 		AttemptLatencyMicros: percentilesOf(all, 1e3), AttemptLatencyByResultMicros: byResult,

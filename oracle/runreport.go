@@ -103,6 +103,17 @@ type placementQuality struct {
 	NodeCPUUtilization []float64              `json:"nodeCpuUtilization"`
 }
 
+// runOutcome is the report's outcome checks; a workload that failed them is not in the oracle's report
+// (its run returns an error), so every report it writes passed.
+type runOutcome struct {
+	Passed        bool              `json:"passed"`
+	Message       string            `json:"message"`
+	FailedOp      *uint64           `json:"failedOp"`
+	PodsWaitedFor uint64            `json:"podsWaitedFor"`
+	PodsNotDone   uint64            `json:"podsNotDone"`
+	Reasons       map[string]uint64 `json:"reasons"`
+}
+
 type runReport struct {
 	TestCase                     string                 `json:"testCase"`
 	Workload                     string                 `json:"workload"`
@@ -116,6 +127,8 @@ type runReport struct {
 	Agent                        string                 `json:"agent"`
 	VirtualTime                  bool                   `json:"virtualTime"`
 	FeatureGatesIgnored          []string               `json:"featureGatesIgnored"`
+	FeatureGatesHonoured         []string               `json:"featureGatesHonoured"`
+	Outcome                      runOutcome             `json:"outcome"`
 	MeasuredPods                 uint64                 `json:"measuredPods"`
 	ScheduledPods                uint64                 `json:"scheduledPods"`
 	UnschedulablePods            uint64                 `json:"unschedulablePods"`

@@ -73,7 +73,13 @@ fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
         let mut thresholds_failed = false;
         for run in report["runs"].as_array().unwrap() {
             let name = format!("{}/{}", run["testCase"].as_str().unwrap(), run["workload"].as_str().unwrap());
-            // A run that ends in the report is a success: all its measured pods scheduled, none lost.
+            assert_eq!(run["accounting"]["lost"].as_u64(), Some(0), "{suite} {name}: pods lost");
+            // A failed workload is in the report too, with its outcome; it is counted from its FAILED line.
+            if run["outcome"]["passed"] == false {
+                assert!(stderr.contains(&format!("FAILED {name}: ")), "{suite} {name}: failed outcome, no FAILED line");
+                continue;
+            }
+            // A run that passed: all its measured pods scheduled, none lost.
             assert_eq!(
                 run["scheduledPods"], run["measuredPods"],
                 "{suite} {name}: reported as a success with pods unscheduled"

@@ -92,13 +92,32 @@ fn a_workload_whose_pods_never_schedule_fails_and_says_why() {
         "w.yaml",
         "- name: TooBig\n  workloadTemplate:\n  - {opcode: createNodes, count: 2}\n  - {opcode: createPods, count: 3, podTemplatePath: huge.yaml, collectMetrics: true}\n  workloads:\n  - {name: w, labels: [short]}\n- name: Fine\n  workloadTemplate:\n  - {opcode: createNodes, count: 1}\n  - {opcode: createPods, count: 2, collectMetrics: true}\n  workloads:\n  - {name: w, labels: [short]}\n",
     );
-    let o = run(&["run", &file, "--label-filter", "short", "--virtual-time"]);
+    let out = dir.path().join("out");
+    let o = run(&["run", &file, "--label-filter", "short", "--virtual-time", "--out", out.to_str().unwrap()]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("FAILED TooBig/w: op 1 (createPods in namespace namespace-1 waits for its pods to be scheduled): 3 of 3 pods not done"), "{err}");
     assert!(err.contains("2 Insufficient cpu"), "{err}");
     assert!(err.contains("1 workloads ran to the end, 1 failed, 0 skipped"), "{err}");
     assert!(text(&o.stdout).contains("Fine/w"));
+    // report.json says it too: the failed workload is there, with its outcome.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    let outcome = |case: &str| &runs.iter().find(|r| r["testCase"] == case).unwrap()["outcome"];
+    let failed = outcome("TooBig");
+    assert_eq!(failed["passed"], false);
+    assert_eq!(
+        (failed["failedOp"].as_u64(), failed["podsWaitedFor"].as_u64(), failed["podsNotDone"].as_u64()),
+        (Some(1), Some(3), Some(3))
+    );
+    assert!(failed["message"].as_str().unwrap().contains("3 of 3 pods not done"), "{failed}");
+    let reasons = failed["reasons"].as_object().unwrap();
+    assert!(reasons.keys().any(|k| k.contains("2 Insufficient cpu")), "{failed}");
+    assert_eq!(outcome("Fine")["passed"], true);
+    assert_eq!(outcome("Fine")["failedOp"], serde_json::Value::Null);
+    let summary = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(summary.contains("FAILED: op 1"), "the Markdown report says so too");
 }
 
 #[test]

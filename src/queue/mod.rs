@@ -4,11 +4,23 @@
 //! - **activeQ** is ordered by the profile's QueueSort plugin ([`SchedulingQueue::with_queue_sort`];
 //!   PrioritySort by default: higher priority first, then earlier queued timestamp), then the
 //!   insertion sequence number (so equal keys pop in a fixed order and runs replay exactly).
-//! - **backoffQ** holds pods until `timestamp + backoff(attempts)`, where
-//!   [`backoff_duration_nanos`] doubles from the initial backoff (1 s) up to the maximum (10 s).
+//! - **backoffQ** holds pods until `timestamp + backoff(count)`, where [`backoff_duration_nanos`]
+//!   doubles from the initial backoff (1 s) up to the maximum (10 s) and the count is the pod's
+//!   consecutive errors, or else its unschedulable attempts (upstream's `getBackoffTime`). Pods that
+//!   failed with an error wait in a second heap (`entityErrorBackoffQ`). Completed backoff is
+//!   flushed to activeQ on a 1-second ticker (whole seconds of run time), as upstream's
+//!   `flushBackoffQCompleted` runs; a pod whose expiry equals the tick still waits for the next one.
+//! - **SchedulerPopFromBackoffQ** ([`SchedulingQueue::with_pop_from_backoff`], on at v1.37.2): expiry
+//!   is truncated to its 1-second window, pods with the same window are ordered by QueueSort, and
+//!   `pop` takes the head of backoffQ (not of the error heap) when activeQ is empty. Off: expiry is
+//!   exact, ties go in insertion order, and pods leave backoffQ only through the ticker.
 //! - **unschedulablePods** holds pods rejected by plugins until a cluster event makes them worth
 //!   retrying (asked of the rejecting plugins' queueing hints, as upstream's QueueingHints do) or until
-//!   they have waited [`DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS`] (5 min).
+//!   they have waited [`DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS`] (5 min), checked every 30 s.
+//! - **preempting** pods ([`SchedulingQueue::set_preempting`]): DefaultPreemption's PreEnqueue
+//!   under SchedulerAsyncPreemption keeps a pod whose victims are still being deleted out of activeQ
+//!   (and, with SchedulerPopFromBackoffQ, out of backoffQ); it waits in unschedulablePods and only an
+//!   assigned pod's deletion (the plugin's registered event) re-evaluates it.
 //! - **gated** pods (PreEnqueue: non-empty `schedulingGates`) stay out of activeQ until
 //!   [`SchedulingQueue::remove_gate`].
 //!
@@ -26,7 +38,7 @@ mod hints;
 
 pub use hints::{default_hint, default_hint_fn, DEFAULT_HINT_PLUGINS};
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use ahash::AHashMap as HashMap;
@@ -40,10 +52,11 @@ pub const DEFAULT_INITIAL_BACKOFF_NANOS: u64 = 1_000_000_000;
 pub const DEFAULT_MAX_BACKOFF_NANOS: u64 = 10_000_000_000;
 /// kube-scheduler's `podMaxInUnschedulablePodsDuration`: 5 min.
 pub const DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS: u64 = 300_000_000_000;
-/// How often kube-scheduler flushes completed backoff (1 s); a wall-clock driver calls
-/// [`SchedulingQueue::flush_backoff_completed`] at least this often ([`SchedulingQueue::pop`] does it too).
+/// kube-scheduler's `backoffQOrderingWindowDuration` (1 s): the period of the backoff flush ticker
+/// (ticks at whole seconds of run time) and, with SchedulerPopFromBackoffQ, the window backoff
+/// expiry is truncated to. [`SchedulingQueue::pop`] runs the ticks that are due.
 pub const BACKOFF_FLUSH_INTERVAL_NANOS: u64 = 1_000_000_000;
-/// How often kube-scheduler flushes unschedulablePods leftovers (30 s).
+/// How often kube-scheduler flushes unschedulablePods leftovers (30 s, from the start of the run).
 pub const UNSCHEDULABLE_FLUSH_INTERVAL_NANOS: u64 = 30_000_000_000;
 /// Events kept for in-flight pods before the log is trimmed to what they still need.
 const EVENT_LOG_TRIM_LEN: usize = 1024;
@@ -202,6 +215,11 @@ pub struct QueuedPod<T> {
     pub initial_attempt_nanos: Option<u64>,
     /// Scheduling attempts so far (incremented by [`SchedulingQueue::pop`]).
     pub attempts: u32,
+    /// Attempts that ended unschedulable (upstream's `UnschedulableCount`).
+    pub unschedulable_count: u32,
+    /// Attempts in a row that ended in an error (upstream's `ConsecutiveErrorsCount`); while
+    /// non-zero it is the backoff count.
+    pub consecutive_errors: u32,
     /// PreEnqueue: the pod has scheduling gates and must not enter activeQ.
     pub gated: bool,
     /// The plugins that rejected the pod in its last attempt.
@@ -217,6 +235,8 @@ impl<T> QueuedPod<T> {
             timestamp_nanos: 0,
             initial_attempt_nanos: None,
             attempts: 0,
+            unschedulable_count: 0,
+            consecutive_errors: 0,
             gated: false,
             unschedulable_plugins: PluginSet::EMPTY,
             data,
@@ -258,6 +278,50 @@ struct Entry<T> {
     loc: Location,
     /// The sequence number of the pod's current heap entry (older entries are stale).
     seq: u64,
+    /// In unschedulablePods because DefaultPreemption's PreEnqueue blocked it (its preemption
+    /// was still running): only an assigned pod's deletion re-evaluates it.
+    preemption_gated: bool,
+}
+
+/// A backoffQ heap entry: the earliest expiry first; with `less` (SchedulerPopFromBackoffQ) equal
+/// expiries go in the queue's QueueSort order; then the lower seq.
+struct BackoffKey {
+    expiry_nanos: u64,
+    key: QueueSortKey,
+    seq: u64,
+    uid: PodUid,
+    less: Option<QueueSortFn>,
+}
+
+impl Ord for BackoffKey {
+    /// BinaryHeap pops the greatest: the earliest expiry, then the one `less` puts first, then the lower seq.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.expiry_nanos.cmp(&self.expiry_nanos).then_with(|| {
+            if let Some(less) = self.less {
+                if less(&self.key, &other.key) {
+                    return Ordering::Greater;
+                }
+                if less(&other.key, &self.key) {
+                    return Ordering::Less;
+                }
+            }
+            other.seq.cmp(&self.seq)
+        })
+    }
+}
+
+impl PartialEq for BackoffKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for BackoffKey {}
+
+impl PartialOrd for BackoffKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 struct ActiveKey {
@@ -316,15 +380,27 @@ pub struct SchedulingQueue<T> {
     initial_backoff_nanos: u64,
     max_backoff_nanos: u64,
     max_in_unschedulable_nanos: u64,
+    /// SchedulerPopFromBackoffQ (see the module docs).
+    pop_from_backoff: bool,
     pods: HashMap<PodUid, Entry<T>>,
     active: BinaryHeap<ActiveKey>,
-    /// (expiry, seq, uid), earliest first.
-    backoff: BinaryHeap<Reverse<(u64, u64, PodUid)>>,
+    /// Pods rejected by plugins (upstream's `entityBackoffQ`).
+    backoff: BinaryHeap<BackoffKey>,
+    /// Pods that failed with an error (upstream's `entityErrorBackoffQ`), earliest expiry first.
+    error_backoff: BinaryHeap<BackoffKey>,
+    /// The last backoff flush tick run (tick k is at k seconds; 0: none yet).
+    backoff_ticks_done: u64,
+    /// The last unschedulablePods leftover tick run (tick j is at 30·j seconds).
+    leftover_ticks_done: Option<u64>,
+    /// Pods whose asynchronous preemption is still running (DefaultPreemption's PreEnqueue).
+    preempting: BTreeSet<PodUid>,
     /// (timestamp, uid): iteration order is deterministic.
     unschedulable: BTreeSet<(u64, PodUid)>,
     gated: BTreeSet<PodUid>,
     active_len: usize,
     backoff_len: usize,
+    /// Pods of `backoff_len` in `error_backoff`.
+    error_backoff_len: usize,
     next_seq: u64,
     less: QueueSortFn,
     hints: Vec<Option<HintFn<T>>>,
@@ -341,13 +417,19 @@ impl<T> SchedulingQueue<T> {
             initial_backoff_nanos,
             max_backoff_nanos,
             max_in_unschedulable_nanos: DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS,
+            pop_from_backoff: true,
             pods: HashMap::new(),
             active: BinaryHeap::new(),
             backoff: BinaryHeap::new(),
+            error_backoff: BinaryHeap::new(),
+            backoff_ticks_done: 0,
+            leftover_ticks_done: None,
+            preempting: BTreeSet::new(),
             unschedulable: BTreeSet::new(),
             gated: BTreeSet::new(),
             active_len: 0,
             backoff_len: 0,
+            error_backoff_len: 0,
             next_seq: 0,
             less: priority_sort_less,
             hints: (0..64).map(|_| None).collect(),
@@ -361,6 +443,13 @@ impl<T> SchedulingQueue<T> {
     pub fn with_queue_sort(mut self, less: QueueSortFn) -> Self {
         assert!(self.pods.is_empty(), "the queue order is set before pods are queued");
         self.less = less;
+        self
+    }
+
+    /// SchedulerPopFromBackoffQ (on by default, as at v1.37.2); set before any pod is added.
+    pub fn with_pop_from_backoff(mut self, enabled: bool) -> Self {
+        assert!(self.pods.is_empty(), "the backoff order is set before pods are queued");
+        self.pop_from_backoff = enabled;
         self
     }
 
@@ -405,14 +494,63 @@ impl<T> SchedulingQueue<T> {
         backoff_duration_nanos(attempts, self.initial_backoff_nanos, self.max_backoff_nanos)
     }
 
-    fn backoff_expiry_nanos(&self, pod: &QueuedPod<T>) -> u64 {
-        pod.timestamp_nanos.saturating_add(self.backoff_nanos(pod.attempts))
+    /// When `pod`'s backoff ends (upstream's `getBackoffTime`): `None` when it has none (no failed
+    /// attempt yet, or a maximum backoff of 0). With SchedulerPopFromBackoffQ the time is truncated
+    /// to its 1-second window.
+    fn backoff_expiry_nanos(&self, pod: &QueuedPod<T>) -> Option<u64> {
+        let count = if pod.consecutive_errors > 0 { pod.consecutive_errors } else { pod.unschedulable_count };
+        if self.max_backoff_nanos == 0 || count == 0 {
+            return None;
+        }
+        Some(self.align_to_window(pod.timestamp_nanos.saturating_add(self.backoff_nanos(count))))
+    }
+
+    /// Upstream's `alignToWindow`: truncated to the 1-second window with SchedulerPopFromBackoffQ.
+    fn align_to_window(&self, t_nanos: u64) -> u64 {
+        if self.pop_from_backoff {
+            t_nanos - t_nanos % BACKOFF_FLUSH_INTERVAL_NANOS
+        } else {
+            t_nanos
+        }
+    }
+
+    /// Upstream's `isEntityBackingoff`: the expiry is not before `now` (its window, with
+    /// SchedulerPopFromBackoffQ).
+    fn is_backing_off(&self, pod: &QueuedPod<T>, now_nanos: u64) -> bool {
+        self.backoff_expiry_nanos(pod).is_some_and(|e| e >= self.align_to_window(now_nanos))
     }
 
     /// Adds a new pod (timestamp = `now_nanos`): to activeQ, or to the gated set if PreEnqueue says so.
     pub fn add(&mut self, mut pod: QueuedPod<T>, now_nanos: u64) -> Location {
         pod.timestamp_nanos = now_nanos;
-        let loc = if pod.gated { Location::Gated } else { Location::Active };
+        let loc = if pod.gated {
+            Location::Gated
+        } else if self.preempting.contains(&pod.uid) {
+            return self.place_gated_by_preemption(pod);
+        } else {
+            Location::Active
+        };
+        self.place(pod, loc)
+    }
+
+    /// DefaultPreemption's PreEnqueue blocked the pod: unschedulablePods, re-evaluated only by an
+    /// assigned pod's deletion.
+    fn place_gated_by_preemption(&mut self, pod: QueuedPod<T>) -> Location {
+        let uid = pod.uid;
+        self.place(pod, Location::Unschedulable);
+        self.pods.get_mut(&uid).expect("just placed").preemption_gated = true;
+        Location::Unschedulable
+    }
+
+    /// Moves `pod` to activeQ or backoffQ as `requeueEntityWithQueueingStrategy` does after a
+    /// Queue hint: backoffQ while it backs off, activeQ otherwise; DefaultPreemption's PreEnqueue
+    /// runs on the way into activeQ, and into backoffQ too with SchedulerPopFromBackoffQ.
+    fn requeue(&mut self, pod: QueuedPod<T>, now_nanos: u64) -> Location {
+        let loc = if self.is_backing_off(&pod, now_nanos) { Location::Backoff } else { Location::Active };
+        let pre_enqueue_runs = loc == Location::Active || self.pop_from_backoff;
+        if pre_enqueue_runs && self.preempting.contains(&pod.uid) {
+            return self.place_gated_by_preemption(pod);
+        }
         self.place(pod, loc)
     }
 
@@ -428,7 +566,16 @@ impl<T> SchedulingQueue<T> {
                 self.active_len += 1;
             }
             Location::Backoff => {
-                self.backoff.push(Reverse((self.backoff_expiry_nanos(&pod), seq, uid)));
+                let expiry_nanos = self.backoff_expiry_nanos(&pod).unwrap_or(0);
+                let key = QueueSortKey { priority: pod.priority, timestamp_nanos: pod.timestamp_nanos };
+                // Upstream's `backoffQueue.add`: no rejecting plugin means an error.
+                if pod.unschedulable_plugins.is_empty() {
+                    self.error_backoff.push(BackoffKey { expiry_nanos, key, seq, uid, less: None });
+                    self.error_backoff_len += 1;
+                } else {
+                    let less = self.pop_from_backoff.then_some(self.less);
+                    self.backoff.push(BackoffKey { expiry_nanos, key, seq, uid, less });
+                }
                 self.backoff_len += 1;
             }
             Location::Unschedulable => {
@@ -438,7 +585,7 @@ impl<T> SchedulingQueue<T> {
                 self.gated.insert(uid);
             }
         }
-        self.pods.insert(uid, Entry { pod, loc, seq });
+        self.pods.insert(uid, Entry { pod, loc, seq, preemption_gated: false });
         loc
     }
 
@@ -446,7 +593,12 @@ impl<T> SchedulingQueue<T> {
         let e = self.pods.remove(&uid)?;
         match e.loc {
             Location::Active => self.active_len -= 1,
-            Location::Backoff => self.backoff_len -= 1,
+            Location::Backoff => {
+                self.backoff_len -= 1;
+                if e.pod.unschedulable_plugins.is_empty() {
+                    self.error_backoff_len -= 1;
+                }
+            }
             Location::Unschedulable => {
                 self.unschedulable.remove(&(e.pod.timestamp_nanos, uid));
             }
@@ -461,37 +613,81 @@ impl<T> SchedulingQueue<T> {
         self.pods.get(&uid).is_some_and(|e| e.seq == seq && e.loc == loc)
     }
 
-    /// Moves every pod whose backoff has expired (`expiry <= now`) to activeQ.
+    /// Runs the queue's timers that are due by `now_nanos`: the backoff flush (every whole second)
+    /// and the unschedulablePods leftover flush (every 30 s). Ticks missed between two calls run as
+    /// one, at the last of them: nothing else happened to the queue in between.
     pub fn flush_backoff_completed(&mut self, now_nanos: u64) {
-        while let Some(&Reverse((expiry, seq, uid))) = self.backoff.peek() {
-            if !self.is_current(uid, seq, Location::Backoff) {
-                self.backoff.pop();
-                continue;
-            }
-            if expiry > now_nanos {
-                break;
-            }
-            self.backoff.pop();
-            let pod = self.take(uid).expect("current backoff entry");
-            self.place(pod, Location::Active);
+        let tick = now_nanos / BACKOFF_FLUSH_INTERVAL_NANOS;
+        if tick > self.backoff_ticks_done {
+            self.backoff_ticks_done = tick;
+            self.flush_backoff_at(tick * BACKOFF_FLUSH_INTERVAL_NANOS);
+        }
+        let tick = now_nanos / UNSCHEDULABLE_FLUSH_INTERVAL_NANOS;
+        if self.leftover_ticks_done != Some(tick) {
+            self.leftover_ticks_done = Some(tick);
+            self.flush_unschedulable_leftover(tick * UNSCHEDULABLE_FLUSH_INTERVAL_NANOS);
         }
     }
 
-    /// Flushes completed backoff, then pops the head of activeQ: its attempts are incremented and it
-    /// is in flight until requeued or [`done`](Self::done).
+    /// One tick of upstream's `flushBackoffQCompleted` at `tick_nanos`: every pod of backoffQ, then
+    /// of the error heap, that is no longer backing off moves to activeQ (without PreEnqueue under
+    /// SchedulerPopFromBackoffQ, which ran it on the way in).
+    fn flush_backoff_at(&mut self, tick_nanos: u64) {
+        let mut due = Vec::new();
+        for error in [false, true] {
+            loop {
+                let heap = if error { &self.error_backoff } else { &self.backoff };
+                let Some(k) = heap.peek() else { break };
+                let (uid, seq) = (k.uid, k.seq);
+                let current = self.is_current(uid, seq, Location::Backoff);
+                if current && self.is_backing_off(&self.pods[&uid].pod, tick_nanos) {
+                    break;
+                }
+                if error {
+                    self.error_backoff.pop();
+                } else {
+                    self.backoff.pop();
+                }
+                if current {
+                    due.push(uid);
+                }
+            }
+        }
+        for uid in due {
+            let pod = self.take(uid).expect("current backoff entry");
+            if !self.pop_from_backoff && self.preempting.contains(&uid) {
+                self.place_gated_by_preemption(pod);
+            } else {
+                self.place(pod, Location::Active);
+            }
+        }
+    }
+
+    /// Runs the due timers, then pops the head of activeQ, or with SchedulerPopFromBackoffQ the head
+    /// of backoffQ when activeQ is empty: its attempts are incremented and it is in flight until
+    /// requeued or [`done`](Self::done).
     pub fn pop(&mut self, now_nanos: u64) -> Option<QueuedPod<T>> {
         self.flush_backoff_completed(now_nanos);
+        let mut uid = None;
         while let Some(key) = self.active.pop() {
-            if !self.is_current(key.uid, key.seq, Location::Active) {
-                continue;
+            if self.is_current(key.uid, key.seq, Location::Active) {
+                uid = Some(key.uid);
+                break;
             }
-            let mut pod = self.take(key.uid).expect("current active entry");
-            pod.attempts += 1;
-            pod.initial_attempt_nanos.get_or_insert(now_nanos);
-            self.in_flight.insert(pod.uid, self.next_event_seq);
-            return Some(pod);
         }
-        None
+        if uid.is_none() && self.pop_from_backoff {
+            while let Some(key) = self.backoff.pop() {
+                if self.is_current(key.uid, key.seq, Location::Backoff) {
+                    uid = Some(key.uid);
+                    break;
+                }
+            }
+        }
+        let mut pod = self.take(uid?).expect("current queue entry");
+        pod.attempts += 1;
+        pod.initial_attempt_nanos.get_or_insert(now_nanos);
+        self.in_flight.insert(pod.uid, self.next_event_seq);
+        Some(pod)
     }
 
     /// The pod's scheduling cycle is over (it was assumed): stop keeping events for it.
@@ -524,29 +720,29 @@ impl<T> SchedulingQueue<T> {
             || pod.unschedulable_plugins.iter().any(|p| self.hint(p, event, pod) == QueueingHint::Queue)
     }
 
-    /// backoffQ if the pod is still backing off at `now_nanos`, otherwise activeQ.
-    fn backoff_or_active(&self, pod: &QueuedPod<T>, now_nanos: u64) -> Location {
-        if self.backoff_expiry_nanos(pod) > now_nanos {
-            Location::Backoff
-        } else {
-            Location::Active
-        }
-    }
-
     /// A popped pod was rejected by `rejectors` (its timestamp becomes `now_nanos`). If an event that
     /// arrived while it was in flight is worth requeuing for, it goes to backoffQ (or activeQ when its
     /// backoff is over); otherwise to unschedulablePods. With no rejectors (an error) it backs off.
     pub fn add_unschedulable(&mut self, mut pod: QueuedPod<T>, rejectors: PluginSet, now_nanos: u64) -> Requeued {
         pod.timestamp_nanos = now_nanos;
         pod.unschedulable_plugins = rejectors;
+        if rejectors.is_empty() {
+            pod.consecutive_errors += 1;
+        } else {
+            pod.unschedulable_count += 1;
+            pod.consecutive_errors = 0;
+        }
         let popped_at = self.in_flight.remove(&pod.uid);
         let moved = rejectors.is_empty()
             || popped_at.is_some_and(|from| {
                 self.event_log.iter().filter(|(s, _)| *s >= from).any(|(_, e)| self.worth_requeuing(e, &pod))
             });
         self.trim_event_log();
-        let loc = if moved { self.backoff_or_active(&pod, now_nanos) } else { Location::Unschedulable };
-        self.place(pod, loc)
+        if moved {
+            self.requeue(pod, now_nanos)
+        } else {
+            self.place(pod, Location::Unschedulable)
+        }
     }
 
     /// Requeues a pod with backoff after an error or a failed binding cycle (timestamp = `now_nanos`).
@@ -562,18 +758,25 @@ impl<T> SchedulingQueue<T> {
             self.next_event_seq += 1;
             self.trim_event_log();
         }
+        // A pod DefaultPreemption's PreEnqueue blocked is re-evaluated only by the plugin's event.
+        let gating_event = matches!(event, ClusterEvent::AssignedPodDelete { .. });
         let to_move: Vec<PodUid> = self
             .unschedulable
             .iter()
             .map(|&(_, uid)| uid)
-            .filter(|uid| self.worth_requeuing(&event, &self.pods[uid].pod))
+            .filter(|uid| {
+                let e = &self.pods[uid];
+                (gating_event || !e.preemption_gated) && self.worth_requeuing(&event, &e.pod)
+            })
             .collect();
+        let mut moved = 0;
         for &uid in &to_move {
             let pod = self.take(uid).expect("unschedulable pod");
-            let loc = self.backoff_or_active(&pod, now_nanos);
-            self.place(pod, loc);
+            if self.requeue(pod, now_nanos) != Location::Unschedulable {
+                moved += 1;
+            }
         }
-        to_move.len()
+        moved
     }
 
     /// Moves pods that have been unschedulable for longer than the maximum (5 min) to backoffQ or
@@ -586,12 +789,24 @@ impl<T> SchedulingQueue<T> {
             .take_while(|&&(ts, _)| now_nanos.saturating_sub(ts) > limit)
             .map(|&(_, uid)| uid)
             .collect();
+        let mut moved = 0;
         for &uid in &due {
             let pod = self.take(uid).expect("unschedulable pod");
-            let loc = self.backoff_or_active(&pod, now_nanos);
-            self.place(pod, loc);
+            if self.requeue(pod, now_nanos) != Location::Unschedulable {
+                moved += 1;
+            }
         }
-        due.len()
+        moved
+    }
+
+    /// DefaultPreemption's asynchronous preemption for `uid` starts (`true`) or its last victim is
+    /// gone (`false`): while it runs, PreEnqueue keeps the pod out of activeQ (see the module docs).
+    pub fn set_preempting(&mut self, uid: PodUid, running: bool) {
+        if running {
+            self.preempting.insert(uid);
+        } else {
+            self.preempting.remove(&uid);
+        }
     }
 
     /// PreEnqueue passes now: a gated pod moves to activeQ. Returns false if the pod was not gated.
@@ -612,18 +827,34 @@ impl<T> SchedulingQueue<T> {
         self.take(uid)
     }
 
-    /// The earliest time at which the queue changes by itself (a backoff expires or an unschedulable
-    /// pod reaches the maximum wait), for a virtual-time driver. `None` when nothing is pending.
+    /// The earliest time at which the queue changes by itself (a backoff flush tick that moves a pod,
+    /// or a leftover tick that flushes an unschedulable pod), for a virtual-time driver. `None` when
+    /// nothing is pending.
     pub fn next_wakeup_nanos(&mut self) -> Option<u64> {
-        while let Some(&Reverse((_, seq, uid))) = self.backoff.peek() {
-            if self.is_current(uid, seq, Location::Backoff) {
-                break;
+        for error in [false, true] {
+            loop {
+                let heap = if error { &self.error_backoff } else { &self.backoff };
+                let Some(k) = heap.peek() else { break };
+                if self.is_current(k.uid, k.seq, Location::Backoff) {
+                    break;
+                }
+                if error {
+                    self.error_backoff.pop();
+                } else {
+                    self.backoff.pop();
+                }
             }
-            self.backoff.pop();
         }
-        let backoff = self.backoff.peek().map(|Reverse((expiry, _, _))| *expiry);
-        let leftover =
-            self.unschedulable.first().map(|&(ts, _)| ts.saturating_add(self.max_in_unschedulable_nanos) + 1);
+        // A pod flushes at the first tick after its expiry (the expiry itself is still backing off).
+        let tick = |expiry: u64, every: u64| (expiry / every + 1).saturating_mul(every);
+        let backoff = [self.backoff.peek(), self.error_backoff.peek()]
+            .into_iter()
+            .flatten()
+            .map(|k| tick(k.expiry_nanos, BACKOFF_FLUSH_INTERVAL_NANOS))
+            .min();
+        let leftover = self.unschedulable.first().map(|&(ts, _)| {
+            tick(ts.saturating_add(self.max_in_unschedulable_nanos), UNSCHEDULABLE_FLUSH_INTERVAL_NANOS)
+        });
         match (backoff, leftover) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

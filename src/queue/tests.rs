@@ -62,17 +62,103 @@ fn pop_counts_attempts_and_marks_in_flight() {
 }
 
 #[test]
-fn backoff_expires_after_initial_times_two_to_the_attempts() {
-    // A pod failing with an error n times waits 1, 2, 4, 8, 10, 10 s.
-    let mut q = queue();
-    q.add(pod(1, 0), 0);
-    let mut now = 0;
-    for expected_wait_s in [1, 2, 4, 8, 10, 10] {
-        let p = q.pop(now).expect("pod is active");
-        assert_eq!(q.add_backoff(p, now), Location::Backoff);
-        assert_eq!(q.next_wakeup_nanos(), Some(now + expected_wait_s * S));
-        assert!(q.pop(now + expected_wait_s * S - 1).is_none(), "still backing off");
-        now += expected_wait_s * S;
+fn error_backoff_doubles_and_flushes_on_the_tick_after_expiry() {
+    // A pod failing with an error n times waits 1, 2, 4, 8, 10, 10 s; it leaves the error heap at the
+    // first whole-second tick after its expiry (at the expiry itself it is still backing off), and
+    // SchedulerPopFromBackoffQ never pops from the error heap.
+    for pop_from_backoff in [true, false] {
+        let mut q = queue().with_pop_from_backoff(pop_from_backoff);
+        q.add(pod(1, 0), 0);
+        let mut now = 0;
+        for expected_wait_s in [1, 2, 4, 8, 10, 10] {
+            let p = q.pop(now).expect("pod is active");
+            assert_eq!(q.add_backoff(p, now), Location::Backoff);
+            let expiry = now + expected_wait_s * S;
+            assert_eq!(q.next_wakeup_nanos(), Some(expiry + S), "{pop_from_backoff}");
+            assert!(q.pop(expiry).is_none(), "still backing off at its expiry");
+            now = expiry + S;
+        }
+    }
+}
+
+/// A pod rejected by plugin 0 at `failed_at`, moved by a NodeAdd at `event_at`.
+fn rejected_then_moved(q: &mut SchedulingQueue<()>, uid: u64, priority: i32, failed_at: u64, event_at: u64) {
+    q.add(pod(uid, priority), failed_at);
+    let p = q.pop(failed_at).unwrap();
+    assert_eq!(q.add_unschedulable(p, PluginSet::of(&[0]), failed_at), Location::Unschedulable);
+    q.on_event(ClusterEvent::NodeAdd { node: 0 }, event_at);
+}
+
+#[test]
+fn pop_from_backoff_gate_changes_when_and_in_what_order_pods_leave_backoff() {
+    const MS: u64 = S / 1000;
+    // (gate, pods as (uid, priority, failed at, moved at), pop times) -> pods popped at each time.
+    type Case = (bool, &'static [(u64, i32, u64, u64)], &'static [u64], &'static [&'static [u64]]);
+    let cases: &[Case] = &[
+        // activeQ empty: on, the backoffQ head is popped at once; off, it waits for the tick after
+        // its expiry (1.3 s -> the 2 s tick).
+        (true, &[(1, 0, 300 * MS, 400 * MS)], &[500 * MS], &[&[1]]),
+        (false, &[(1, 0, 300 * MS, 400 * MS)], &[500 * MS, 1_999 * MS, 2 * S], &[&[], &[], &[1]]),
+        // On: expiries 1.2 s and 1.7 s share the 1 s window, so QueueSort orders them (priority 10
+        // first); 2.1 s is in the next window. Off: the earliest expiry first, flushed by ticks.
+        (
+            true,
+            &[(1, 0, 200 * MS, 300 * MS), (2, 10, 700 * MS, 800 * MS), (3, 100, 1_100 * MS, 1_150 * MS)],
+            &[1_200 * MS],
+            &[&[2, 1, 3]],
+        ),
+        (false, &[(1, 0, 200 * MS, 300 * MS), (2, 10, 700 * MS, 800 * MS)], &[1_500 * MS, 2 * S], &[&[], &[2, 1]]),
+    ];
+    for (gate, pods, times, want) in cases {
+        let mut q = queue().with_pop_from_backoff(*gate);
+        for &(uid, prio, failed, moved) in *pods {
+            rejected_then_moved(&mut q, uid, prio, failed, moved);
+            assert_eq!(q.location(PodUid(uid)), Some(Location::Backoff), "gate {gate}, pod {uid}");
+        }
+        for (t, want) in times.iter().zip(want.iter()) {
+            assert_eq!(pop_all(&mut q, *t), *want, "gate {gate}, {pods:?}, pop at {t}");
+        }
+    }
+}
+
+#[test]
+fn pop_from_backoff_gate_aligns_expiry_to_its_window() {
+    // Rejected at 0.3 s (expiry 1.3 s), moved by an event at 1.5 s: on, the expiry is the 1 s window,
+    // which is the current one, so the pod still backs off; off, 1.3 s has passed: activeQ.
+    for (gate, want) in [(true, Location::Backoff), (false, Location::Active)] {
+        let mut q = queue().with_pop_from_backoff(gate);
+        rejected_then_moved(&mut q, 1, 0, 3 * S / 10, 3 * S / 2);
+        assert_eq!(q.location(PodUid(1)), Some(want), "gate {gate}");
+    }
+}
+
+#[test]
+fn a_preempting_pod_waits_in_unschedulable_until_the_last_victim_is_gone() {
+    // Plugin 0 rejected the pod; its asynchronous preemption is running. The first victim's deletion
+    // finds it still preempting (PreEnqueue blocks it); a node event does not re-evaluate it; the last
+    // victim's deletion, after the preemption ended, moves it. With SchedulerPopFromBackoffQ off,
+    // PreEnqueue runs only on the way into activeQ, so the pod enters backoffQ and is blocked at the flush.
+    for gate in [true, false] {
+        let mut q = queue().with_pop_from_backoff(gate);
+        q.register_hint(0, default_hint_fn("NodeResourcesFit").unwrap());
+        q.add(pod(1, 0), 0);
+        let p = q.pop(0).unwrap();
+        q.set_preempting(PodUid(1), true);
+        assert_eq!(q.add_unschedulable(p, PluginSet::of(&[0]), 0), Location::Unschedulable);
+        let victim = |n| ClusterEvent::AssignedPodDelete { pod: PodUid(n), node: 0 };
+        q.on_event(victim(7), S / 10);
+        let want = if gate { Location::Unschedulable } else { Location::Backoff };
+        assert_eq!(q.location(PodUid(1)), Some(want), "gate {gate}");
+        if gate {
+            q.on_event(ClusterEvent::NodeAdd { node: 1 }, S / 5);
+            assert_eq!(q.location(PodUid(1)), Some(Location::Unschedulable), "not the gating plugin's event");
+        } else {
+            assert!(q.pop(2 * S).is_none(), "flushed but blocked by PreEnqueue");
+            assert_eq!(q.location(PodUid(1)), Some(Location::Unschedulable));
+        }
+        q.set_preempting(PodUid(1), false);
+        q.on_event(victim(8), 2 * S);
+        assert_eq!(q.location(PodUid(1)), Some(Location::Active), "gate {gate}");
     }
 }
 
@@ -110,14 +196,15 @@ fn unschedulable_pods_wait_for_an_interesting_event() {
 
 #[test]
 fn a_moved_pod_still_backing_off_goes_to_backoff() {
-    let mut q = queue();
+    let mut q = queue().with_pop_from_backoff(false);
     q.add(pod(1, 0), 0);
     let p = q.pop(0).unwrap();
     q.add_unschedulable(p, PluginSet::of(&[0]), 10 * S);
     q.on_event(ClusterEvent::NodeAdd { node: 0 }, 10 * S + 1);
     assert_eq!(q.location(PodUid(1)), Some(Location::Backoff));
-    assert_eq!(q.next_wakeup_nanos(), Some(11 * S));
-    assert_eq!(pop_all(&mut q, 11 * S), vec![1]);
+    assert_eq!(q.next_wakeup_nanos(), Some(12 * S));
+    assert_eq!(pop_all(&mut q, 12 * S - 1), Vec::<u64>::new());
+    assert_eq!(pop_all(&mut q, 12 * S), vec![1]);
 }
 
 #[test]
@@ -149,21 +236,21 @@ fn events_before_the_pop_are_not_replayed() {
 }
 
 #[test]
-fn leftover_unschedulable_pods_flush_after_five_minutes() {
+fn leftover_unschedulable_pods_flush_after_five_minutes_on_the_30s_ticks() {
     let mut q = queue();
     q.add(pod(1, 0), 0);
     q.add(pod(2, 0), 0);
     let p = q.pop(0).unwrap();
     q.add_unschedulable(p, PluginSet::of(&[0]), S);
     let p = q.pop(0).unwrap();
-    q.add_unschedulable(p, PluginSet::of(&[0]), 2 * S);
+    q.add_unschedulable(p, PluginSet::of(&[0]), 31 * S);
     let five_min = DEFAULT_MAX_IN_UNSCHEDULABLE_NANOS;
-    assert_eq!(q.next_wakeup_nanos(), Some(S + five_min + 1));
     assert_eq!(q.flush_unschedulable_leftover(S + five_min), 0, "strictly longer than 5 min");
-    assert_eq!(q.flush_unschedulable_leftover(S + five_min + 1), 1);
-    assert_eq!(q.location(PodUid(1)), Some(Location::Active));
+    assert_eq!(q.next_wakeup_nanos(), Some(five_min + 30 * S), "the first 30 s tick after 5 min");
+    assert!(q.pop(five_min + 30 * S - 1).is_none());
+    assert_eq!(q.pop(five_min + 30 * S).map(|p| p.uid), Some(PodUid(1)));
     assert_eq!(q.location(PodUid(2)), Some(Location::Unschedulable));
-    assert_eq!(q.next_wakeup_nanos(), Some(2 * S + five_min + 1));
+    assert_eq!(q.next_wakeup_nanos(), Some(five_min + 60 * S));
 }
 
 #[test]

@@ -226,6 +226,12 @@ fn facts(run: &RunReport) -> Block {
     if let Some(pair) = run.pair {
         facts.push(("pair", cell(pair.to_string())));
     }
+    if !run.outcome.passed {
+        facts.push(("outcome", cell(format!("FAILED: {}", run.outcome.message))));
+    }
+    if !run.feature_gates_honoured.is_empty() {
+        facts.push(("feature gates honoured", cell(run.feature_gates_honoured.join(", "))));
+    }
     if !run.feature_gates_ignored.is_empty() {
         facts.push(("feature gates ignored", cell(run.feature_gates_ignored.join(", "))));
     }

@@ -190,6 +190,13 @@ pub struct RunReport {
     /// OpportunisticBatching's counters over the run (absent when the gate is off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opportunistic_batching: Option<BatchingReport>,
+    /// Gates the workload set away from their v1.37.2 default that the engine runs as set
+    /// (`Name=value`; see `workload::gates::HONOURED`).
+    #[serde(default)]
+    pub feature_gates_honoured: Vec<String>,
+    /// Whether the workload passed upstream's outcome checks (its waits for pods).
+    #[serde(default)]
+    pub outcome: Outcome,
     pub measured_pods: u64,
     pub scheduled_pods: u64,
     pub unschedulable_pods: u64,
@@ -250,6 +257,38 @@ pub struct BatchingReport {
     pub no_hint: u64,
     /// Rankings given up, by upstream's reason label.
     pub flushed: BTreeMap<String, u64>,
+}
+
+/// The outcome checks of upstream's harness: a `createPods` op that waits for its pods, or a
+/// barrier, fails the workload when some of the pods it waits for are not done. The run stops at
+/// the failed op; the report still holds what ran until then.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub passed: bool,
+    /// Why it failed (the op, how many pods, why); empty when it passed.
+    pub message: String,
+    /// The index of the op whose wait failed (0-based).
+    pub failed_op: Option<u64>,
+    /// Pods the failed wait waited for, and those of them not done (not bound, or not attempted
+    /// for an `attempted` barrier).
+    pub pods_waited_for: u64,
+    pub pods_not_done: u64,
+    /// The unschedulable reasons counted when the wait failed (as `unschedulableReasons`), most frequent first in `message`.
+    pub reasons: BTreeMap<String, u64>,
+}
+
+impl Default for Outcome {
+    fn default() -> Self {
+        Outcome {
+            passed: true,
+            message: String::new(),
+            failed_op: None,
+            pods_waited_for: 0,
+            pods_not_done: 0,
+            reasons: BTreeMap::new(),
+        }
+    }
 }
 
 /// Instructions executed by the measured phase (the scheduling cycles and PostFilter of the pods

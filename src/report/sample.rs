@@ -119,6 +119,8 @@ fn run(rng: &mut ChaCha8Rng, index: u32) -> RunReport {
         virtual_cycle_cost: basic.then_some(crate::clock::CycleCostModel::DEFAULT),
         feature_gates_ignored: if basic { vec![] } else { vec!["SchedulerQueueingHints".to_string()] },
         opportunistic_batching: None,
+        feature_gates_honoured: if basic { vec![] } else { vec!["SchedulerPopFromBackoffQ=false".to_string()] },
+        outcome: crate::report::Outcome::default(),
         measured_pods: pods,
         scheduled_pods: pods - unschedulable,
         unschedulable_pods: unschedulable,

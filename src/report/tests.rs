@@ -95,6 +95,14 @@ fn sample_report_matches_the_schema() {
     run.placements = Some([("default/pod-0".to_string(), "node-1".to_string())].into());
     run.threshold = None;
     run.threshold_passed = None;
+    run.outcome = crate::report::Outcome {
+        passed: false,
+        message: "op 1 (barrier: every pod scheduled): 2 of 5 pods not done".to_string(),
+        failed_op: Some(1),
+        pods_waited_for: 5,
+        pods_not_done: 2,
+        reasons: [("0/2 nodes are available: 2 Insufficient cpu.".to_string(), 2)].into(),
+    };
     let errors = schema_errors(&serde_json::to_value(&report).unwrap());
     assert!(errors.is_empty(), "{errors:#?}");
 }

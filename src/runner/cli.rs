@@ -261,8 +261,10 @@ fn print_gates(w: &ResolvedWorkload) {
     for (name, value, st) in &w.gate_statuses {
         let detail = match st {
             GateStatus::Default => format!("the {} default, which the engine runs", crate::workload::gates::RELEASE),
-            GateStatus::Honoured => "the engine runs it as set".to_string(),
-            GateStatus::NotApplicable(r) | GateStatus::NotHonoured(r) | GateStatus::Skip(r) => r.clone(),
+            GateStatus::Honoured(r)
+            | GateStatus::NotApplicable(r)
+            | GateStatus::NotHonoured(r)
+            | GateStatus::Skip(r) => r.clone(),
         };
         eprintln!("{}: feature gate {name}={value}: {}: {detail}", w.name, st.word());
     }
@@ -285,7 +287,12 @@ pub fn run_in_process(args: &RunArgs, rep: u32, cluster: Option<Arc<Cluster>>) -
         // Each workload's peak RSS is its own, not the high-water mark of the ones before it.
         crate::metrics::reset_peak_rss();
         match run_workload(&w, &opts) {
-            Ok(r) => out.runs.push(r),
+            Ok(r) => {
+                if !r.outcome.passed {
+                    out.failures.push((w.name.clone(), r.outcome.message.clone()));
+                }
+                out.runs.push(r);
+            }
             Err(RunError::Failed(why)) => out.failures.push((w.name.clone(), why)),
             Err(e) => return Err(e),
         }
@@ -463,7 +470,7 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     if !selection.skipped.is_empty() || !outcome.failures.is_empty() {
         eprintln!(
             "{} workloads ran to the end, {} failed, {} skipped",
-            report.runs.len(),
+            report.runs.iter().filter(|r| r.outcome.passed).count(),
             outcome.failures.len(),
             selection.skipped.len()
         );

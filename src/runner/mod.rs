@@ -13,6 +13,8 @@ pub mod cri;
 pub mod driver;
 #[cfg(test)]
 mod extension_point_tests;
+#[cfg(test)]
+mod gate_tests;
 pub mod objects;
 pub mod quality;
 

@@ -4,7 +4,8 @@
 //!
 //! What a gate does in a run ([`status`]):
 //! - at its v1.37.2 default: the engine's behaviour (it models the release's defaults);
-//! - away from its default, for the gates in [`HONOURED`]: the engine runs that behaviour;
+//! - a scheduler gate the engine runs either way (SchedulerPopFromBackoffQ, SchedulerAsyncPreemption,
+//!   OpportunisticBatching): honoured, per workload;
 //! - not read by kube-scheduler, or only changing how it dispatches API calls: not applicable;
 //! - enabling a subsystem schedperf does not have (workload-aware scheduling, DRA's alpha
 //!   features, volume capacity scoring): the workload is skipped with the reason;
@@ -33,6 +34,25 @@ const API_PATH_ONLY: &[(&str, &str)] = &[(
     "only changes how kube-scheduler dispatches its API calls (status updates, binding); schedperf has no apiserver",
 )];
 
+/// Scheduler gates the engine runs at either value, with what the non-default value does.
+pub const HONOURED: &[(&str, &str)] = &[
+    (
+        "SchedulerPopFromBackoffQ",
+        "the queue pops only from activeQ, and backoffQ keeps exact expiry times, earliest first \
+         (on: it pops backoffQ's head when activeQ is empty, with 1-second windows ordered by QueueSort)",
+    ),
+    (
+        "SchedulerAsyncPreemption",
+        "PostFilter deletes the victims before the cycle ends (on: they are deleted after it, and the \
+         preemptor waits in unschedulablePods until the last one is gone)",
+    ),
+    (
+        "OpportunisticBatching",
+        "every pod runs a full cycle (on: a pod with the same signature as the previous one is first \
+         tried on the next node of the previous cycle's ranking)",
+    ),
+];
+
 /// Scheduler gates whose non-default value turns on a subsystem schedperf does not implement.
 const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
     ("GenericWorkload", "workload-aware scheduling (PodGroup/Workload objects)"),
@@ -44,16 +64,13 @@ const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
     ("VolumeLimitScaling", "volume limit scaling"),
 ];
 
-/// Scheduler gates the engine runs either way, as the value says.
-pub const HONOURED: &[&str] = &["OpportunisticBatching"];
-
 /// What a gate value means for a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateStatus {
     /// The release's default, which is what the engine runs.
     Default,
-    /// Away from the default, and the engine runs it that way.
-    Honoured,
+    /// Away from its default, and the engine runs it so (see [`HONOURED`]).
+    Honoured(String),
     NotApplicable(String),
     /// A scheduler gate away from its default: the engine still runs the default.
     NotHonoured(String),
@@ -62,11 +79,11 @@ pub enum GateStatus {
 }
 
 impl GateStatus {
-    /// A short word for tables: `default`, `not applicable`, `not honoured`, `skip`.
+    /// A short word for tables: `default`, `honoured`, `not applicable`, `not honoured`, `skip`.
     pub fn word(&self) -> &'static str {
         match self {
             GateStatus::Default => "default",
-            GateStatus::Honoured => "honoured",
+            GateStatus::Honoured(_) => "honoured",
             GateStatus::NotApplicable(_) => "not applicable",
             GateStatus::NotHonoured(_) => "not honoured",
             GateStatus::Skip(_) => "skip",
@@ -87,9 +104,6 @@ pub fn status(name: &str, value: bool) -> Result<GateStatus, String> {
     if value == g.default {
         return Ok(GateStatus::Default);
     }
-    if HONOURED.contains(&name) && !g.locked {
-        return Ok(GateStatus::Honoured);
-    }
     if g.locked {
         return Ok(GateStatus::Skip(format!(
             "feature gate {name}={value}: the gate is locked to {} at {RELEASE} (upstream's harness cannot set it either)",
@@ -98,6 +112,9 @@ pub fn status(name: &str, value: bool) -> Result<GateStatus, String> {
     }
     if !g.read_by_scheduler {
         return Ok(GateStatus::NotApplicable(format!("{name}={value}: not read by kube-scheduler")));
+    }
+    if let Some((_, what)) = HONOURED.iter().find(|(n, _)| *n == name) {
+        return Ok(GateStatus::Honoured(format!("{name}={value}: the engine runs it: {what}")));
     }
     if let Some((_, why)) = API_PATH_ONLY.iter().find(|(n, _)| *n == name) {
         return Ok(GateStatus::NotApplicable(format!("{name}={value}: {why}")));
@@ -437,8 +454,10 @@ mod tests {
     fn statuses_at_the_pinned_release() {
         let cases: &[(&str, bool, &str)] = &[
             ("SchedulerAsyncPreemption", true, "default"),
-            ("SchedulerAsyncPreemption", false, "not honoured"),
-            ("SchedulerPopFromBackoffQ", false, "not honoured"),
+            ("SchedulerAsyncPreemption", false, "honoured"),
+            ("SchedulerPopFromBackoffQ", false, "honoured"),
+            ("SchedulerPopFromBackoffQ", true, "default"),
+            ("SchedulerPreQueueingHints", true, "not honoured"),
             ("OpportunisticBatching", false, "honoured"),
             ("OpportunisticBatching", true, "default"),
             ("SchedulerAsyncAPICalls", true, "not applicable"),
@@ -453,6 +472,10 @@ mod tests {
             assert_eq!(status(name, *value).unwrap().word(), *want, "{name}={value}");
         }
         assert!(status("SchedulerQueueingHint", true).unwrap_err().contains("unknown feature gate"));
+        for (name, _) in HONOURED {
+            let g = lookup(name).expect("an honoured gate is a gate of the release");
+            assert!(g.read_by_scheduler && !g.locked, "{name}");
+        }
         let names: std::collections::BTreeSet<&str> = GATES.iter().map(|g| g.name).collect();
         assert_eq!(names.len(), GATES.len(), "gate names are unique");
     }

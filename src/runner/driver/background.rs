@@ -48,6 +48,7 @@ impl Deleter {
 impl Driver {
     pub(super) fn fire_churn(&mut self) -> Result<(), InputError> {
         self.fire_deleters();
+        self.fire_preemptions();
         let now = self.now();
         for ci in 0..self.churners.len() {
             while let Some(round) = self.churners[ci].next_round(now) {
@@ -77,7 +78,8 @@ impl Driver {
     pub(super) fn next_churn_nanos(&self) -> Option<u64> {
         let churn = self.churners.iter().map(|c| c.next_nanos).min();
         let del = self.deleters.iter().filter(|d| !d.left.is_empty()).map(|d| d.next_nanos).min();
-        [churn, del].into_iter().flatten().min()
+        let preemption = self.preemptions.iter().map(|p| p.next_due_nanos()).min();
+        [churn, del, preemption].into_iter().flatten().min()
     }
 
     pub(super) fn fire_deleters(&mut self) {

@@ -145,19 +145,21 @@ impl Driver {
                     *self.unschedulable_reasons.entry(msg.clone()).or_default() += 1;
                 }
                 self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": msg}));
+                let mut now = now;
                 if let Ok(pre) = post {
                     self.counters.preemptions += 1;
                     self.counters.preemption_victims += pre.victims.len() as u64;
                     let node = self.snap.interner.resolve(pre.node).to_string();
-                    let victims: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
-                    self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": victims}));
+                    let names: Vec<String> = pre.victims.iter().map(|v| v.name.clone()).collect();
+                    self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": names}));
                     self.rec_mut(uid).info = pre.pod;
-                    for v in &pre.victims {
-                        if v.uid.0 >= 1 && v.uid.0 as usize <= self.pods.len() {
-                            self.trace(now, v.uid, "preempted", |d| serde_json::json!({"by": d.key_of(uid)}));
-                            self.delete_pod(v.uid);
-                        }
-                    }
+                    let victims: Vec<PodUid> = pre
+                        .victims
+                        .iter()
+                        .map(|v| v.uid)
+                        .filter(|v| v.0 >= 1 && v.0 as usize <= self.pods.len())
+                        .collect();
+                    now = self.actuate_preemption(uid, victims, now);
                 }
                 self.queue.add_unschedulable(qp, PluginSet::of(&rejectors), now);
             }

@@ -37,7 +37,11 @@ impl Driver {
             // Idle: nothing is ready to schedule.
             self.flush_binds();
             let lens = self.queue.lens();
-            let stalled = self.binds_in_flight == 0 && lens.active == 0 && lens.backoff == 0 && deadline.is_none();
+            let stalled = self.binds_in_flight == 0
+                && lens.active == 0
+                && lens.backoff == 0
+                && self.preemptions.is_empty()
+                && deadline.is_none();
             if stalled && !self.drain() {
                 return Ok(());
             }

@@ -2,7 +2,8 @@
 //! the assume cache, the binder and a node agent. One concern per submodule:
 //! `setup` builds the driver, `event_loop` waits and wakes, `cycle` is one scheduling cycle
 //! (Reserve, Permit), `binding` ends binding cycles, `cluster_ops` creates, updates and deletes
-//! objects, `background` runs churn and rate-limited deletion, `ops` runs workload ops, and
+//! objects, `background` runs churn and rate-limited deletion, `preemption` deletes victims as
+//! SchedulerAsyncPreemption says, `ops` runs workload ops, and
 //! `summary` turns the records into the report.
 
 mod background;
@@ -11,6 +12,7 @@ mod cluster_ops;
 mod cycle;
 mod event_loop;
 mod ops;
+mod preemption;
 mod setup;
 mod summary;
 
@@ -238,6 +240,18 @@ struct Driver {
     node_fingerprints: ahash::AHashMap<String, [u64; 4]>,
     /// Position of the op being run, for failure messages.
     op_index: usize,
+    /// SchedulerAsyncPreemption: victims are deleted after the preemptor's cycle.
+    async_preemption: bool,
+    preemptions: Vec<preemption::Preemption>,
+    /// The wait that failed upstream's outcome checks, for the report's `outcome`.
+    failed_wait: Option<FailedWait>,
+}
+
+/// A failed wait: the op, the pods it waited for, and those not done.
+struct FailedWait {
+    op: usize,
+    waited_for: usize,
+    not_done: usize,
 }
 
 /// Fingerprints of what a node update can change, in `NodeChange` order: allocatable, labels,

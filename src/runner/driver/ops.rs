@@ -9,7 +9,7 @@ use crate::runner::objects::{default_node, default_pod};
 use crate::runner::RunError;
 use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp};
 
-use super::{Churner, Driver, PodRec, PodState, Window, UPSTREAM_WAIT_TIMEOUT_NANOS};
+use super::{Churner, Driver, FailedWait, PodRec, PodState, Window, UPSTREAM_WAIT_TIMEOUT_NANOS};
 
 /// Why the pods a wait waited for are not done: the most frequent unschedulable reason (the first
 /// by name among equals), else gates, else that nothing was attempted.
@@ -166,12 +166,15 @@ impl Driver {
                         .collect();
                     if !pending.is_empty() {
                         let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
-                        return Err(self.wait_failure(
+                        let err = self.wait_failure(
                             &format!("createPods in namespace {namespace} waits for its pods to be scheduled"),
                             &pending,
                             uids.len(),
                             timed_out,
-                        ));
+                        );
+                        let not_done = pending.len();
+                        self.failed_wait = Some(FailedWait { op: self.op_index, waited_for: uids.len(), not_done });
+                        return Err(err);
                     }
                 }
                 if *collect_metrics {
@@ -236,7 +239,10 @@ impl Driver {
                 if !pending.is_empty() {
                     let timed_out = self.now().saturating_sub(start) >= UPSTREAM_WAIT_TIMEOUT_NANOS;
                     let what = if attempted { "barrier: every pod attempted" } else { "barrier: every pod scheduled" };
-                    return Err(self.wait_failure(what, &pending, matching.len(), timed_out));
+                    let err = self.wait_failure(what, &pending, matching.len(), timed_out);
+                    let (waited_for, not_done) = (matching.len(), pending.len());
+                    self.failed_wait = Some(FailedWait { op: self.op_index, waited_for, not_done });
+                    return Err(err);
                 }
             }
             ResolvedOp::Sleep { duration } => {

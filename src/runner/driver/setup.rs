@@ -104,10 +104,17 @@ pub(crate) fn run_workload_with(
             None
         });
     }
+    let gate = |name: &str| {
+        w.feature_gates
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
+    };
     let mut queue = SchedulingQueue::new(
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
         config.pod_max_backoff_seconds as u64 * 1_000_000_000,
-    );
+    )
+    .with_pop_from_backoff(gate("SchedulerPopFromBackoffQ"));
     // Every profile has the same QueueSort (the config checks it): the first one's order.
     if let Some(less) = frameworks[0].queue_sort_fn() {
         queue = queue.with_queue_sort(less);
@@ -217,6 +224,9 @@ pub(crate) fn run_workload_with(
         cluster: Cluster::default(),
         node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
         op_index: 0,
+        async_preemption: gate("SchedulerAsyncPreemption"),
+        preemptions: Vec::new(),
+        failed_wait: None,
     };
     drop(results_tx);
     // The initial cluster: its bound pods are in the snapshot; give them records too.
@@ -263,9 +273,18 @@ pub(crate) fn run_workload_with(
             names.join(", ")
         );
     }
+    // A wait upstream's harness would fail ends the workload there; its report says so (`outcome`).
+    let mut failure = None;
     for (i, op) in w.ops.iter().enumerate() {
         d.op_index = i;
-        d.run_op(op)?;
+        match d.run_op(op) {
+            Ok(()) => {}
+            Err(RunError::Failed(why)) => {
+                failure = Some(why);
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     // Let in-flight binds finish before accounting.
     d.churners.clear();
@@ -282,5 +301,17 @@ pub(crate) fn run_workload_with(
     if let Some(pb) = &d.progress {
         pb.finish_and_clear();
     }
-    Ok(d.finish(w, wall_start, cpu_start))
+    let failed_wait = d.failed_wait.take();
+    let mut report = d.finish(w, wall_start, cpu_start);
+    if let Some(message) = failure {
+        report.outcome = crate::report::Outcome {
+            passed: false,
+            message,
+            failed_op: failed_wait.as_ref().map(|f| f.op as u64),
+            pods_waited_for: failed_wait.as_ref().map_or(0, |f| f.waited_for as u64),
+            pods_not_done: failed_wait.as_ref().map_or(0, |f| f.not_done as u64),
+            reasons: report.unschedulable_reasons.clone(),
+        };
+    }
+    Ok(report)
 }

@@ -10,6 +10,7 @@ use crate::report::{Accounting, RunReport};
 use crate::runner::consistency::{differences, Expected, PodLine};
 use crate::runner::quality::{placement_digest, placement_quality};
 use crate::runner::AgentSpec;
+use crate::workload::gates::GateStatus;
 use crate::workload::ResolvedWorkload;
 
 use super::{Driver, PodRec, PodState};
@@ -166,21 +167,20 @@ impl Driver {
             feature_gates_ignored: w
                 .gate_statuses
                 .iter()
-                .filter(|(_, _, st)| {
-                    !matches!(
-                        st,
-                        crate::workload::gates::GateStatus::Default | crate::workload::gates::GateStatus::Honoured
-                    )
-                })
-                .map(|(name, value, st)| match st {
-                    crate::workload::gates::GateStatus::NotApplicable(r)
-                    | crate::workload::gates::GateStatus::NotHonoured(r)
-                    | crate::workload::gates::GateStatus::Skip(r) => format!("{} ({r})", st.word()),
-                    crate::workload::gates::GateStatus::Default | crate::workload::gates::GateStatus::Honoured => {
-                        format!("{name}={value}")
+                .filter_map(|(_, _, st)| match st {
+                    GateStatus::NotApplicable(r) | GateStatus::NotHonoured(r) | GateStatus::Skip(r) => {
+                        Some(format!("{} ({r})", st.word()))
                     }
+                    GateStatus::Default | GateStatus::Honoured(_) => None,
                 })
                 .collect(),
+            feature_gates_honoured: w
+                .gate_statuses
+                .iter()
+                .filter(|(_, _, st)| matches!(st, GateStatus::Honoured(_)))
+                .map(|(name, value, _)| format!("{name}={value}"))
+                .collect(),
+            outcome: crate::report::Outcome::default(),
             opportunistic_batching: self.batches.as_ref().map(|b| {
                 let s = b.stats();
                 crate::report::BatchingReport {
