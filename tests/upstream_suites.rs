@@ -52,6 +52,13 @@ fn listed_short(file: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// Upstream short workloads that fail here, with why (README, "Status and known gaps"). A failure
+/// not listed fails the test.
+const KNOWN_FAILURES: &[(&str, &str)] = &[(
+    "EventHandlingPodAdd/1000Pods",
+    "3,001 pods on a 3,000-pod node: score ties broken by scan order, where upstream's 16 filter workers race",
+)];
+
 #[test]
 fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
     let dir = scheduler_perf_dir();
@@ -127,6 +134,10 @@ fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
             table.push(format!("{suite:<20} {name:<75} skipped: {reason}"));
         }
         for (name, why) in &failed {
+            assert!(
+                KNOWN_FAILURES.iter().any(|(n, _)| n == name),
+                "{suite} {name}: failed, and it is not a known failure: {why}"
+            );
             table.push(format!("{suite:<20} {name:<75} FAILED: {why}"));
         }
         let all: BTreeSet<&String> = ran.iter().chain(skipped.keys()).chain(failed.keys()).collect();
