@@ -248,7 +248,8 @@ fn sparse_find(entries: &[SparseEntry], node: u32) -> Option<usize> {
 pub struct NodeTable {
     len: usize,
     pub name: Vec<Sym>,
-    pub unschedulable: Vec<bool>,
+    /// `spec.unschedulable`, one bit per row.
+    pub unschedulable: bitvec::vec::BitVec,
     /// How many rows of `unschedulable` are true (NodeUnschedulable's filter skips itself at 0).
     unschedulable_count: usize,
     /// Index into [`NodeTable::taint_sets`].
@@ -687,7 +688,7 @@ impl NodeTable {
         let i = idx.ix();
         assert_eq!(self.name[i], spec.name, "update_node keeps the node's name");
         self.unschedulable_count -= self.unschedulable[i] as usize;
-        self.unschedulable[i] = spec.unschedulable;
+        self.unschedulable.set(i, spec.unschedulable);
         self.unschedulable_count += spec.unschedulable as usize;
         self.taint_set[i] = self.taint_sets.intern(&spec.taints);
         for col in &mut self.labels {
