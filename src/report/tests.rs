@@ -152,6 +152,12 @@ fn schema_required_lists_match_the_serialized_model() {
     run.arm = Some("base".to_string());
     run.placements = Some(Default::default());
     run.virtual_cycle_cost = Some(crate::clock::CycleCostModel::DEFAULT);
+    run.opportunistic_batching = Some(crate::report::BatchingReport {
+        hint_used: 3,
+        hint_not_used: 0,
+        no_hint: 1,
+        flushed: [("pod_incompatible".to_string(), 1)].into(),
+    });
     run.instructions = Some(crate::report::InstructionsReport {
         source: "callgrind".into(),
         tool: "valgrind-3.19.0".into(),
@@ -192,7 +198,10 @@ fn schema_required_lists_match_the_serialized_model() {
         .filter(|p| !defs["RunReport"]["required"].as_array().unwrap().iter().any(|r| r == p.as_str()))
         .collect();
     optional.sort();
-    assert_eq!(optional, ["arm", "cri", "instructions", "pair", "placements", "virtualCycleCost"]);
+    assert_eq!(
+        optional,
+        ["arm", "cri", "instructions", "opportunisticBatching", "pair", "placements", "virtualCycleCost"]
+    );
 }
 
 /// Writes the sample report and loads its HTML in headless Chromium through

@@ -79,6 +79,7 @@ fn every_repository_workload_loads_and_resolves() {
         names,
         [
             "affinity/performance-config.yaml",
+            "batching/performance-config.yaml",
             "ci/performance-config.yaml",
             "e2e/performance-config.yaml",
             "misc/performance-config.yaml",
@@ -562,7 +563,7 @@ Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePo
 fn list_covers_the_repository() {
     let text = list(&workloads_dir()).unwrap();
     assert!(text.contains("SchedulingBasic/5000Nodes_50000Pods"), "{text}");
-    assert!(text.contains("\n6 files, "), "{text}");
+    assert!(text.contains("\n7 files, "), "{text}");
     // Every row is aligned: each column starts where its header does, after a space.
     let header = text.lines().next().unwrap();
     let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"].iter().map(|h| header.find(h).unwrap()).collect();
