@@ -36,10 +36,16 @@ impl Batches {
         self.cycle += 1;
     }
 
-    /// What the engine batches `pod`'s cycle with under `profile`.
-    pub fn cx<'a>(&'a mut self, profile: usize, fw: &Framework, pod: &PodInfo, now_nanos: u64) -> BatchCx<'a> {
-        let signature = if self.signs[profile] { sign::sign_pod(fw, pod, &fw.scheduler_name) } else { None };
-        BatchCx { batch: &mut self.per_profile[profile], signature, cycle: self.cycle, now_nanos }
+    /// What the engine batches `pod`'s cycle with under `profile`; `None` for a profile that signs
+    /// no pod (the default one): its batch could never hold a ranking, so the cycle skips the
+    /// bookkeeping (and its counters stay at 0, where upstream counts a `pod_not_batchable` flush
+    /// per cycle).
+    pub fn cx<'a>(&'a mut self, profile: usize, fw: &Framework, pod: &PodInfo, now_nanos: u64) -> Option<BatchCx<'a>> {
+        if !self.signs[profile] {
+            return None;
+        }
+        let signature = sign::sign_pod(fw, pod, &fw.scheduler_name);
+        Some(BatchCx { batch: &mut self.per_profile[profile], signature, cycle: self.cycle, now_nanos })
     }
 
     /// The counters of every profile, summed.

@@ -509,7 +509,7 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
         }
         let hints_before = ours.batches.as_ref().map_or(0, |b| b.stats().hint_used);
         let clock = ours.batch_clock;
-        let batch = ours.batches.as_mut().map(|b| {
+        let batch = ours.batches.as_mut().and_then(|b| {
             b.set_cycle(theirs["batch"]["cycle"].as_u64().unwrap_or(0));
             b.cx(profile, fw, &info, clock)
         });

@@ -37,7 +37,7 @@ impl Driver {
         // A measured pod's cycle runs inside the wrapper callgrind counts (`--measure instructions`).
         let measured = self.rec(uid).measured;
         let fw = &self.frameworks[profile];
-        let batch = self.batches.as_mut().map(|b| b.cx(profile, fw, &info, now));
+        let batch = self.batches.as_mut().and_then(|b| b.cx(profile, fw, &info, now));
         let result = if measured {
             crate::instructions::measured_attempt(|| {
                 self.engine.schedule_one_nominated_batched(fw, &mut self.snap, &info, batch)
