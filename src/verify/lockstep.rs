@@ -303,7 +303,7 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                             // scheduler_perf labels each pod made from a template file.
                             let mut pod = single(instantiate(p, i, *count, template_params)?, p, "Pod")?;
                             pod["metadata"]["labels"]["signature"] =
-                                json!(format!("signature-label-{}", i / (*signature_batch_size).max(1)));
+                                json!(crate::workload::signature_label(i, *signature_batch_size));
                             pod
                         }
                         None => json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},

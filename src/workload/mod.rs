@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 pub use labels::LabelFilter;
 pub use resolve::{resolve, workload_labels, ResolvedOp, ResolvedWorkload};
 pub use spec::{load_workload_file, Op, ParamValue, TestCase, Threshold, Workload};
-pub use strategy::{apply_node_allocatable, label_node_prepare, node_allocatable, unique_node_label};
+pub use strategy::{apply_node_allocatable, label_node_prepare, node_allocatable, signature_label, unique_node_label};
 pub use support::skip_reason;
 pub use template::{is_templated, render_template, template_env, Template, TemplateError};
 

@@ -85,3 +85,27 @@ mod tests {
         assert_eq!(node_allocatable(&s).len(), 2);
     }
 }
+
+/// The `signature` label scheduler_perf's createPods puts on the `index`-th pod it makes from a
+/// template file: pods in the same run of `batch_size` share it.
+pub fn signature_label(index: u64, batch_size: u64) -> String {
+    format!("signature-label-{}", index / batch_size.max(1))
+}
+
+#[cfg(test)]
+mod signature_tests {
+    #[test]
+    fn signature_labels_change_every_batch() {
+        let cases = [
+            (0, 1, "signature-label-0"),
+            (1, 1, "signature-label-1"),
+            (9, 10, "signature-label-0"),
+            (10, 10, "signature-label-1"),
+            (25, 10, "signature-label-2"),
+            (3, 0, "signature-label-3"),
+        ];
+        for (i, b, want) in cases {
+            assert_eq!(super::signature_label(i, b), want, "index {i}, batch {b}");
+        }
+    }
+}

@@ -128,7 +128,8 @@ impl Driver {
                         Some(p) => self.templates.pod(p, i, *count, template_params)?,
                         None => default_pod(),
                     };
-                    let signature = pod_template_path.as_ref().map(|_| signature_label(i, *signature_batch_size));
+                    let signature =
+                        pod_template_path.as_ref().map(|_| crate::workload::signature_label(i, *signature_batch_size));
                     uids.push(self.create_pod(t, namespace, &file, signature)?);
                     // Keep scheduling while creating, as the scheduler runs alongside the creator.
                     if i % 64 == 63 {
@@ -150,7 +151,9 @@ impl Driver {
                                     Some(p) => self.templates.pod(p, j as u64, *count, template_params)?,
                                     None => default_pod(),
                                 };
-                                let signature = tmpl.as_ref().map(|_| signature_label(j as u64, *signature_batch_size));
+                                let signature = tmpl
+                                    .as_ref()
+                                    .map(|_| crate::workload::signature_label(j as u64, *signature_batch_size));
                                 *slot = self.create_pod(t, namespace, &file, signature)?;
                             }
                         }
@@ -314,30 +317,6 @@ mod tests {
         ];
         for (rs, gated, want) in cases {
             assert_eq!(why_not_done(&rs, gated), want, "{rs:?} gated={gated}");
-        }
-    }
-}
-
-/// The `signature` label scheduler_perf's createPods puts on the `index`-th pod it makes from a
-/// template file: pods in the same run of `batch_size` share it.
-pub(super) fn signature_label(index: u64, batch_size: u64) -> String {
-    format!("signature-label-{}", index / batch_size.max(1))
-}
-
-#[cfg(test)]
-mod signature_tests {
-    #[test]
-    fn signature_labels_change_every_batch() {
-        let cases = [
-            (0, 1, "signature-label-0"),
-            (1, 1, "signature-label-1"),
-            (9, 10, "signature-label-0"),
-            (10, 10, "signature-label-1"),
-            (25, 10, "signature-label-2"),
-            (3, 0, "signature-label-3"),
-        ];
-        for (i, b, want) in cases {
-            assert_eq!(super::signature_label(i, b), want, "index {i}, batch {b}");
         }
     }
 }
