@@ -215,7 +215,9 @@ func explainPod(cfg *config.KubeSchedulerConfiguration, cluster []runtime.Object
 			var cands []preemption.Candidate
 			if dp != nil {
 				pre = &preemptionExplanation{Victims: []string{}, Candidates: []preemptionCandidate{}}
-				cands, err = dryRunCandidates(e, fw, dp, state, pod, fitErr)
+				// Every candidate (every potential node tried): upstream's own run visits them from a
+				// random offset, in map order, and stops early, so its set is not repeatable.
+				cands, err = dryRunCandidates(e, fw, dp, state, pod, fitErr, true)
 				if err != nil {
 					return nil, err
 				}
@@ -251,8 +253,9 @@ func explainPod(cfg *config.KubeSchedulerConfiguration, cluster []runtime.Object
 }
 
 // dryRunCandidates lists every preemption candidate the way DefaultPreemption's evaluate does
-// (eligibility, nodes whose status is Unschedulable, PDBs, DryRunPreemption), with offset 0.
-func dryRunCandidates(e *env, fw framework.Framework, dp dpT, state fwk.CycleState, pod *v1.Pod, fitErr *framework.FitError) ([]preemption.Candidate, error) {
+// (eligibility, nodes whose status is Unschedulable, PDBs, DryRunPreemption), with offset 0;
+// with every, it goes on to the last potential node instead of stopping at numCandidates.
+func dryRunCandidates(e *env, fw framework.Framework, dp dpT, state fwk.CycleState, pod *v1.Pod, fitErr *framework.FitError, every bool) ([]preemption.Candidate, error) {
 	nominated := fitErr.Diagnosis.NodeToStatus.Get(pod.Status.NominatedNodeName)
 	if ok, _ := dp.PodEligibleToPreemptOthers(e.ctx, pod, nominated); !ok {
 		return nil, nil
@@ -266,6 +269,9 @@ func dryRunCandidates(e *env, fw framework.Framework, dp dpT, state fwk.CycleSta
 		return nil, err
 	}
 	_, num := dp.GetOffsetAndNumCandidates(int32(len(potential)))
+	if every {
+		num = int32(len(potential))
+	}
 	cands, _, err := dp.Evaluator.DryRunPreemption(e.ctx, state, pod, potential, pdbs, 0, num)
 	if err != nil && len(cands) == 0 {
 		return nil, err

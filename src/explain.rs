@@ -70,10 +70,15 @@ pub struct PreemptionExplanation {
     pub nominated_node: Option<String>,
     /// The pods it would delete there (namespace/name), in upstream's order.
     pub victims: Vec<String>,
-    /// The nodes where preemption would let the pod fit, as upstream's dry run finds them: in
-    /// node order from offset 0, stopping once it holds a candidate without PDB violations and
-    /// `numCandidates` (from minCandidateNodesPercentage/Absolute) in all.
+    /// Every node where preemption would let the pod fit, and the victims there: every
+    /// potential node is tried. (PostFilter itself visits the nodes from a random offset and
+    /// stops once it holds a candidate without PDB violations and `numCandidates`, from
+    /// minCandidateNodesPercentage/Absolute, in all; `nominatedNode` is its pick from offset 0.)
     pub candidates: Vec<PreemptionCandidate>,
+    /// When upstream's random offset can change the nomination: every candidate it may nominate
+    /// (found by trying every potential node), `nominatedNode` included. Absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_nominate: Vec<PreemptionCandidate>,
     /// Why preemption finds nothing, in upstream's words.
     pub message: Option<String>,
 }
@@ -238,22 +243,25 @@ pub fn explain_preemption(
     diag: &Diagnosis,
 ) -> Option<PreemptionExplanation> {
     let plan = fw.post_filter_plan(snap, pod, diag, false)?;
+    let all = fw.post_filter_plan(snap, pod, diag, true).unwrap_or_default();
     let key = |p: &PodInfo| format!("{}/{}", snap.interner.resolve(p.namespace), p.name);
-    let candidates: Vec<PreemptionCandidate> = plan
-        .candidates
-        .iter()
-        .map(|c| PreemptionCandidate {
-            node: snap.interner.resolve(c.node).to_string(),
-            victims: c.victims.iter().map(|v| key(v)).collect(),
-            num_pdb_violations: c.num_pdb_violations,
-        })
-        .collect();
-    let best = plan.chosen.map(|i| &candidates[i]);
+    let candidate = |c: &crate::framework::PostFilterCandidate| PreemptionCandidate {
+        node: snap.interner.resolve(c.node).to_string(),
+        victims: c.victims.iter().map(|v| key(v)).collect(),
+        num_pdb_violations: c.num_pdb_violations,
+    };
+    let chosen = plan.chosen.map(|i| candidate(&plan.candidates[i]));
+    let candidates: Vec<PreemptionCandidate> = all.candidates.iter().map(candidate).collect();
+    let may_nominate = match all.may_nominate.len() {
+        0 | 1 => Vec::new(),
+        _ => all.may_nominate.iter().map(|&i| candidate(&all.candidates[i])).collect(),
+    };
     Some(PreemptionExplanation {
-        nominated_node: best.map(|b| b.node.clone()),
-        victims: best.map(|b| b.victims.clone()).unwrap_or_default(),
+        nominated_node: chosen.as_ref().map(|b| b.node.clone()),
+        victims: chosen.map(|b| b.victims).unwrap_or_default(),
         message: plan.message.map(|m| format!("preemption: {m}")),
         candidates,
+        may_nominate,
     })
 }
 
@@ -539,6 +547,8 @@ profiles:
         victims: Vec<&'static str>,
         /// (node, victims, PDB violations), in output order.
         candidates: Vec<(&'static str, Vec<&'static str>, usize)>,
+        /// Nodes upstream may nominate by its random offset (listed when more than one).
+        may_nominate: Vec<&'static str>,
         message: Option<&'static str>,
     }
 
@@ -554,6 +564,8 @@ profiles:
             .map(|c| (c.node.as_str(), c.victims.iter().map(String::as_str).collect(), c.num_pdb_violations))
             .collect();
         assert_eq!(cands, want.candidates, "{name}: candidates");
+        let may: Vec<&str> = got.may_nominate.iter().map(|c| c.node.as_str()).collect();
+        assert_eq!(may, want.may_nominate, "{name}: may nominate");
         assert_eq!(got.message.as_deref(), want.message, "{name}: message");
         assert_eq!(json["preemption"]["nominatedNode"], serde_json::json!(want.nominated), "{name}: JSON name");
         assert!(e.selected.is_none(), "{name}: preemption only for a pod that fits nowhere");
@@ -582,6 +594,7 @@ profiles:
                     nominated: Some("node-a"),
                     victims: vec!["default/low"],
                     candidates: vec![("node-a", vec!["default/low"], 0)],
+                    may_nominate: vec![],
                     message: None,
                 }),
             ),
@@ -600,6 +613,7 @@ profiles:
                     nominated: Some("node-a"),
                     victims: vec!["default/p2", "default/p1"],
                     candidates: vec![("node-a", vec!["default/p2", "default/p1"], 0)],
+                    may_nominate: vec![],
                     message: None,
                 }),
             ),
@@ -612,6 +626,7 @@ profiles:
                     nominated: None,
                     victims: vec![],
                     candidates: vec![],
+                    may_nominate: vec![],
                     message: Some("preemption: not eligible due to preemptionPolicy=Never."),
                 }),
             ),
@@ -629,6 +644,7 @@ profiles:
                     nominated: None,
                     victims: vec![],
                     candidates: vec![],
+                    may_nominate: vec![],
                     message: Some(
                         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
                     ),
@@ -650,6 +666,7 @@ profiles:
                     candidates: vec![],
                     // node-a's 1 cpu is below the request: UnschedulableAndUnresolvable since
                     // v1.37, so preemption does not try it either.
+                    may_nominate: vec![],
                     message: Some("preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
                 }),
             ),
@@ -667,11 +684,13 @@ profiles:
                     nominated: Some("node-a"),
                     victims: vec!["default/guarded"],
                     candidates: vec![("node-a", vec!["default/guarded"], 0), ("node-b", vec!["default/other"], 0)],
+                    may_nominate: vec![],
                     message: None,
                 }),
             ),
             (
-                "the dry run stops at numCandidates: the first node's victims, though the second's are cheaper",
+                "the dry run stops at numCandidates: the first node's victims, though the second's are cheaper; \
+                 upstream's random offset may start at either",
                 vec![
                     node("node-a", "4", false),
                     pod("other", Some("node-a"), "3", 5, ""),
@@ -683,7 +702,8 @@ profiles:
                 Some(Want {
                     nominated: Some("node-a"),
                     victims: vec!["default/other"],
-                    candidates: vec![("node-a", vec!["default/other"], 0)],
+                    candidates: vec![("node-a", vec!["default/other"], 0), ("node-b", vec!["default/cheap"], 0)],
+                    may_nominate: vec!["node-a", "node-b"],
                     message: None,
                 }),
             ),
@@ -702,6 +722,7 @@ profiles:
                     nominated: Some("node-b"),
                     victims: vec!["default/other"],
                     candidates: vec![("node-b", vec!["default/other"], 0), ("node-a", vec!["default/guarded"], 1)],
+                    may_nominate: vec![],
                     message: None,
                 }),
             ),
@@ -720,6 +741,7 @@ profiles:
                     nominated: Some("node-b"),
                     victims: vec!["default/other"],
                     candidates: vec![("node-b", vec!["default/other"], 0), ("node-a", vec!["default/guarded"], 1)],
+                    may_nominate: vec![],
                     message: None,
                 }),
             ),
@@ -859,7 +881,7 @@ profiles:
             Some(if self.0 {
                 let node = snap.interner.get("node-b").unwrap();
                 let c = PostFilterCandidate { node, victims: Vec::new(), num_pdb_violations: 0 };
-                PostFilterPlan { candidates: vec![c], chosen: Some(0), message: None }
+                PostFilterPlan { candidates: vec![c], chosen: Some(0), may_nominate: vec![0], message: None }
             } else {
                 PostFilterPlan { message: Some("planned: cannot help".into()), ..PostFilterPlan::default() }
             })

@@ -99,6 +99,9 @@ pub struct PostFilterPlan {
     pub candidates: Vec<PostFilterCandidate>,
     /// An index into `candidates`.
     pub chosen: Option<usize>,
+    /// The candidates (indices) upstream may pick instead of `chosen`, which it reaches by visiting
+    /// the nodes from a random offset; filled by exhaustive plans, `chosen` included.
+    pub may_nominate: Vec<usize>,
     pub message: Option<String>,
 }
 

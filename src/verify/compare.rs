@@ -23,8 +23,49 @@ pub fn same_error(ours: &str, oracle: &str) -> bool {
     head(ours).is_some() && head(ours) == head(theirs)
 }
 
-/// Every difference between the two answers, one line each; empty when they agree.
+/// Whether upstream nominated another node than schedperf, one that schedperf lists among those
+/// upstream may nominate by its random offset (`preemption.mayNominate`), with the same victims:
+/// upstream's draw, not a divergence.
+pub fn random_nomination(ours: &Value, theirs: &Value) -> bool {
+    let (x, y) = (&ours["preemption"], &theirs["preemption"]);
+    x["nominatedNode"] != y["nominatedNode"]
+        && y["nominatedNode"].is_string()
+        && x["mayNominate"]
+            .as_array()
+            .is_some_and(|alts| alts.iter().any(|c| c["node"] == y["nominatedNode"] && c["victims"] == y["victims"]))
+}
+
+/// schedperf's answer with upstream's nomination put in place of its own (see
+/// [`random_nomination`]): the nominated node, its victims and the message naming them.
+fn with_their_nomination(ours: &Value, theirs: &Value) -> Value {
+    let mut adjusted = ours.clone();
+    let (x, y) = (&ours["preemption"], &theirs["preemption"]);
+    let placement = |p: &Value| {
+        format!(
+            "found a potential placement for pod on node {}, preempting {} victims",
+            p["nominatedNode"].as_str().unwrap_or(""),
+            p["victims"].as_array().map_or(0, Vec::len)
+        )
+    };
+    if let Some(m) = ours["message"].as_str() {
+        adjusted["message"] = Value::from(m.replace(&placement(x), &placement(y)));
+    }
+    adjusted["preemption"]["nominatedNode"] = y["nominatedNode"].clone();
+    adjusted["preemption"]["victims"] = y["victims"].clone();
+    adjusted
+}
+
+/// Every difference between the two answers, one line each; empty when they agree. A preemption
+/// nomination upstream drew at random from the candidates schedperf says it may draw from is
+/// taken as agreement ([`random_nomination`]); everything else must still match.
 pub fn diff_explanations(ours: &Value, theirs: &Value) -> Vec<String> {
+    if random_nomination(ours, theirs) {
+        return diff_exact(&with_their_nomination(ours, theirs), theirs);
+    }
+    diff_exact(ours, theirs)
+}
+
+fn diff_exact(ours: &Value, theirs: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let nodes = |v: &Value| -> BTreeMap<String, Value> {
         v["nodes"]
@@ -272,5 +313,35 @@ mod tests {
         assert!(diff_explanations(&a, &b).is_empty());
         b["preemption"]["candidates"][0]["victims"] = json!(["default/r"]);
         assert_eq!(diff_explanations(&a, &b).len(), 1);
+    }
+
+    #[test]
+    fn a_nomination_upstream_may_draw_agrees_only_with_its_victims() {
+        let preemption = |node: &str, victims: serde_json::Value, n: usize| {
+            let all = json!([{"node": "n1", "victims": ["default/p"], "numPdbViolations": 0},
+                             {"node": "n2", "victims": ["default/q", "default/r"], "numPdbViolations": 0}]);
+            let may = all.as_array().unwrap()[..n].to_vec();
+            json!({"nominatedNode": node, "victims": victims, "message": null, "candidates": all, "mayNominate": may})
+        };
+        let message = |node: &str, n: usize| {
+            json!(format!("0/3 nodes are available: 3 Insufficient cpu. preemption: found a potential placement for pod on node {node}, preempting {n} victims"))
+        };
+        let (mut a, mut b) = (answer(40, "n1"), answer(40, "n1"));
+        a["preemption"] = preemption("n1", json!(["default/p"]), 2);
+        a["message"] = message("n1", 1);
+        b["preemption"] = preemption("n2", json!(["default/q", "default/r"]), 0);
+        b["preemption"].as_object_mut().unwrap().remove("mayNominate");
+        b["message"] = message("n2", 2);
+        assert!(random_nomination(&a, &b));
+        assert!(diff_explanations(&a, &b).is_empty(), "{:?}", diff_explanations(&a, &b));
+        // Other victims on the same node: a divergence.
+        b["preemption"]["victims"] = json!(["default/q"]);
+        assert!(!random_nomination(&a, &b));
+        assert!(diff_explanations(&a, &b).iter().any(|l| l.starts_with("preemption nominated node")));
+        // A node schedperf says upstream cannot draw: a divergence.
+        b["preemption"]["victims"] = json!(["default/q", "default/r"]);
+        a["preemption"] = preemption("n1", json!(["default/p"]), 1);
+        assert!(!random_nomination(&a, &b));
+        assert!(!diff_explanations(&a, &b).is_empty());
     }
 }

@@ -572,11 +572,13 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                     .as_array()
                     .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
                     .unwrap_or_default();
-                // Every candidate the profile's PostFilter plugins find, to judge a different nomination.
+                // The candidates upstream may nominate from its random offset, to judge a
+                // different nomination.
                 let plan = fw.post_filter_plan(&mut ours.snap, &info, &diag, true).unwrap_or_default();
                 let candidates: Vec<(String, Vec<String>)> = plan
-                    .candidates
+                    .may_nominate
                     .iter()
+                    .map(|&i| &plan.candidates[i])
                     .map(|c| {
                         let victims = c
                             .victims

@@ -93,7 +93,7 @@ pub fn to_json_stream(objs: &[Value]) -> String {
 fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
     let mut oracle = start_oracle(args)?;
     let started = Instant::now();
-    let (mut agree, mut diverged) = (0u64, 0u64);
+    let (mut agree, mut diverged, mut drawn) = (0u64, 0u64, 0u64);
     for i in 0..n {
         let case = gen::generate(args.seed, i);
         let ours = explain_ours(&case);
@@ -129,6 +129,9 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
         };
         if diff.is_empty() {
             agree += 1;
+            if let (Ok(a), Ok(b)) = (&ours, &theirs) {
+                drawn += u64::from(compare::random_nomination(a, b));
+            }
         } else {
             diverged += 1;
             let dir = write_reproducer(&args.out, args.seed, i, &case, &diff, ours.as_ref().ok(), theirs.as_ref().ok());
@@ -144,6 +147,12 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
         if (i + 1) % 1000 == 0 {
             eprintln!("verify: {} cases, {} diverge, {:.1} s", i + 1, diverged, started.elapsed().as_secs_f64());
         }
+    }
+    if drawn > 0 {
+        println!(
+            "verify: in {drawn} agreeing cases upstream's random preemption offset led it to another candidate \
+             that schedperf lists in mayNominate, with the same victims"
+        );
     }
     println!("verify: {agree}/{n} cases agree");
     use crate::error::exit;

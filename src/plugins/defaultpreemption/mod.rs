@@ -89,7 +89,12 @@ impl Plugin for DefaultPreemption {
             Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
                 PostFilterPlan { message: Some(m), ..PostFilterPlan::default() }
             }
-            Ok(run) => PostFilterPlan { candidates: run.candidates, chosen: run.chosen, message: run.message },
+            Ok(run) => PostFilterPlan {
+                candidates: run.candidates,
+                chosen: run.chosen,
+                may_nominate: run.may_nominate,
+                message: run.message,
+            },
         })
     }
 }
@@ -362,29 +367,47 @@ fn try_node(
     Ok(Candidate { node, victims, num_pdb_violations })
 }
 
-/// `pickOneNodeForPreemption`: fewest PDB violations, then the lowest highest-victim priority,
-/// the smallest priority sum, the fewest victims, the latest earliest-start among the
-/// highest-priority victims, then the first candidate.
+/// `pickOneNodeForPreemption`'s order (smaller is better): fewest PDB violations, then the lowest
+/// highest-victim priority, the smallest priority sum, the fewest victims, the latest
+/// earliest-start among the highest-priority victims.
+fn rank(c: &Candidate) -> (usize, i32, i64, usize, std::cmp::Reverse<i64>) {
+    let top = c.victims.first().map_or(i32::MIN, |v| v.priority);
+    let sum: i64 = c.victims.iter().map(|v| v.priority as i64 + (i32::MAX as i64 + 1)).sum();
+    let earliest_top =
+        c.victims.iter().filter(|v| v.priority == top).map(|v| v.constraints.start_time_ms).min().unwrap_or(i64::MIN);
+    (c.num_pdb_violations, top, sum, c.victims.len(), std::cmp::Reverse(earliest_top))
+}
+
+/// `pickOneNodeForPreemption`: the best [`rank`], ties to the first candidate.
 fn pick_one(cands: &[Candidate]) -> usize {
-    let key = |c: &Candidate| {
-        let top = c.victims.first().map_or(i32::MIN, |v| v.priority);
-        let sum: i64 = c.victims.iter().map(|v| v.priority as i64 + (i32::MAX as i64 + 1)).sum();
-        let earliest_top = c
-            .victims
-            .iter()
-            .filter(|v| v.priority == top)
-            .map(|v| v.constraints.start_time_ms)
-            .min()
-            .unwrap_or(i64::MIN);
-        (c.num_pdb_violations, top, sum, c.victims.len(), std::cmp::Reverse(earliest_top))
-    };
     let mut best = 0;
     for i in 1..cands.len() {
-        if key(&cands[i]) < key(&cands[best]) {
+        if rank(&cands[i]) < rank(&cands[best]) {
             best = i;
         }
     }
     best
+}
+
+/// The candidates upstream's PostFilter may nominate, given every candidate there is (an
+/// exhaustive dry run). Upstream visits the potential nodes from a random offset, stops once it
+/// holds `want` candidates with one of them free of PDB violations, and nominates the best of
+/// those (ties go to whichever its map iteration lists first). So a candidate can be nominated
+/// when it ranks best of all (ties included), or when it has no PDB violations and, with the
+/// candidates ranking no better than it, makes `want`: the dry run may find exactly those first.
+/// (Which sets are reachable also depends on the order of the potential nodes, which upstream
+/// takes from a map; this counts every set of that size.)
+fn may_nominate(cands: &[Candidate], want: usize) -> Vec<usize> {
+    let Some(best) = cands.iter().map(rank).min() else { return Vec::new() };
+    (0..cands.len())
+        .filter(|&i| {
+            let r = rank(&cands[i]);
+            if r == best {
+                return true;
+            }
+            cands[i].num_pdb_violations == 0 && cands.iter().filter(|c| rank(c) >= r).count() >= want
+        })
+        .collect()
 }
 
 impl DefaultPreemption {
@@ -485,6 +508,9 @@ pub struct DryRun {
     pub candidates: Vec<CandidateNode>,
     /// The candidate `pickOneNodeForPreemption` picks (an index into `candidates`).
     pub chosen: Option<usize>,
+    /// With `exhaustive`: every candidate upstream may nominate from some random offset
+    /// ([`may_nominate`]); otherwise `chosen` alone.
+    pub may_nominate: Vec<usize>,
     /// The potential nodes that are not candidates, and why.
     pub rejected: Vec<(NodeIdx, NotCandidate)>,
     /// Without candidates: upstream's `FitError` message, e.g.
@@ -540,6 +566,7 @@ impl DefaultPreemption {
         let mut cands: Vec<Candidate> = non_violating;
         cands.extend(violating);
         let chosen = (!cands.is_empty()).then(|| pick_one(&cands));
+        let may_nominate = if exhaustive { may_nominate(&cands, want) } else { chosen.into_iter().collect() };
         let candidates: Vec<CandidateNode> = cands
             .into_iter()
             .map(|c| CandidateNode {
@@ -549,15 +576,15 @@ impl DefaultPreemption {
             })
             .collect();
         if chosen.is_some() {
-            return Ok(DryRun { candidates, chosen, rejected, message: None });
+            return Ok(DryRun { candidates, chosen, may_nominate, rejected, message: None });
         }
         if let Some(node) = no_victim_nodes.first() {
             let name = snap.node_name(*node).to_string();
             let message = format!("expected at least one victim pod on node {name:?}");
-            return Ok(DryRun { candidates, chosen: None, rejected, message: Some(message) });
+            return Ok(DryRun { candidates, chosen: None, may_nominate, rejected, message: Some(message) });
         }
         let message = no_candidates_message(fw, snap, pod, n_all, &rejected);
-        Ok(DryRun { candidates, chosen: None, rejected, message: Some(message) })
+        Ok(DryRun { candidates, chosen: None, may_nominate, rejected, message: Some(message) })
     }
 }
 

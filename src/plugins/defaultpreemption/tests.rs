@@ -352,3 +352,38 @@ fn nominated_pods_must_not_be_needed_to_pass() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Which candidates upstream may nominate from some random offset: the best, and any candidate
+/// without PDB violations that the dry run may find together with enough no-better ones.
+#[test]
+fn may_nominate_table() {
+    let mut snap = Snapshot::new();
+    // (priority of each victim, PDB violations)
+    let cand = |snap: &mut Snapshot, i: u32, victims: &[i32], pdb: usize| Candidate {
+        node: NodeIdx(i),
+        victims: victims
+            .iter()
+            .enumerate()
+            .map(|(j, &p)| Arc::new(MakePod::new(snap, &format!("v{i}-{j}")).priority(p).start_time(0).build()))
+            .collect(),
+        num_pdb_violations: pdb,
+    };
+    type Case = (&'static str, Vec<(Vec<i32>, usize)>, usize, Vec<usize>);
+    let cases: Vec<Case> = vec![
+        ("one candidate", vec![(vec![5], 0)], 1, vec![0]),
+        ("want 1: each may come first", vec![(vec![5], 0), (vec![7], 0), (vec![1, 1], 0)], 1, vec![0, 1, 2]),
+        ("want 2: the worst never wins", vec![(vec![5], 0), (vec![7], 0), (vec![1, 1], 0)], 2, vec![0, 2]),
+        ("want 3: every node visited, the best", vec![(vec![5], 0), (vec![7], 0), (vec![1, 1], 0)], 3, vec![2]),
+        ("fewer candidates than want: the best", vec![(vec![5], 0), (vec![7], 0)], 5, vec![0]),
+        ("a PDB-violating candidate only when best", vec![(vec![1], 1), (vec![7], 0)], 1, vec![1]),
+        ("all violate: no early stop, the best", vec![(vec![1], 2), (vec![7], 1)], 1, vec![1]),
+        ("ties are all drawn", vec![(vec![5], 0), (vec![5], 0), (vec![6], 0)], 3, vec![0, 1]),
+    ];
+    for (name, spec, want, expect) in cases {
+        let cands: Vec<Candidate> =
+            spec.iter().enumerate().map(|(i, (v, pdb))| cand(&mut snap, i as u32, v, *pdb)).collect();
+        assert_eq!(may_nominate(&cands, want), expect, "{name}");
+        // What upstream picks once it has tried every node is always among them.
+        assert!(expect.contains(&pick_one(&cands)), "{name}");
+    }
+}
