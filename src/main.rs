@@ -65,7 +65,7 @@ enum Command {
     /// An A/A run of one build: the noise floor per metric and suggested budgets as a gate.toml.
     Calibrate(schedperf::gate::CalibrateArgs),
     /// Check decisions against the real kube-scheduler (the oracle): generated cases, or a lockstep
-    /// replay of workload files (exit 0 all agree, 1 a divergence, 2 bad input, 4 the oracle crashed).
+    /// replay of workload files (exit 0 all agree, 1 a divergence or the oracle crashed or hung, 2 bad input).
     Verify(Box<schedperf::verify::VerifyArgs>),
     /// List the test cases, workloads, labels and thresholds of workload files.
     List {

@@ -51,20 +51,20 @@ fn a_divergence_fails_and_leaves_a_reproducer() {
 }
 
 #[test]
-fn a_crashing_oracle_is_a_runtime_failure_naming_the_case() {
+fn a_crashing_oracle_fails_the_run_naming_the_case() {
     let dir = tempfile::tempdir().unwrap();
     let o = verify("crash", "10", dir.path());
-    assert_eq!(o.status.code(), Some(4), "a crashed child is exit 4");
+    assert_eq!(o.status.code(), Some(1), "a crashed oracle fails the run: exit 1");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("case 2") && err.contains("crashed"), "{err}");
     assert!(stdout(&o).contains("verify: 2/10 cases agree (stopped at case 2: the oracle failed)"));
 }
 
 #[test]
-fn a_hanging_oracle_is_a_runtime_failure_naming_the_case() {
+fn a_hanging_oracle_fails_the_run_naming_the_case() {
     let dir = tempfile::tempdir().unwrap();
     let o = verify("hang", "10", dir.path());
-    assert_eq!(o.status.code(), Some(4), "a hung child is exit 4");
+    assert_eq!(o.status.code(), Some(1), "a hung oracle fails the run: exit 1");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("case 2") && err.contains("hangs"), "{err}");
 }

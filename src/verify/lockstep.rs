@@ -82,7 +82,7 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
             Err(ReplayError::Input(e)) => return Err(e),
             Err(ReplayError::Oracle(e)) => {
                 println!("verify: {}: the oracle failed: {e}", w.name);
-                return Ok(crate::error::exit::RUNTIME.into());
+                return Ok(crate::error::exit::FAILED.into());
             }
         }
     }

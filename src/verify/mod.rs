@@ -59,8 +59,8 @@ pub struct VerifyArgs {
     pub label_filter: Option<String>,
 }
 
-/// Runs `schedperf verify`; the exit code: 0 all agree, 1 a divergence, 4 the oracle crashed or
-/// hung (a runtime failure).
+/// Runs `schedperf verify`; the exit code: 0 all agree, 1 a divergence or an oracle that crashed
+/// or hung (the output names the case; never counted as agreement), 2 bad input.
 pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
     if !args.oracle.is_file() {
         return Err(InputError::new(
@@ -111,7 +111,7 @@ fn run_random(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
                     write_reproducer(&args.out, args.seed, i, &case, &[format!("oracle failure: {e}")], None, None);
                 eprintln!("verify: case {i} (seed {}): {e}; reproducer in {}", args.seed, dir.display());
                 println!("verify: {agree}/{n} cases agree (stopped at case {i}: the oracle failed)");
-                return Ok(crate::error::exit::RUNTIME.into());
+                return Ok(crate::error::exit::FAILED.into());
             }
         };
         let diff = match (&ours, &theirs) {
