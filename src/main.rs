@@ -71,6 +71,10 @@ enum Command {
     List {
         /// A workload file or a directory of them.
         path: PathBuf,
+        /// Only the workloads `run --label-filter` would select with the same filter
+        /// (e.g. `short`, `performance,-scale`); default: every workload.
+        #[arg(long)]
+        label_filter: Option<String>,
     },
 }
 
@@ -100,8 +104,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Ab(args) => Ok(ExitCode::from(schedperf::gate::run_ab_command(&args)? as u8)),
         Command::Calibrate(args) => Ok(ExitCode::from(schedperf::gate::run_calibrate(&args)? as u8)),
         Command::Verify(args) => Ok(ExitCode::from(schedperf::verify::run_verify(&args)? as u8)),
-        Command::List { path } => {
-            print!("{}", schedperf::workload::list(&path)?);
+        Command::List { path, label_filter } => {
+            let filter = label_filter.as_deref().map(schedperf::workload::LabelFilter::parse).transpose()?;
+            print!("{}", schedperf::workload::list(&path, filter.as_ref())?);
             Ok(ExitCode::SUCCESS)
         }
     }

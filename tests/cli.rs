@@ -730,3 +730,22 @@ fn a_runtime_killed_mid_run_exits_4_says_why_and_down_leaves_nothing() {
     assert_eq!(processes_under(&env_dir), Vec::<String>::new(), "processes left by the killed runtime after down");
     assert_eq!(mounts_under(&env_dir), Vec::<String>::new(), "mounts left after down");
 }
+
+#[test]
+fn list_label_filter_selects_what_run_would() {
+    let all = run(&["list", "workloads/misc"]);
+    assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
+    let all = String::from_utf8_lossy(&all.stdout).to_string();
+    let short = run(&["list", "workloads/misc", "--label-filter", "short"]);
+    assert_eq!(short.status.code(), Some(0), "{}", stderr(&short));
+    let short = String::from_utf8_lossy(&short.stdout).to_string();
+    let rows = |t: &str| t.lines().filter(|l| l.contains('/') && !l.starts_with('#')).count();
+    assert!(rows(&short) > 0 && rows(&short) < rows(&all), "short:\n{short}\nall:\n{all}");
+    assert!(short.lines().filter(|l| l.contains('/') && !l.starts_with('#')).all(|l| l.contains("short")), "{short}");
+    assert!(
+        all.contains("SchedulingBasic/5000Nodes_10000Pods") && !short.contains("SchedulingBasic/5000Nodes_10000Pods")
+    );
+    let bad = run(&["list", "workloads/misc", "--label-filter", "short,-"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("--label-filter"), "{}", stderr(&bad));
+}

@@ -112,8 +112,9 @@ fn looks_like_workload_file(path: &Path) -> bool {
 }
 
 /// The text of `schedperf list PATH`: for each file, each `test case/workload` with its labels,
-/// its threshold and the parameters, in aligned columns.
-pub fn list(path: &Path) -> Result<String, InputError> {
+/// its threshold and the parameters, in aligned columns; with a filter, only the workloads whose
+/// labels it matches.
+pub fn list(path: &Path, filter: Option<&LabelFilter>) -> Result<String, InputError> {
     let files = load_path(path)?;
     let mut rows: Vec<[String; 5]> = Vec::new();
     let mut file_starts = Vec::new();
@@ -121,6 +122,9 @@ pub fn list(path: &Path) -> Result<String, InputError> {
         file_starts.push((rows.len(), file.display().to_string()));
         for tc in cases {
             for w in &tc.workloads {
+                if filter.is_some_and(|f| !f.matches(&workload_labels(tc, w))) {
+                    continue;
+                }
                 let threshold = match &w.threshold {
                     None => "-".to_string(),
                     Some(t) => format_threshold(t, &w.threshold_metric_selector),
