@@ -467,7 +467,7 @@ pub fn compile_constraints(
         };
         Some(ControllerRef { kind, name: interner.intern(&o.name) })
     });
-    PodConstraints { topology_spread, affinity, controller, start_time_ms }
+    PodConstraints { topology_spread, affinity, controller, start_time_ms, start_time_known: false }
 }
 
 /// Compiles a pod. `name` is the pod's final name (generated when it had only `generateName`).
@@ -539,7 +539,8 @@ pub fn compile_pod(
         .or(pod.metadata.creation_timestamp.as_deref())
         .and_then(rfc3339_ms)
         .unwrap_or(uid.0 as i64);
-    let constraints = compile_constraints(pod, namespace, &labels, start_time_ms, interner);
+    let mut constraints = compile_constraints(pod, namespace, &labels, start_time_ms, interner);
+    constraints.start_time_known = pod.status.start_time.is_some();
     Ok(PodInfo {
         uid,
         namespace,

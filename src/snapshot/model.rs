@@ -517,4 +517,8 @@ pub struct PodConstraints {
     /// `status.startTime` in milliseconds on the run's clock (`MoreImportantPod` ties; earlier is
     /// more important). Pods not started yet use their creation time.
     pub start_time_ms: i64,
+    /// Whether the pod has a `status.startTime`. Upstream reads a missing one as the time of
+    /// reading (`util.GetPodStartTime`), so preemption's start-time tie-break among such pods
+    /// follows the order it happens to evaluate them in.
+    pub start_time_known: bool,
 }

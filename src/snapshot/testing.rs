@@ -226,6 +226,7 @@ impl<'a> MakePod<'a> {
 
     pub fn start_time(mut self, ms: i64) -> Self {
         self.pod.constraints.start_time_ms = ms;
+        self.pod.constraints.start_time_known = true;
         self
     }
 

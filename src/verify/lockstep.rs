@@ -600,9 +600,16 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         out.preemption_ties += 1;
                     }
                     _ => {
+                        let shown: Vec<_> = candidates.iter().take(5).collect();
                         out.first_divergence = Some(format!(
-                            "pod {key}: preemption: schedperf nominated {:?}, kube-scheduler {:?} (victims {:?}; schedperf's candidates {:?})",
-                            our_nominated, their_nominated, their_victims, candidates
+                            "pod {key}: preemption: schedperf nominated {:?}, kube-scheduler {:?} (victims {:?}); \
+                             the {} candidates schedperf says upstream may nominate{} {:?}",
+                            our_nominated,
+                            their_nominated,
+                            their_victims,
+                            candidates.len(),
+                            if candidates.len() > shown.len() { ", the first five:" } else { ":" },
+                            shown
                         ));
                         return Ok(());
                     }

@@ -389,23 +389,38 @@ fn pick_one(cands: &[Candidate]) -> usize {
     best
 }
 
+/// [`rank`] as upstream's draw sees it: when none of the highest-priority victims has a
+/// `status.startTime`, upstream reads "now" for them, later than every known start, so such a
+/// candidate beats every candidate with a known start and ties with the others like it (in the
+/// order upstream happens to evaluate them).
+fn draw_rank(c: &Candidate) -> (usize, i32, i64, usize, Option<std::cmp::Reverse<i64>>) {
+    let (pdb, top, sum, len, _) = rank(c);
+    let known = c
+        .victims
+        .iter()
+        .filter(|v| v.priority == top && v.constraints.start_time_known)
+        .map(|v| v.constraints.start_time_ms)
+        .min();
+    (pdb, top, sum, len, known.map(std::cmp::Reverse))
+}
+
 /// The candidates upstream's PostFilter may nominate, given every candidate there is (an
 /// exhaustive dry run). Upstream visits the potential nodes from a random offset, stops once it
 /// holds `want` candidates with one of them free of PDB violations, and nominates the best of
-/// those (ties go to whichever its map iteration lists first). So a candidate can be nominated
-/// when it ranks best of all (ties included), or when it has no PDB violations and, with the
-/// candidates ranking no better than it, makes `want`: the dry run may find exactly those first.
-/// (Which sets are reachable also depends on the order of the potential nodes, which upstream
-/// takes from a map; this counts every set of that size.)
+/// those ([`draw_rank`]; ties go to whichever its map iteration lists first). So a candidate can
+/// be nominated when it ranks best of all (ties included), or when it has no PDB violations and,
+/// with the candidates ranking no better than it, makes `want`: the dry run may find exactly
+/// those first. (Which sets are reachable also depends on the order of the potential nodes,
+/// which upstream takes from a map; this counts every set of that size.)
 fn may_nominate(cands: &[Candidate], want: usize) -> Vec<usize> {
-    let Some(best) = cands.iter().map(rank).min() else { return Vec::new() };
+    let Some(best) = cands.iter().map(draw_rank).min() else { return Vec::new() };
     (0..cands.len())
         .filter(|&i| {
-            let r = rank(&cands[i]);
+            let r = draw_rank(&cands[i]);
             if r == best {
                 return true;
             }
-            cands[i].num_pdb_violations == 0 && cands.iter().filter(|c| rank(c) >= r).count() >= want
+            cands[i].num_pdb_violations == 0 && cands.iter().filter(|c| draw_rank(c) >= r).count() >= want
         })
         .collect()
 }

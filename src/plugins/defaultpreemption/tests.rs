@@ -386,4 +386,19 @@ fn may_nominate_table() {
         // What upstream picks once it has tried every node is always among them.
         assert!(expect.contains(&pick_one(&cands)), "{name}");
     }
+    // Start times: the latest earliest-start wins; victims without status.startTime read as "now"
+    // upstream, so they beat known starts and tie with each other.
+    let timed = |snap: &mut Snapshot, i: u32, start: Option<i64>| {
+        let p = MakePod::new(snap, &format!("t{i}")).priority(5);
+        let p = match start {
+            Some(ms) => p.start_time(ms),
+            None => p,
+        };
+        Candidate { node: NodeIdx(i), victims: vec![Arc::new(p.build())], num_pdb_violations: 0 }
+    };
+    let cands = vec![timed(&mut snap, 0, Some(10)), timed(&mut snap, 1, Some(20)), timed(&mut snap, 2, Some(5))];
+    assert_eq!(may_nominate(&cands, 3), vec![1], "the latest known start");
+    assert_eq!(may_nominate(&cands, 2), vec![0, 1], "or one with a no-later start left unvisited");
+    let cands = vec![timed(&mut snap, 0, Some(10)), timed(&mut snap, 1, None), timed(&mut snap, 2, None)];
+    assert_eq!(may_nominate(&cands, 3), vec![1, 2], "unknown starts: upstream's draw");
 }
