@@ -15,6 +15,8 @@ pub mod driver;
 mod extension_point_tests;
 #[cfg(test)]
 mod gate_tests;
+#[cfg(test)]
+mod podgroup_tests;
 pub mod objects;
 pub mod quality;
 
