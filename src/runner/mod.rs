@@ -15,9 +15,9 @@ pub mod driver;
 mod extension_point_tests;
 #[cfg(test)]
 mod gate_tests;
+pub mod objects;
 #[cfg(test)]
 mod podgroup_tests;
-pub mod objects;
 pub mod quality;
 
 use std::path::PathBuf;

@@ -62,12 +62,20 @@ fn workload(gate_on: bool, policy: &str, pods: u64) -> (tempfile::TempDir, crate
 #[test]
 fn the_generic_workload_gate_turns_one_by_one_scheduling_into_all_or_nothing() {
     // (gate, policy, pods created) -> (bound, an unschedulable reason starts with, attempted at all)
-    let cases: &[(bool, &str, u64, u64, Option<&str>, bool)] = &[
+    type Case<'a> = (bool, &'a str, u64, u64, Option<&'a str>, bool);
+    let cases: &[Case] = &[
         // Gate off: the group reference is ignored; two pods fit, the third does not.
         (false, "gang:\n      minCount: 3", 3, 2, Some("0/1 nodes are available: 1 Insufficient cpu."), true),
         // Gate on: the gang of 3 cannot all fit, so none is bound; the two that fit carry
         // PlacementFeasible's message.
-        (true, "gang:\n      minCount: 3", 3, 0, Some("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"), true),
+        (
+            true,
+            "gang:\n      minCount: 3",
+            3,
+            0,
+            Some("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
+            true,
+        ),
         // A gang of 2 among 3 pods: the quorum is met, the two feasible pods bind.
         (true, "gang:\n      minCount: 2", 3, 2, Some("0/1 nodes are available: 1 Insufficient cpu."), true),
         // A basic group schedules whatever fits.

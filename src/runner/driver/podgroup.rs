@@ -566,10 +566,4 @@ impl Driver {
         self.enqueue_group_member(uid, key, now);
         true
     }
-
-    /// Group names for `explain`-style listings and tests: (namespace, name, minCount, members).
-    #[cfg(test)]
-    pub(super) fn group_summary(&self) -> Vec<(String, String, Option<u32>, usize)> {
-        self.groups.list.iter().map(|g| (g.namespace.clone(), g.name.clone(), g.min_count, g.members.len())).collect()
-    }
 }
