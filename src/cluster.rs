@@ -23,6 +23,8 @@ pub struct Cluster {
     pub replication_controllers: Vec<api::ReplicationController>,
     pub pod_disruption_budgets: Vec<api::PodDisruptionBudget>,
     pub priority_classes: Vec<api::PriorityClass>,
+    /// PodGroups (read by a run whose workload sets GenericWorkload).
+    pub pod_groups: Vec<api::PodGroup>,
     /// Kinds the scheduler does not read, with how many objects of each were skipped.
     pub ignored_kinds: BTreeMap<String, usize>,
     /// The files the objects came from (empty when built from objects in memory).
@@ -55,6 +57,7 @@ impl Cluster {
             Object::ReplicationController(o) => self.replication_controllers.push(o),
             Object::PodDisruptionBudget(o) => self.pod_disruption_budgets.push(o),
             Object::PriorityClass(o) => self.priority_classes.push(o),
+            Object::PodGroup(o) => self.pod_groups.push(o),
             Object::Other { kind, .. } => *self.ignored_kinds.entry(kind).or_default() += 1,
         }
     }
@@ -188,7 +191,7 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
                 preemption_policy,
             });
         }
-        Object::Node(_) | Object::Pod(_) | Object::Other { .. } => {}
+        Object::Node(_) | Object::Pod(_) | Object::PodGroup(_) | Object::Other { .. } => {}
     }
 }
 

@@ -13,7 +13,8 @@ use serde_norway::Value;
 use serde_path_to_error::Segment;
 
 use super::objects::{
-    Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet, ReplicationController, Service, StatefulSet,
+    Namespace, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, ReplicaSet, ReplicationController, Service,
+    StatefulSet,
 };
 use crate::error::InputError;
 
@@ -32,6 +33,8 @@ pub enum Object {
     ReplicationController(ReplicationController),
     PodDisruptionBudget(PodDisruptionBudget),
     PriorityClass(PriorityClass),
+    /// `scheduling.k8s.io` PodGroup (workload-aware scheduling, gate GenericWorkload).
+    PodGroup(PodGroup),
     /// A kind the scheduler does not read (a ConfigMap, a Deployment, ...), kept so callers can report it.
     Other {
         kind: String,
@@ -52,6 +55,7 @@ impl Object {
             Object::ReplicationController(_) => "ReplicationController",
             Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Object::PriorityClass(_) => "PriorityClass",
+            Object::PodGroup(_) => "PodGroup",
             Object::Other { kind, .. } => kind,
         }
     }
@@ -70,6 +74,7 @@ impl Object {
             Object::StatefulSet(x) => &mut x.metadata,
             Object::ReplicationController(x) => &mut x.metadata,
             Object::PodDisruptionBudget(x) => &mut x.metadata,
+            Object::PodGroup(x) => &mut x.metadata,
         };
         meta.namespace = namespace.to_string();
         Some(o)
@@ -87,6 +92,7 @@ impl Object {
             Object::ReplicationController(o) => &o.metadata.name,
             Object::PodDisruptionBudget(o) => &o.metadata.name,
             Object::PriorityClass(o) => &o.metadata.name,
+            Object::PodGroup(o) => &o.metadata.name,
             Object::Other { name, .. } => name,
         }
     }
@@ -271,6 +277,11 @@ fn collect_objects(
         "ReplicationController" => Object::ReplicationController(decode(value, file)?),
         "PodDisruptionBudget" => Object::PodDisruptionBudget(decode(value, file)?),
         "PriorityClass" => Object::PriorityClass(decode(value, file)?),
+        "PodGroup" => {
+            let group: PodGroup = decode(value, file)?;
+            group.validate().map_err(|(path, message)| InputError::new(file, path, message))?;
+            Object::PodGroup(group)
+        }
         _ => {
             let name = value.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
             Object::Other { name: name.to_string(), kind }

@@ -169,6 +169,18 @@ pub struct PodSpec {
     /// Pod-level requests and limits (`spec.resources`, PodLevelResources).
     #[serde(default)]
     pub resources: Option<ResourceRequirements>,
+    /// `spec.schedulingGroup` (v1.37): the PodGroup the pod belongs to, read with GenericWorkload on.
+    #[serde(default)]
+    pub scheduling_group: Option<PodSchedulingGroup>,
+}
+
+/// `v1.PodSchedulingGroup`: the runtime scheduling group a pod belongs to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSchedulingGroup {
+    /// The name of the PodGroup object in the pod's namespace.
+    #[serde(default)]
+    pub pod_group_name: Option<String>,
 }
 
 /// `v1.PodSchedulingGate`: while a pod has gates, it is not scheduled.
@@ -670,6 +682,149 @@ pub struct PriorityClass {
     pub description: String,
     #[serde(default, deserialize_with = "empty_as_none")]
     pub preemption_policy: Option<PreemptionPolicy>,
+}
+
+/// `scheduling.k8s.io/v1beta1` (and `v1alpha3`) `PodGroup`: pods scheduled together under one
+/// policy. Decoded strictly, as upstream's harness creates it (`FieldValidation: Strict`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroup {
+    #[serde(default)]
+    pub api_version: String,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    pub spec: PodGroupSpec,
+    /// Conditions written by the scheduler; kept as written (a cluster dump carries them).
+    #[serde(default)]
+    pub status: Option<serde_norway::Value>,
+}
+
+/// `PodGroupSpec`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodGroupSpec {
+    pub scheduling_policy: PodGroupSchedulingPolicy,
+    /// Resolved from `priorityClassName` by admission; unset means 0 (`PodGroupPriority`).
+    #[serde(default)]
+    pub priority: Option<i32>,
+    #[serde(default)]
+    pub priority_class_name: String,
+    #[serde(default)]
+    pub disruption_mode: Option<DisruptionMode>,
+    /// Read only with PodGroupPreemptionPolicy on.
+    #[serde(default, deserialize_with = "empty_as_none")]
+    pub preemption_policy: Option<PreemptionPolicy>,
+    #[serde(default)]
+    pub workload_ref: Option<serde_norway::Value>,
+    /// Read only with CompositePodGroup on.
+    #[serde(default)]
+    pub parent_composite_pod_group_name: Option<String>,
+    /// Read only with TopologyAwareWorkloadScheduling on.
+    #[serde(default)]
+    pub scheduling_constraints: Option<serde_norway::Value>,
+    /// Read only with DRAWorkloadResourceClaims on.
+    #[serde(default)]
+    pub resource_claims: Vec<serde_norway::Value>,
+}
+
+/// `PodGroupSchedulingPolicy`: exactly one of `basic` and `gang`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodGroupSchedulingPolicy {
+    #[serde(default)]
+    pub basic: Option<EmptyPolicy>,
+    #[serde(default)]
+    pub gang: Option<GangSchedulingPolicy>,
+}
+
+/// An empty policy object (`basic: {}`, `single: {}`, `all: {}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmptyPolicy {}
+
+/// `GangSchedulingPolicy`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GangSchedulingPolicy {
+    pub min_count: i32,
+}
+
+/// `DisruptionMode`: exactly one of `single` and `all`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DisruptionMode {
+    #[serde(default)]
+    pub single: Option<EmptyPolicy>,
+    #[serde(default)]
+    pub all: Option<EmptyPolicy>,
+}
+
+/// The API versions that serve `PodGroup` at v1.37.2.
+pub const POD_GROUP_API_VERSIONS: &[&str] = &["scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"];
+
+/// The largest priority a user may set (`HighestUserDefinablePriority`).
+pub const HIGHEST_USER_DEFINABLE_PRIORITY: i32 = 1_000_000_000;
+
+impl PodGroup {
+    /// The group's namespace: `default` when unset.
+    pub fn namespace(&self) -> &str {
+        if self.metadata.namespace.is_empty() {
+            "default"
+        } else {
+            &self.metadata.namespace
+        }
+    }
+
+    /// `gang.minCount` for a gang policy, `None` for basic.
+    pub fn min_count(&self) -> Option<u32> {
+        self.spec.scheduling_policy.gang.as_ref().map(|g| g.min_count.max(1) as u32)
+    }
+
+    /// `PodGroupPriority`: `spec.priority`, or 0 when unset.
+    pub fn priority(&self) -> i32 {
+        self.spec.priority.unwrap_or(0)
+    }
+
+    /// What the API server's validation rejects: `(field path, expectation)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let err = |f: &str, m: String| Err((f.to_string(), m));
+        if !self.api_version.is_empty() && !POD_GROUP_API_VERSIONS.contains(&self.api_version.as_str()) {
+            return err(
+                "apiVersion",
+                format!("{:?}: expected one of {}", self.api_version, POD_GROUP_API_VERSIONS.join(", ")),
+            );
+        }
+        if self.metadata.name.is_empty() {
+            return err(
+                "metadata.name",
+                "missing: a PodGroup needs a name (pods name it in spec.schedulingGroup)".into(),
+            );
+        }
+        let p = &self.spec.scheduling_policy;
+        match (&p.basic, &p.gang) {
+            (Some(_), Some(_)) => {
+                return err("spec.schedulingPolicy", "both basic and gang are set: expected exactly one".into())
+            }
+            (None, None) => {
+                return err("spec.schedulingPolicy", "neither basic nor gang is set: expected exactly one".into())
+            }
+            (None, Some(g)) if g.min_count < 1 => {
+                return err("spec.schedulingPolicy.gang.minCount", format!("{}: expected an integer >= 1", g.min_count))
+            }
+            _ => {}
+        }
+        if let Some(pr) = self.spec.priority {
+            if pr > HIGHEST_USER_DEFINABLE_PRIORITY {
+                return err("spec.priority", format!("{pr}: expected at most {HIGHEST_USER_DEFINABLE_PRIORITY}"));
+            }
+        }
+        if let Some(d) = &self.spec.disruption_mode {
+            if d.single.is_some() == d.all.is_some() {
+                return err("spec.disruptionMode", "expected exactly one of single and all".into());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `intstr.IntOrString`: an integer or a string such as `"50%"`.

@@ -745,6 +745,26 @@ impl<T> SchedulingQueue<T> {
         }
     }
 
+    /// A popped entity comes back after its attempt (`AddAttemptedPodGroupIfNeeded`): rejected
+    /// (`error` false: its unschedulable count grows) or failed with an error (its error count
+    /// grows); it goes to backoffQ while it backs off, activeQ otherwise (gated if `pod.gated`),
+    /// never to unschedulablePods. Timestamp = `now_nanos`.
+    pub fn add_attempted(&mut self, mut pod: QueuedPod<T>, error: bool, now_nanos: u64) -> Requeued {
+        self.in_flight.remove(&pod.uid);
+        self.trim_event_log();
+        pod.timestamp_nanos = now_nanos;
+        if error {
+            pod.consecutive_errors += 1;
+        } else {
+            pod.unschedulable_count += 1;
+            pod.consecutive_errors = 0;
+        }
+        if pod.gated {
+            return self.place(pod, Location::Gated);
+        }
+        self.requeue(pod, now_nanos)
+    }
+
     /// Requeues a pod with backoff after an error or a failed binding cycle (timestamp = `now_nanos`).
     pub fn add_backoff(&mut self, pod: QueuedPod<T>, now_nanos: u64) -> Requeued {
         self.add_unschedulable(pod, PluginSet::EMPTY, now_nanos)

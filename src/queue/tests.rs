@@ -330,3 +330,27 @@ fn every_default_plugin_has_a_hint_and_unknown_ones_do_not() {
     assert!(default_hint("VolumeBinding", &ClusterEvent::NodeAdd { node: 0 }, PodUid(0)).is_none());
     assert!(default_hint_fn::<()>("Nope").is_none());
 }
+
+/// `AddAttemptedPodGroupIfNeeded`: an attempted pod-group entity never waits in unschedulablePods;
+/// rejected or failed, it backs off (1 s, then 2 s, ...) and is popped again after its backoff;
+/// gated, it waits until the gate is removed.
+#[test]
+fn an_attempted_group_entity_backs_off_instead_of_waiting_for_an_event() {
+    // (error?, gated?) -> location right after the attempt, and whether a pop 3 s later gets it.
+    let cases = [
+        (false, false, Location::Backoff, true),
+        (true, false, Location::Backoff, true),
+        (false, true, Location::Gated, false),
+    ];
+    for (error, gated, at_once, popped_later) in cases {
+        let mut q = queue().with_pop_from_backoff(false);
+        q.add(pod(7, 0), 0);
+        let mut p = q.pop(0).expect("queued");
+        p.gated = gated;
+        assert_eq!(q.add_attempted(p, error, S / 2), at_once, "error={error} gated={gated}");
+        assert_eq!(q.lens().unschedulable, 0);
+        assert_eq!(q.lens().in_flight, 0);
+        assert!(q.pop(S).is_none(), "still backing off or gated");
+        assert_eq!(q.pop(3 * S).is_some(), popped_later, "error={error} gated={gated}");
+    }
+}

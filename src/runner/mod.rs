@@ -16,6 +16,8 @@ mod extension_point_tests;
 #[cfg(test)]
 mod gate_tests;
 pub mod objects;
+#[cfg(test)]
+mod podgroup_tests;
 pub mod quality;
 
 use std::path::PathBuf;

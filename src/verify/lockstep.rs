@@ -128,6 +128,7 @@ fn unsupported(w: &ResolvedWorkload) -> Option<String> {
         ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
         ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
         ResolvedOp::UpdateAny { .. } => Some("updateAny".to_string()),
+        ResolvedOp::CreatePodGroups { .. } => Some("createPodGroups (pod-group scheduling cycles)".to_string()),
         ResolvedOp::CreatePods { persistent_volume_claim_template_path: Some(_), .. } => {
             Some("persistent volumes".to_string())
         }
@@ -351,7 +352,7 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
             | ResolvedOp::Sleep { .. }
             | ResolvedOp::StartCollectingMetrics { .. }
             | ResolvedOp::StopCollectingMetrics => {}
-            ResolvedOp::Churn { .. } | ResolvedOp::UpdateAny { .. } => {
+            ResolvedOp::Churn { .. } | ResolvedOp::UpdateAny { .. } | ResolvedOp::CreatePodGroups { .. } => {
                 unreachable!("unsupported() screens these ops out")
             }
         }

@@ -5,7 +5,7 @@
 //! What a gate does in a run ([`status`]):
 //! - at its v1.37.2 default: the engine's behaviour (it models the release's defaults);
 //! - a scheduler gate the engine runs either way (SchedulerPopFromBackoffQ, SchedulerAsyncPreemption,
-//!   OpportunisticBatching): honoured, per workload;
+//!   OpportunisticBatching, GenericWorkload): honoured, per workload;
 //! - not read by kube-scheduler, or only changing how it dispatches API calls: not applicable;
 //! - enabling a subsystem schedperf does not have (workload-aware scheduling, DRA's alpha
 //!   features, volume capacity scoring): the workload is skipped with the reason;
@@ -47,6 +47,12 @@ pub const HONOURED: &[(&str, &str)] = &[
          preemptor waits in unschedulablePods until the last one is gone)",
     ),
     (
+        "GenericWorkload",
+        "pods naming a PodGroup (spec.schedulingGroup) are queued as one entity per group and \
+         scheduled in pod-group cycles, gang groups all-or-nothing (GangScheduling); off: one by one, \
+         the group ignored",
+    ),
+    (
         "OpportunisticBatching",
         "every pod runs a full cycle (on: a pod with the same signature as the previous one is first \
          tried on the next node of the previous cycle's ranking)",
@@ -55,7 +61,6 @@ pub const HONOURED: &[(&str, &str)] = &[
 
 /// Scheduler gates whose non-default value turns on a subsystem schedperf does not implement.
 const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
-    ("GenericWorkload", "workload-aware scheduling (PodGroup/Workload objects)"),
     ("CompositePodGroup", "workload-aware scheduling (composite pod groups)"),
     ("TopologyAwareWorkloadScheduling", "topology-aware workload scheduling"),
     ("PodGroupPreemptionPolicy", "pod group preemption policies"),
@@ -462,7 +467,10 @@ mod tests {
             ("OpportunisticBatching", true, "default"),
             ("SchedulerAsyncAPICalls", true, "not applicable"),
             ("SchedulerAsyncAPICalls", false, "default"),
-            ("GenericWorkload", true, "skip"),
+            ("GenericWorkload", true, "honoured"),
+            ("GenericWorkload", false, "default"),
+            ("CompositePodGroup", true, "skip"),
+            ("TopologyAwareWorkloadScheduling", true, "skip"),
             ("NodeDeclaredFeatures", false, "skip"),
             ("NodeDeclaredFeatures", true, "default"),
             ("DynamicResourceAllocation", true, "default"),

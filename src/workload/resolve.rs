@@ -102,6 +102,13 @@ pub enum ResolvedOp {
         count: u64,
         template_params: BTreeMap<String, ParamValue>,
     },
+    /// `createPodGroups`: `count` >= 1 PodGroups in `namespace`.
+    CreatePodGroups {
+        template_path: PathBuf,
+        namespace: String,
+        count: u64,
+        template_params: BTreeMap<String, ParamValue>,
+    },
     UpdateAny {
         template_path: PathBuf,
         namespace: Option<String>,
@@ -358,6 +365,21 @@ impl Resolver<'_> {
                 count: self.int(&Self::count_at(at, &o.count), &o.count)?,
                 template_params: self.template_params(at, &o.template_params)?,
             },
+            Op::CreatePodGroups(o) => {
+                let count_at = Self::count_at(at, &o.count);
+                let count = self.int(&count_at, &o.count)?;
+                if count < 1 {
+                    return Err(
+                        self.err(&count_at, format!("createPodGroups: count must be greater than 0, got {count}"))
+                    );
+                }
+                ResolvedOp::CreatePodGroups {
+                    template_path: o.template_path.clone(),
+                    namespace: o.namespace.clone(),
+                    count,
+                    template_params: self.template_params(at, &o.template_params)?,
+                }
+            }
             Op::UpdateAny(o) => ResolvedOp::UpdateAny {
                 template_path: o.template_path.clone(),
                 namespace: o.namespace.clone(),

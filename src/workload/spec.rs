@@ -197,6 +197,7 @@ pub enum Op {
     StopCollectingMetrics,
     CreateAny(CreateAnyOp),
     UpdateAny(UpdateAnyOp),
+    CreatePodGroups(CreatePodGroupsOp),
     /// An op upstream has and schedperf does not run: the workload is skipped with `reason`.
     Unsupported {
         opcode: String,
@@ -222,6 +223,7 @@ impl Op {
             Op::StopCollectingMetrics => "stopCollectingMetrics",
             Op::CreateAny(_) => "createAny",
             Op::UpdateAny(_) => "updateAny",
+            Op::CreatePodGroups(_) => "createPodGroups",
             Op::Unsupported { .. } => "unsupported",
             Op::Noop(code) => code,
         }
@@ -368,6 +370,17 @@ pub struct CreateAnyOp {
     pub namespace: Option<String>,
     pub template_path: PathBuf,
     /// Defaults to 1.
+    pub count: Parameterized<u64>,
+    pub template_params: BTreeMap<String, Parameterized<ParamValue>>,
+}
+
+/// `createPodGroups`: PodGroup objects from a template, named by `.Index` (upstream's
+/// `runCreatePodGroupsOp`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreatePodGroupsOp {
+    pub namespace: String,
+    pub template_path: PathBuf,
+    /// Must resolve to at least 1, as upstream's `isValid` requires.
     pub count: Parameterized<u64>,
     pub template_params: BTreeMap<String, Parameterized<ParamValue>>,
 }
@@ -571,6 +584,21 @@ struct RawStopCollectingMetrics {}
 struct RawCreateAny {
     #[serde(default)]
     namespace: Option<String>,
+    template_path: String,
+    #[serde(default)]
+    count: Option<i64>,
+    #[serde(default)]
+    count_param: Option<String>,
+    #[serde(default)]
+    template_params: BTreeMap<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawCreatePodGroups {
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
     template_path: String,
     #[serde(default)]
     count: Option<i64>,
@@ -799,12 +827,6 @@ impl Ctx<'_> {
         match opcode.as_str() {
             "startCollectingProfile" => return Ok(Op::Noop("startCollectingProfile")),
             "stopCollectingProfile" => return Ok(Op::Noop("stopCollectingProfile")),
-            "createPodGroups" => {
-                return Ok(Op::Unsupported {
-                    opcode,
-                    reason: "op createPodGroups: workload-aware scheduling (PodGroup objects, gate GenericWorkload, off by default at v1.37.2) is not implemented".into(),
-                })
-            }
             "createResourceClaims" | "allocResourceClaims" => {
                 return Ok(Op::Unsupported {
                     reason: format!("op {opcode}: dynamic resource allocation (ResourceClaims) is not implemented"),
@@ -934,6 +956,21 @@ impl Ctx<'_> {
                     namespace: r.namespace.filter(|n| !n.is_empty()),
                     template_path: self.template(&format!("{at}.templatePath"), &r.template_path)?,
                     count: self.count(at, r.count, r.count_param, 1)?,
+                    template_params: self.template_params(at, r.template_params)?,
+                })
+            }
+            "createPodGroups" => {
+                let r: RawCreatePodGroups = self.decode(at, value)?;
+                if r.namespace.is_empty() {
+                    return Err(self.err(format!("{at}.namespace"), "namespace must be set: the PodGroups' namespace"));
+                }
+                if r.template_path.is_empty() {
+                    return Err(self.err(format!("{at}.templatePath"), "templatePath must be set: a PodGroup template"));
+                }
+                Op::CreatePodGroups(CreatePodGroupsOp {
+                    namespace: r.namespace,
+                    template_path: self.template(&format!("{at}.templatePath"), &r.template_path)?,
+                    count: self.count(at, r.count, r.count_param, 0)?,
                     template_params: self.template_params(at, r.template_params)?,
                 })
             }

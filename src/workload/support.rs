@@ -21,6 +21,7 @@ pub const SUPPORTED_KINDS: &[&str] = &[
     "ReplicationController",
     "PodDisruptionBudget",
     "PriorityClass",
+    "PodGroup",
 ];
 
 /// Workload parameters that upstream's Go test code reads (hooks in a suite's `_test.go`), with
@@ -42,10 +43,34 @@ pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     }
     let mut gates = tc.feature_gates.clone();
     gates.extend(w.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
-    gates.iter().find_map(|(name, value)| match gates::status(name, *value) {
+    let gate_skip = gates.iter().find_map(|(name, value)| match gates::status(name, *value) {
         Ok(GateStatus::Skip(reason)) => Some(reason),
         _ => None,
-    })
+    });
+    gate_skip.or_else(|| disruption_mode_reason(tc, w))
+}
+
+/// PodGroups created with a `disruptionMode` (upstream's `templates/podgroup.yaml` sets it from
+/// the `disruptionMode` template parameter): with GenericWorkload, DefaultPreemption then picks
+/// victims group by group, which schedperf does not model (it picks them pod by pod).
+fn disruption_mode_reason(tc: &TestCase, w: &Workload) -> Option<String> {
+    use super::spec::{ParamValue, Parameterized};
+    for op in &tc.workload_template {
+        let Op::CreatePodGroups(g) = op else { continue };
+        let value = match g.template_params.get("disruptionMode")? {
+            Parameterized::Literal(v) => Some(v),
+            Parameterized::Param(name) => w.params.get(name),
+        };
+        if let Some(ParamValue::Str(mode)) = value {
+            if !mode.is_empty() {
+                return Some(format!(
+                    "PodGroups with disruptionMode {mode:?}: DefaultPreemption's PodGroup-aware victim selection \
+                     (GenericWorkload) is not implemented"
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The first thing in `ops` (or their templates) that schedperf does not support.
@@ -58,6 +83,7 @@ pub fn ops_skip_reason(ops: &[Op], default_pod_template: Option<&Path>) -> Optio
             Op::CreateNodes(n) => n.node_template_path.as_deref().and_then(template_reason),
             Op::CreateAny(c) => template_reason(&c.template_path),
             Op::UpdateAny(u) => template_reason(&u.template_path),
+            Op::CreatePodGroups(g) => template_reason(&g.template_path),
             Op::Churn(c) => c.template_paths.iter().find_map(|p| template_reason(p)),
             _ => None,
         };

@@ -733,7 +733,7 @@ fn unsupported_ops_and_gates_skip_workloads_with_a_reason() {
   workloadTemplate:
   - opcode: createNodes
     count: 2
-  - opcode: createPodGroups
+  - opcode: createResourceClaims
     countParam: $groups
     templatePath: ../templates/pod.yaml
   - opcode: createPods
@@ -756,7 +756,7 @@ fn unsupported_ops_and_gates_skip_workloads_with_a_reason() {
   - name: locked
     featureGates: {NodeDeclaredFeatures: false}
   - name: workloads
-    featureGates: {GenericWorkload: true}
+    featureGates: {CompositePodGroup: true}
   - name: fine
     featureGates: {SchedulerAsyncAPICalls: true, SchedulerPopFromBackoffQ: false}
 ";
@@ -764,10 +764,10 @@ fn unsupported_ops_and_gates_skip_workloads_with_a_reason() {
     let cases = fx.load().unwrap();
     let reasons: Vec<Option<String>> =
         cases.iter().flat_map(|tc| tc.workloads.iter().map(move |w| skip_reason(tc, w))).collect();
-    assert!(reasons[0].as_deref().unwrap().contains("op createPodGroups"), "{reasons:?}");
+    assert!(reasons[0].as_deref().unwrap().contains("op createResourceClaims"), "{reasons:?}");
     assert!(reasons[1].as_deref().unwrap().contains("locked to true"), "{reasons:?}");
     assert!(
-        reasons[2].as_deref().unwrap().contains("GenericWorkload=true needs workload-aware scheduling"),
+        reasons[2].as_deref().unwrap().contains("CompositePodGroup=true needs workload-aware scheduling"),
         "{reasons:?}"
     );
     assert_eq!(reasons[3], None);
@@ -778,7 +778,7 @@ fn unsupported_ops_and_gates_skip_workloads_with_a_reason() {
     assert_eq!(words, [("SchedulerAsyncAPICalls", "not applicable"), ("SchedulerPopFromBackoffQ", "honoured")]);
     // `list` says the same as `run` would.
     let text = list(&fx.file(), None).unwrap();
-    assert!(text.contains("skip: op createPodGroups"), "{text}");
+    assert!(text.contains("skip: op createResourceClaims"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("Gates/fine") && l.ends_with("run")), "{text}");
 }
 
@@ -824,4 +824,91 @@ fn template_param_defaults_as_upstream() {
     assert_eq!(template_params["a"], ParamValue::Int(3));
     assert_eq!(template_params["b"], ParamValue::Int(7));
     assert_eq!(template_params["c"], ParamValue::Str("zone-1".into()));
+}
+
+/// `createPodGroups` as upstream's `isValid` checks it, and PodGroup templates as the API server
+/// validates them: each bad input names the file, the field and what was expected.
+#[test]
+fn create_pod_groups_and_pod_group_templates_are_checked() {
+    let case = |op: &str| {
+        let params = if op.contains("$n") { "    params: {n: 0}\n" } else { "" };
+        format!(
+            "- name: G\n  featureGates: {{GenericWorkload: true}}\n  workloadTemplate:\n{op}  - opcode: createPods\n    count: 1\n    collectMetrics: true\n  workloads:\n  - name: w\n{params}"
+        )
+    };
+    let op_ok =
+        "  - opcode: createPodGroups\n    count: 2\n    namespace: ns\n    templatePath: ../templates/group.yaml\n";
+    // (op, path of the error, words in the message); None: loads and resolves.
+    let cases: &[(&str, Option<(&str, &str)>)] = &[
+        (op_ok, None),
+        (
+            "  - opcode: createPodGroups\n    count: 2\n    templatePath: ../templates/group.yaml\n",
+            Some(("testCases[0].workloadTemplate[0].namespace", "namespace must be set")),
+        ),
+        (
+            "  - opcode: createPodGroups\n    count: 2\n    namespace: ns\n",
+            Some(("testCases[0].workloadTemplate[0].templatePath", "templatePath must be set")),
+        ),
+        (
+            "  - opcode: createPodGroups\n    countParam: $n\n    namespace: ns\n    templatePath: ../templates/group.yaml\n",
+            Some(("testCases[0].workloadTemplate[0].countParam", "count must be greater than 0")),
+        ),
+        (
+            "  - opcode: createPodGroups\n    count: 1\n    namespace: ns\n    templatePath: ../templates/group.yaml\n    minCount: 3\n",
+            Some(("testCases[0].workloadTemplate[0].minCount", "unknown field `minCount`")),
+        ),
+    ];
+    for (op, want) in cases {
+        let fx = Fixture::new(&case(op));
+        std::fs::write(
+            fx.dir.path().join("templates/group.yaml"),
+            "apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata:\n  name: g-{{.Index}}\nspec:\n  schedulingPolicy:\n    gang:\n      minCount: 2\n",
+        )
+        .unwrap();
+        match (fx.resolve_all(), want) {
+            (Ok(w), None) => {
+                let ResolvedOp::CreatePodGroups { count, namespace, .. } = &w[0].ops[0] else {
+                    panic!("{:?}", w[0].ops)
+                };
+                assert_eq!((*count, namespace.as_str()), (2, "ns"));
+                assert_eq!(skip_reason(&fx.load().unwrap()[0], &fx.load().unwrap()[0].workloads[0]), None);
+            }
+            (Err(e), Some((path, words))) => {
+                assert_eq!(e.path, *path, "{op}: {e}");
+                assert!(e.message.contains(words), "{op}: {e}");
+            }
+            (got, want) => panic!("{op}: got {got:?}, want {want:?}"),
+        }
+    }
+    // PodGroup objects: the API server's checks, with the field path.
+    let groups: &[(&str, &str, &str)] = &[
+        ("spec:\n  schedulingPolicy: {}\n", "spec.schedulingPolicy", "neither basic nor gang"),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n    gang:\n      minCount: 2\n",
+            "spec.schedulingPolicy",
+            "both basic and gang",
+        ),
+        ("spec:\n  schedulingPolicy:\n    gang:\n      minCount: 0\n", "spec.schedulingPolicy.gang.minCount", ">= 1"),
+        ("spec:\n  schedulingPolicy:\n    gang: {}\n", "spec.schedulingPolicy.gang", "missing field `minCount`"),
+        ("spec:\n  schedulingPolicy:\n    basic: {}\n  minCount: 2\n", "spec.minCount", "unknown field `minCount`"),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  disruptionMode: {}\n",
+            "spec.disruptionMode",
+            "exactly one of single and all",
+        ),
+    ];
+    for (spec, path, words) in groups {
+        let text = format!("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n  name: g\n{spec}");
+        let e = crate::api::parse_objects(&text, "group.yaml").unwrap_err();
+        assert_eq!((e.file.as_str(), e.path.as_str()), ("group.yaml", *path), "{spec}: {e}");
+        assert!(e.message.contains(words), "{spec}: {e}");
+    }
+    let text = "apiVersion: scheduling.k8s.io/v1\nkind: PodGroup\nmetadata:\n  name: g\nspec:\n  schedulingPolicy:\n    basic: {}\n";
+    let e = crate::api::parse_objects(text, "group.yaml").unwrap_err();
+    assert_eq!(e.path, "apiVersion", "{e}");
+    // The pod's reference, as upstream's gang-pod.yaml writes it.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  schedulingGroup:\n    podGroupName: gang-0\n";
+    let objs = crate::api::parse_objects(pod, "pod.yaml").unwrap();
+    let crate::api::Object::Pod(p) = &objs[0] else { panic!() };
+    assert_eq!(p.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_deref()), Some("gang-0"));
 }

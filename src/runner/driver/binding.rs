@@ -133,6 +133,9 @@ impl Driver {
         rec.state = PodState::Queued;
         let (priority, attempts) = (rec.info.priority, rec.attempts);
         self.trace(now, uid, "bindFailed", |_| serde_json::json!({"reason": reason}));
+        if self.requeue_group_member(uid) {
+            return;
+        }
         let mut qp = QueuedPod::new(uid, priority, ());
         qp.attempts = attempts;
         qp.timestamp_nanos = now;

@@ -118,6 +118,10 @@ impl Driver {
             },
         );
         self.trace(now, uid, "created", |_| serde_json::json!({"gated": gated}));
+        if let Some(key) = self.group_key_of(uid) {
+            self.enqueue_group_member(uid, key, now);
+            return Ok(uid);
+        }
         let mut qp = QueuedPod::new(uid, priority, ()).gated(gated);
         qp.timestamp_nanos = now;
         self.queue.add(qp, now);
@@ -172,12 +176,14 @@ impl Driver {
         match state {
             PodState::Deleted => return,
             PodState::Queued => {
+                self.remove_group_member(uid);
                 self.queue.delete(uid);
                 self.snap.clear_nomination(uid);
                 let r = self.cache.delete(uid);
                 self.note_cache(r);
             }
             PodState::Assumed(_) | PodState::Bound(_) => {
+                self.remove_group_member(uid);
                 if let Some(placed) = self.snap.unplace_pod(uid) {
                     let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
                     self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
@@ -232,6 +238,16 @@ impl Driver {
             Object::Pod(p) => {
                 let ns = namespace.map(str::to_string).unwrap_or_else(|| p.namespace().to_string());
                 ChurnObject::Pod(self.create_pod(Arc::new(p.clone()), &ns, file, None)?)
+            }
+            Object::PodGroup(g) => {
+                let ns = namespace.map(str::to_string).unwrap_or_else(|| g.namespace().to_string());
+                if self.groups.enabled {
+                    self.add_pod_group(g, &ns);
+                }
+                let mut placed = g.clone();
+                placed.metadata.namespace = ns;
+                self.cluster.pod_groups.push(placed);
+                ChurnObject::Other
             }
             Object::PriorityClass(pc) => {
                 self.priorities.add(pc);

@@ -26,6 +26,10 @@ impl Driver {
         if let Some(b) = &mut self.batches {
             b.popped();
         }
+        if let Some(group) = self.groups.group_of_entity(qp.uid) {
+            self.schedule_pod_group(group, qp);
+            return true;
+        }
         let uid = qp.uid;
         if self.rec(uid).state != PodState::Queued {
             self.queue.done(uid);
@@ -78,32 +82,7 @@ impl Driver {
                     None => return true,
                 };
                 self.queue.done(uid);
-                let rec = self.rec_mut(uid);
-                rec.state = PodState::Assumed(node_sym);
-                rec.unschedulable = false;
-                rec.scheduled_nanos = Some(now);
-                self.binds_in_flight += 1;
-                let node_name = self.snap.interner.resolve(node_sym).to_string();
-                self.trace(now, uid, "assumed", |_| serde_json::json!({"node": node_name, "attempt": qp.attempts}));
-                let mut job = BindJob::new(self.agent_pod(uid, &node_name)).with_profile(profile);
-                if let Some(t) = permit_wait {
-                    job = job.with_permit_wait(t);
-                }
-                if self.binder.is_some() {
-                    if self.bind_batch.is_empty() {
-                        self.bind_batch_since_nanos = now;
-                    }
-                    self.bind_batch.push(job);
-                    if self.bind_batch.len() >= BIND_BATCH_PODS
-                        || now.saturating_sub(self.bind_batch_since_nanos) >= BIND_BATCH_MAX_DELAY_NANOS
-                    {
-                        self.flush_binds();
-                    }
-                } else if let Some(t) = permit_wait {
-                    self.parked.push((now.saturating_add(t.as_nanos() as u64), job));
-                } else {
-                    self.bind_inline(job);
-                }
+                self.start_binding(uid, profile, node_sym, permit_wait, qp.attempts, now);
                 self.apply_permit_decisions(profile);
             }
             CycleResult::Unschedulable(diag) => {
@@ -171,6 +150,45 @@ impl Driver {
             }
         }
         true
+    }
+
+    /// Marks `uid` assumed on `node_sym` and starts its binding cycle: to the binder in a batch
+    /// (wall time), parked on Permit for `permit_wait`, or bound inline (virtual time).
+    pub(super) fn start_binding(
+        &mut self,
+        uid: PodUid,
+        profile: usize,
+        node_sym: crate::snapshot::Sym,
+        permit_wait: Option<Duration>,
+        attempt: u32,
+        now: u64,
+    ) {
+        let rec = self.rec_mut(uid);
+        rec.state = PodState::Assumed(node_sym);
+        rec.unschedulable = false;
+        rec.scheduled_nanos = Some(now);
+        self.binds_in_flight += 1;
+        let node_name = self.snap.interner.resolve(node_sym).to_string();
+        self.trace(now, uid, "assumed", |_| serde_json::json!({"node": node_name, "attempt": attempt}));
+        let mut job = BindJob::new(self.agent_pod(uid, &node_name)).with_profile(profile);
+        if let Some(t) = permit_wait {
+            job = job.with_permit_wait(t);
+        }
+        if self.binder.is_some() {
+            if self.bind_batch.is_empty() {
+                self.bind_batch_since_nanos = now;
+            }
+            self.bind_batch.push(job);
+            if self.bind_batch.len() >= BIND_BATCH_PODS
+                || now.saturating_sub(self.bind_batch_since_nanos) >= BIND_BATCH_MAX_DELAY_NANOS
+            {
+                self.flush_binds();
+            }
+        } else if let Some(t) = permit_wait {
+            self.parked.push((now.saturating_add(t.as_nanos() as u64), job));
+        } else {
+            self.bind_inline(job);
+        }
     }
 
     /// The queue's plugin ids of `plugins` of `profile` (see [`Driver::hint_base`]); ids past the

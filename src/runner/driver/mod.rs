@@ -12,6 +12,7 @@ mod cluster_ops;
 mod cycle;
 mod event_loop;
 mod ops;
+mod podgroup;
 mod preemption;
 mod setup;
 mod summary;
@@ -245,6 +246,8 @@ struct Driver {
     preemptions: Vec<preemption::Preemption>,
     /// The wait that failed upstream's outcome checks, for the report's `outcome`.
     failed_wait: Option<FailedWait>,
+    /// PodGroups and their pods' queue entities (GenericWorkload).
+    groups: podgroup::Groups,
 }
 
 /// A failed wait: the op, the pods it waited for, and those not done.

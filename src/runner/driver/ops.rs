@@ -281,6 +281,24 @@ impl Driver {
                     }
                 }
             }
+            ResolvedOp::CreatePodGroups { template_path, namespace, count, template_params } => {
+                // Upstream's `runCreatePodGroupsOp`: one PodGroup per index, in the op's namespace.
+                let file = template_path.display().to_string();
+                for i in 0..*count {
+                    let objs = self.templates.instantiate(template_path, i, *count, template_params)?;
+                    for o in objs.iter() {
+                        if !matches!(o, crate::api::Object::PodGroup(_)) {
+                            return Err(InputError::new(
+                                &file,
+                                "kind",
+                                format!("createPodGroups: the template holds a {}: expected a PodGroup", o.kind()),
+                            )
+                            .into());
+                        }
+                        self.create_object(o, Some(namespace), &file)?;
+                    }
+                }
+            }
             ResolvedOp::UpdateAny { template_path, namespace, count, update_per_second, .. } => {
                 let file = template_path.display().to_string();
                 // As upstream's ticker: the first update one interval after the op starts.

@@ -24,7 +24,7 @@ use crate::runner::{AgentSpec, RunError, RunOptions};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::ResolvedWorkload;
 
-use super::{node_fingerprint, Driver, PodRec, PodState, Window};
+use super::{node_fingerprint, podgroup, Driver, PodRec, PodState, Window};
 
 /// Runs one workload once and returns its report entry.
 /// Registers the default queueing hints of every profile's plugins: profile `i`'s plugin `p` gets
@@ -227,6 +227,7 @@ pub(crate) fn run_workload_with(
         async_preemption: gate("SchedulerAsyncPreemption"),
         preemptions: Vec::new(),
         failed_wait: None,
+        groups: podgroup::Groups::new(gate("GenericWorkload")),
     };
     drop(results_tx);
     // The initial cluster: its bound pods are in the snapshot; give them records too.
@@ -250,6 +251,11 @@ pub(crate) fn run_workload_with(
     }
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
+    if d.groups.enabled {
+        for g in &cluster.pod_groups {
+            d.add_pod_group(g, g.namespace());
+        }
+    }
     d.cluster = cluster;
     let mut other_schedulers: BTreeMap<String, u64> = BTreeMap::new();
     for info in pending_infos {

@@ -1,0 +1,569 @@
+//! Workload-aware scheduling (gate GenericWorkload): PodGroup objects, their pods queued as one
+//! entity, and the pod-group scheduling cycle of v1.37.2's `schedule_one_podgroup.go`.
+//!
+//! With the gate on, a pod whose `spec.schedulingGroup.podGroupName` names a group is a member:
+//! - it waits outside the queue until its PodGroup exists (upstream's `incompletePodGroupPods`);
+//! - the group's queued pods form one queue entity (a [`crate::queue::QueuedPod`] with a synthetic
+//!   uid, the group's priority); PreEnqueue (GangScheduling: `minCount` pods exist; the profile's
+//!   own PreEnqueue plugins for every pod) gates the whole entity;
+//! - popping the entity runs one pod-group cycle: `validatePodGroup`, then each pod in
+//!   `PodGroupMemberPodsOrderingFunc` order through Filter/Score (no PostFilter), assumed in the
+//!   snapshot and reserved, with PlacementFeasible after each pod; the trial placements are then
+//!   reverted, and only if the group succeeded are its feasible pods assumed for real, reserved
+//!   and permitted (GangScheduling's Permit holds them until `minCount` are assumed or bound);
+//! - pods that did not schedule go back into the entity, which is requeued as
+//!   `AddAttemptedPodGroupIfNeeded` does: to activeQ after a success, to backoffQ (or activeQ when
+//!   its backoff is over) after a rejection or an error.
+//!
+//! Not modelled: PodGroupPostFilter (DefaultPreemption's group preemption; an unschedulable group
+//! never preempts here), PodGroup status conditions, composite groups and topology placements
+//! (their gates skip the workload).
+
+use std::time::Instant;
+
+use crate::api;
+use crate::clock::Clock;
+use crate::framework::{CycleCx, CycleState, PermitOutcome};
+use crate::ids::PodUid;
+use crate::plugins::gangscheduling::{self, Feasible};
+use crate::queue::QueuedPod;
+use crate::snapshot::{NodeIdx, Sym};
+
+use super::{Driver, PodState};
+
+/// Queue uids of group entities start here; pod uids are dense from 1 and never reach it.
+const GROUP_UID_BASE: u64 = 1 << 62;
+
+/// A pod in a group's queue entity (upstream's `QueuedPodInfos` of the group).
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    uid: PodUid,
+    /// When it entered the entity (the ordering's timestamp).
+    timestamp_nanos: u64,
+}
+
+/// One PodGroup and its pods.
+#[derive(Debug)]
+pub(super) struct Group {
+    namespace: String,
+    name: String,
+    /// `gang.minCount`; `None` for a basic policy.
+    min_count: Option<u32>,
+    priority: i32,
+    /// Every pod naming the group and not deleted (`AllPodsCount`).
+    members: Vec<PodUid>,
+    /// The pods in the group's queue entity.
+    queued: Vec<Member>,
+    /// The entity is in the scheduling queue.
+    in_queue: bool,
+    /// The entity was popped and its cycle is running.
+    in_flight: bool,
+}
+
+/// The run's PodGroups.
+#[derive(Debug, Default)]
+pub(super) struct Groups {
+    /// GenericWorkload is on for this workload.
+    pub(super) enabled: bool,
+    list: Vec<Group>,
+    index: ahash::AHashMap<(String, String), usize>,
+    /// Pods naming a group that does not exist yet, by (namespace, name).
+    incomplete: std::collections::BTreeMap<(String, String), Vec<PodUid>>,
+}
+
+impl Groups {
+    pub(super) fn new(enabled: bool) -> Groups {
+        Groups { enabled, ..Groups::default() }
+    }
+
+    /// The group whose queue entity has `uid`.
+    pub(super) fn group_of_entity(&self, uid: PodUid) -> Option<usize> {
+        let ix = uid.0.checked_sub(GROUP_UID_BASE)? as usize;
+        (ix < self.list.len()).then_some(ix)
+    }
+
+    fn entity_uid(ix: usize) -> PodUid {
+        PodUid(GROUP_UID_BASE + ix as u64)
+    }
+}
+
+/// How a pod-group cycle ended (`rootStatus`).
+enum GroupOutcome {
+    Success,
+    Unschedulable(String),
+    Error(String),
+}
+
+/// What the trial said about one pod.
+enum Trial {
+    NotEvaluated,
+    Feasible(Sym),
+    Unschedulable { message: String, rejectors: Vec<u8> },
+}
+
+impl Driver {
+    /// The (namespace, PodGroup name) of pod `uid` when GenericWorkload is on and it names one.
+    pub(super) fn group_key_of(&self, uid: PodUid) -> Option<(String, String)> {
+        if !self.groups.enabled {
+            return None;
+        }
+        let rec = self.rec(uid);
+        let name = rec.template.spec.scheduling_group.as_ref()?.pod_group_name.as_ref()?;
+        Some((rec.namespace.clone(), name.clone()))
+    }
+
+    /// A PodGroup is created (`createPodGroups`, `createAny`, a cluster file): its waiting pods join
+    /// its queue entity. Creating an existing group replaces its spec.
+    pub(super) fn add_pod_group(&mut self, group: &api::PodGroup, namespace: &str) {
+        let key = (namespace.to_string(), group.metadata.name.clone());
+        let ix = match self.groups.index.get(&key) {
+            Some(&ix) => {
+                let g = &mut self.groups.list[ix];
+                g.min_count = group.min_count();
+                g.priority = group.priority();
+                ix
+            }
+            None => {
+                let ix = self.groups.list.len();
+                self.groups.list.push(Group {
+                    namespace: key.0.clone(),
+                    name: key.1.clone(),
+                    min_count: group.min_count(),
+                    priority: group.priority(),
+                    members: Vec::new(),
+                    queued: Vec::new(),
+                    in_queue: false,
+                    in_flight: false,
+                });
+                self.groups.index.insert(key.clone(), ix);
+                ix
+            }
+        };
+        let now = self.now();
+        for uid in self.groups.incomplete.remove(&key).unwrap_or_default() {
+            self.join_group(ix, uid, now);
+        }
+        self.sync_group_entity(ix, now);
+    }
+
+    /// A new (or requeued) member `uid` of group `key` enters the queue.
+    pub(super) fn enqueue_group_member(&mut self, uid: PodUid, key: (String, String), now: u64) {
+        let Some(&ix) = self.groups.index.get(&key) else {
+            self.trace(now, uid, "waitingForPodGroup", |_| serde_json::json!({"podGroup": key.1}));
+            self.groups.incomplete.entry(key).or_default().push(uid);
+            return;
+        };
+        self.join_group(ix, uid, now);
+        self.sync_group_entity(ix, now);
+    }
+
+    fn join_group(&mut self, ix: usize, uid: PodUid, now: u64) {
+        let g = &mut self.groups.list[ix];
+        if !g.members.contains(&uid) {
+            g.members.push(uid);
+        }
+        if !g.queued.iter().any(|m| m.uid == uid) {
+            g.queued.push(Member { uid, timestamp_nanos: now });
+        }
+    }
+
+    /// A member was deleted: it leaves its group (and the entity, which leaves the queue when empty).
+    pub(super) fn remove_group_member(&mut self, uid: PodUid) {
+        let Some(key) = self.group_key_of(uid) else { return };
+        if let Some(v) = self.groups.incomplete.get_mut(&key) {
+            v.retain(|u| *u != uid);
+        }
+        let Some(&ix) = self.groups.index.get(&key) else { return };
+        let g = &mut self.groups.list[ix];
+        g.members.retain(|u| *u != uid);
+        g.queued.retain(|m| m.uid != uid);
+        let now = self.now();
+        self.sync_group_entity(ix, now);
+    }
+
+    /// Whether the group's entity passes PreEnqueue: GangScheduling's quorum of pods, and the
+    /// profile's PreEnqueue plugins for every queued pod (one gated pod gates the entity).
+    fn group_pre_enqueue_passes(&self, ix: usize) -> bool {
+        let g = &self.groups.list[ix];
+        gangscheduling::pre_enqueue(g.min_count, g.members.len()).is_ok()
+            && g.queued.iter().all(|m| {
+                let rec = self.rec(m.uid);
+                self.frameworks[rec.profile].run_pre_enqueue(&rec.info).is_success()
+            })
+    }
+
+    /// Puts the group's entity in the queue when it has pods and is not there, takes it out when it
+    /// has none, and lets a gated entity into activeQ once PreEnqueue passes.
+    fn sync_group_entity(&mut self, ix: usize, now: u64) {
+        let entity = Groups::entity_uid(ix);
+        let g = &self.groups.list[ix];
+        if g.in_flight {
+            return;
+        }
+        if g.queued.is_empty() {
+            if g.in_queue {
+                self.queue.delete(entity);
+                self.groups.list[ix].in_queue = false;
+            }
+            return;
+        }
+        let passes = self.group_pre_enqueue_passes(ix);
+        let g = &mut self.groups.list[ix];
+        if !g.in_queue {
+            g.in_queue = true;
+            let qp = QueuedPod::new(entity, g.priority, ()).gated(!passes);
+            self.queue.add(qp, now);
+        } else if passes {
+            self.queue.remove_gate(entity, now);
+        }
+    }
+
+    /// One pod-group scheduling cycle (`scheduleOnePodGroup`) for the entity `qp` of group `ix`.
+    pub(super) fn schedule_pod_group(&mut self, ix: usize, mut qp: QueuedPod<()>) {
+        let now = self.now();
+        let mut members = std::mem::take(&mut self.groups.list[ix].queued);
+        members.retain(|m| self.rec(m.uid).state == PodState::Queued);
+        if members.is_empty() {
+            self.queue.done(qp.uid);
+            self.groups.list[ix].in_queue = false;
+            return;
+        }
+        self.groups.list[ix].in_flight = true;
+        // `IncAttempts` on the entity increments every pod's attempts.
+        for m in &members {
+            self.rec_mut(m.uid).attempts += 1;
+        }
+        // `PodGroupMemberPodsOrderingFunc`: priority (descending), attempts (descending),
+        // timestamp, name.
+        members.sort_by(|a, b| {
+            let (ra, rb) = (self.rec(a.uid), self.rec(b.uid));
+            rb.info
+                .priority
+                .cmp(&ra.info.priority)
+                .then(rb.attempts.cmp(&ra.attempts))
+                .then(a.timestamp_nanos.cmp(&b.timestamp_nanos))
+                .then_with(|| ra.info.name.cmp(&rb.info.name))
+        });
+        let outcome = match self.validate_pod_group(ix, &members) {
+            Err(message) => {
+                for m in &members {
+                    self.counters.attempts += 1;
+                    self.counters.errors += 1;
+                    let msg = message.clone();
+                    self.trace(now, m.uid, "attempt", |_| serde_json::json!({"result": "error", "reasons": [msg]}));
+                }
+                self.groups.list[ix].queued = members.clone();
+                GroupOutcome::Error(message)
+            }
+            Ok(profile) => self.pod_group_cycle(ix, profile, &members),
+        };
+        if let Some(first) = members.first() {
+            let g = &self.groups.list[ix];
+            let (group, result) = (
+                format!("{}/{}", g.namespace, g.name),
+                match &outcome {
+                    GroupOutcome::Success => ("scheduled".to_string(), String::new()),
+                    GroupOutcome::Unschedulable(m) => ("unschedulable".to_string(), m.clone()),
+                    GroupOutcome::Error(m) => ("error".to_string(), m.clone()),
+                },
+            );
+            self.trace(now, first.uid, "podGroupAttempt", |_| {
+                serde_json::json!({"podGroup": group, "pods": members.len(), "result": result.0, "message": result.1})
+            });
+        }
+        self.requeue_pod_group(ix, &mut qp, &outcome);
+    }
+
+    /// `validatePodGroup`: one scheduler name and the group's priority for every pod, queued or
+    /// scheduled. Returns the profile.
+    fn validate_pod_group(&self, ix: usize, members: &[Member]) -> Result<usize, String> {
+        let g = &self.groups.list[ix];
+        let first = self.rec(members[0].uid);
+        let profile = first.profile;
+        let scheduler_name = |p: usize| self.frameworks[p].scheduler_name.clone();
+        let scheduled = g
+            .members
+            .iter()
+            .copied()
+            .filter(|u| matches!(self.rec(*u).state, PodState::Assumed(_) | PodState::Bound(_)));
+        for uid in members.iter().map(|m| m.uid).chain(scheduled) {
+            let rec = self.rec(uid);
+            if rec.profile != profile {
+                return Err(format!(
+                    "all pods in a single pod group should have the same .spec.schedulerName set, got: {:?} and {:?}",
+                    scheduler_name(rec.profile),
+                    scheduler_name(profile)
+                ));
+            }
+            if rec.info.priority != g.priority {
+                return Err(format!(
+                    "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {}",
+                    rec.info.priority, g.priority
+                ));
+            }
+            if rec.info.preemption_policy != first.info.preemption_policy {
+                let word = |p: crate::snapshot::PreemptionPolicy| match p {
+                    crate::snapshot::PreemptionPolicy::Never => "Never",
+                    crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
+                };
+                return Err(format!(
+                    "all pods in a single pod group should have the same preemption policy, got {} and {}",
+                    word(rec.info.preemption_policy),
+                    word(first.info.preemption_policy)
+                ));
+            }
+        }
+        Ok(profile)
+    }
+
+    /// The scheduled (assumed or bound) pods of group `ix` (`ScheduledPodsCount`).
+    fn group_scheduled(&self, ix: usize) -> usize {
+        self.groups.list[ix]
+            .members
+            .iter()
+            .filter(|u| matches!(self.rec(**u).state, PodState::Assumed(_) | PodState::Bound(_)))
+            .count()
+    }
+
+    /// `podGroupCycle` without PodGroupPostFilter: the trial over `members`, its revert, and the
+    /// submission of its result.
+    fn pod_group_cycle(&mut self, ix: usize, profile: usize, members: &[Member]) -> GroupOutcome {
+        let fw = self.frameworks[profile].clone();
+        let min = gangscheduling::min_count(self.groups.list[ix].min_count);
+        let mut scheduled = self.group_scheduled(ix);
+        let mut remaining = members.len();
+        let mut trials: Vec<Trial> = members.iter().map(|_| Trial::NotEvaluated).collect();
+        let mut placed: Vec<(PodUid, NodeIdx)> = Vec::new();
+        let mut any_scheduled = false;
+        let mut feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
+        let mut error = None;
+        if !matches!(feasible, Feasible::Unschedulable(_)) {
+            for (i, m) in members.iter().enumerate() {
+                let info = self.rec(m.uid).info.clone();
+                let t0 = Instant::now();
+                let result = self.engine.schedule_one_nominated_batched(&fw, &mut self.snap, &info, None);
+                let cycle_nanos = t0.elapsed().as_nanos() as u64;
+                self.hist.record("attempt", cycle_nanos);
+                if let Some(v) = &self.vclock {
+                    let evaluated = match &result {
+                        crate::engine::CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                        crate::engine::CycleResult::Unschedulable(diag) => diag.failures.len(),
+                        crate::engine::CycleResult::Error(_) => 0,
+                    };
+                    v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
+                    self.agent.advance_to(v.now_nanos());
+                }
+                let mut ok = false;
+                match result {
+                    crate::engine::CycleResult::Scheduled { node, .. } => {
+                        let node_sym = self.snap.nodes.name[node.ix()];
+                        self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists");
+                        let cx = CycleCx { snap: &self.snap, pod: &info };
+                        let st = fw.run_reserve(cx, &mut self.engine.state, node);
+                        if st.is_success() {
+                            placed.push((m.uid, node));
+                            trials[i] = Trial::Feasible(node_sym);
+                            ok = true;
+                        } else {
+                            fw.run_unreserve(cx, &mut self.engine.state, node);
+                            self.snap.unplace_pod(m.uid);
+                            if !st.code.is_rejection() {
+                                error = Some(format!(
+                                    "failed to schedule other pod from a pod group: {}",
+                                    st.reasons.join(", ")
+                                ));
+                                break;
+                            }
+                            let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
+                            trials[i] = Trial::Unschedulable {
+                                message: format!("0/1 nodes are available: {}.", st.reasons.join(", ")),
+                                rejectors: self.queue_ids(profile, rejector.as_slice()),
+                            };
+                        }
+                    }
+                    crate::engine::CycleResult::Unschedulable(diag) => {
+                        let cx = CycleCx { snap: &self.snap, pod: &info };
+                        let message = diag.message(&fw, cx, &CycleState::new());
+                        let rejectors = self.queue_ids(profile, &diag.rejector_plugins());
+                        trials[i] = Trial::Unschedulable { message, rejectors };
+                    }
+                    crate::engine::CycleResult::Error(st) => {
+                        error =
+                            Some(format!("failed to schedule other pod from a pod group: {}", st.reasons.join(", ")));
+                        break;
+                    }
+                }
+                remaining -= 1;
+                if ok {
+                    scheduled += 1;
+                }
+                feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
+                if matches!(feasible, Feasible::Unschedulable(_)) {
+                    break;
+                }
+                any_scheduled |= ok;
+            }
+        }
+        // The trial's placements are reverted whatever the result (`runRootSchedulingAlgorithm`).
+        for &(uid, node) in placed.iter().rev() {
+            let info = self.rec(uid).info.clone();
+            fw.run_unreserve(CycleCx { snap: &self.snap, pod: &info }, &mut self.engine.state, node);
+            self.snap.unplace_pod(uid);
+        }
+        let outcome = match (error, feasible) {
+            (Some(e), _) => GroupOutcome::Error(e),
+            (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
+            (None, Feasible::Success) => GroupOutcome::Unschedulable(String::new()),
+            (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => GroupOutcome::Unschedulable(m),
+        };
+        self.submit_pod_group(ix, profile, members, trials, &outcome);
+        outcome
+    }
+
+    /// `submitPodGroupAlgorithmResult`: feasible pods of a successful group go to their binding
+    /// cycle; every other pod fails with its own status or the group's, and returns to the entity.
+    fn submit_pod_group(
+        &mut self,
+        ix: usize,
+        profile: usize,
+        members: &[Member],
+        trials: Vec<Trial>,
+        outcome: &GroupOutcome,
+    ) {
+        let now = self.now();
+        let mut back = Vec::new();
+        for (m, trial) in members.iter().zip(trials) {
+            let uid = m.uid;
+            self.counters.attempts += 1;
+            let attempts = self.rec(uid).attempts;
+            if attempts > 1 {
+                self.counters.retries += 1;
+            }
+            let failure = match (outcome, trial) {
+                (GroupOutcome::Error(e), _) => {
+                    self.counters.errors += 1;
+                    let e = e.clone();
+                    self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "error", "reasons": [e]}));
+                    back.push(*m);
+                    continue;
+                }
+                (GroupOutcome::Success, Trial::Feasible(node_sym)) => {
+                    match self.commit_group_pod(ix, profile, uid, node_sym, now) {
+                        Ok(()) => continue,
+                        Err(f) => f,
+                    }
+                }
+                (GroupOutcome::Unschedulable(msg), Trial::Feasible(_)) => (msg.clone(), Vec::new()),
+                (_, Trial::Unschedulable { message, rejectors }) => (message, rejectors),
+                (GroupOutcome::Unschedulable(msg), Trial::NotEvaluated) => (msg.clone(), Vec::new()),
+                (GroupOutcome::Success, Trial::NotEvaluated) => ("pod group is unschedulable".to_string(), Vec::new()),
+            };
+            let (message, _rejectors) = failure;
+            self.counters.unschedulable += 1;
+            let record_reason = attempts <= 1 || !self.rec(uid).unschedulable;
+            self.rec_mut(uid).unschedulable = true;
+            if record_reason {
+                *self.unschedulable_reasons.entry(message.clone()).or_default() += 1;
+            }
+            self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "unschedulable", "message": message}));
+            back.push(*m);
+        }
+        let mut g = std::mem::take(&mut self.groups.list[ix].queued);
+        // Pods that arrived during the cycle (upstream's pendingPodGroupPods) stay behind them.
+        back.append(&mut g);
+        self.groups.list[ix].queued = back;
+        self.apply_permit_decisions(profile);
+    }
+
+    /// A feasible pod of a successful group: assumed, reserved and permitted for real
+    /// (`prepareForBindingCycle`), then bound; GangScheduling's Permit holds it until the quorum.
+    /// `Err((message, rejectors))` when Reserve or Permit rejected it.
+    fn commit_group_pod(
+        &mut self,
+        ix: usize,
+        profile: usize,
+        uid: PodUid,
+        node_sym: Sym,
+        now: u64,
+    ) -> Result<(), (String, Vec<u8>)> {
+        let info = self.rec(uid).info.clone();
+        let node = self.snap.place_pod(info.clone(), node_sym).expect("the trial's node exists");
+        self.snap.clear_nomination(uid);
+        let r = self.cache.assume(uid, node_sym.0);
+        self.note_cache(r);
+        let fw = self.frameworks[profile].clone();
+        let cx = CycleCx { snap: &self.snap, pod: &info };
+        let st = fw.run_reserve(cx, &mut self.engine.state, node);
+        let permit = if st.is_success() {
+            fw.run_permit(cx, &mut self.engine.state, node, &mut self.waiting[profile])
+        } else {
+            PermitOutcome::Reject(st)
+        };
+        let mut wait = match permit {
+            PermitOutcome::Allow => None,
+            PermitOutcome::Wait(t) => Some(t),
+            PermitOutcome::Reject(st) => {
+                fw.run_unreserve(CycleCx { snap: &self.snap, pod: &info }, &mut self.engine.state, node);
+                self.snap.unplace_pod(uid);
+                let r = self.cache.forget(uid);
+                self.note_cache(r);
+                let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
+                let ids = self.queue_ids(profile, rejector.as_slice());
+                return Err((format!("0/1 nodes are available: {}.", st.reasons.join(", ")), ids));
+            }
+        };
+        // GangScheduling's Permit: this pod counts as scheduled from here.
+        self.rec_mut(uid).state = PodState::Assumed(node_sym);
+        let scheduled = self.group_scheduled(ix);
+        if gangscheduling::permit(self.groups.list[ix].min_count, scheduled) {
+            for other in self.groups.list[ix].members.clone() {
+                self.waiting[profile].allow(other, gangscheduling::NAME);
+            }
+        } else if wait.is_none() {
+            self.waiting[profile].add(uid, vec![(gangscheduling::NAME, gangscheduling::PERMIT_TIMEOUT)]);
+            wait = Some(gangscheduling::PERMIT_TIMEOUT);
+        }
+        self.rec_mut(uid).state = PodState::Queued;
+        let attempts = self.rec(uid).attempts;
+        self.start_binding(uid, profile, node_sym, wait, attempts, now);
+        Ok(())
+    }
+
+    /// `AddAttemptedPodGroupIfNeeded`: the entity, with the pods that did not schedule, goes back
+    /// to activeQ after a success and to backoffQ (activeQ once its backoff is over) otherwise.
+    fn requeue_pod_group(&mut self, ix: usize, qp: &mut QueuedPod<()>, outcome: &GroupOutcome) {
+        let now = self.now();
+        self.queue.done(qp.uid);
+        self.groups.list[ix].in_flight = false;
+        self.groups.list[ix].in_queue = false;
+        self.groups.list[ix].queued.retain(|m| self.pods[(m.uid.0 - 1) as usize].state == PodState::Queued);
+        if self.groups.list[ix].queued.is_empty() {
+            return;
+        }
+        let mut entity = qp.clone();
+        entity.gated = !self.group_pre_enqueue_passes(ix);
+        entity.priority = self.groups.list[ix].priority;
+        self.groups.list[ix].in_queue = true;
+        match outcome {
+            GroupOutcome::Success => {
+                entity.unschedulable_count = 0;
+                entity.consecutive_errors = 0;
+                self.queue.add(entity, now);
+            }
+            GroupOutcome::Unschedulable(_) => {
+                self.queue.add_attempted(entity, false, now);
+            }
+            GroupOutcome::Error(_) => {
+                self.queue.add_attempted(entity, true, now);
+            }
+        }
+    }
+
+    /// A member's binding cycle failed (or its Permit wait ran out): it returns to its group.
+    pub(super) fn requeue_group_member(&mut self, uid: PodUid) -> bool {
+        let Some(key) = self.group_key_of(uid) else { return false };
+        let now = self.now();
+        self.enqueue_group_member(uid, key, now);
+        true
+    }
+}
