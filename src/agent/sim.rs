@@ -23,7 +23,9 @@ pub mod kwok;
 pub use config::{NodeFailure, SimConfig, SimOverrides, Stage};
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
+
+use ahash::AHashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -93,9 +95,10 @@ struct Due {
 }
 
 struct State {
-    pods: HashMap<PodUid, PodRec>,
+    /// Iterated only where the order cannot show (sorted or counted after), so a fast hasher.
+    pods: AHashMap<PodUid, PodRec>,
     /// Bind attempts per pod, to key the random stream of each attempt.
-    bind_attempts: HashMap<PodUid, u32>,
+    bind_attempts: AHashMap<PodUid, u32>,
     heap: BinaryHeap<Reverse<Due>>,
     next_seq: u64,
     shut_down: bool,
@@ -137,8 +140,8 @@ impl SimAgent {
         let mut failure_rng = ChaCha8Rng::seed_from_u64(config.seed ^ NODE_FAILURE_SALT);
         failure_rng.set_stream(u64::MAX);
         let mut state = State {
-            pods: HashMap::new(),
-            bind_attempts: HashMap::new(),
+            pods: AHashMap::new(),
+            bind_attempts: AHashMap::new(),
             heap: BinaryHeap::new(),
             next_seq: 0,
             shut_down: false,
@@ -417,12 +420,25 @@ impl NodeAgent for SimAgent {
             return;
         }
         let attempt = st.bind_attempts.entry(uid).or_insert(0);
-        let mut rng = pod_rng(s.config.seed, uid, *attempt);
+        let this_attempt = *attempt;
         *attempt += 1;
-        let bind_after = draw_nanos(s.config.bind, &mut rng);
-        let bind_fails = s.config.bind_failure_rate > 0.0 && rng.gen_bool(s.config.bind_failure_rate);
-        let start_after_nanos = draw_nanos(s.config.start, &mut rng);
-        let start_fails = s.config.start_failure_rate > 0.0 && rng.gen_bool(s.config.start_failure_rate);
+        let c = &s.config;
+        // The pod's random stream is set up only when something is drawn from it (a jitter or a
+        // failure rate): the draws, and so the run, are the same either way.
+        let (bind_after, bind_fails, start_after_nanos, start_fails) = if c.bind.jitter_us == 0
+            && c.start.jitter_us == 0
+            && c.bind_failure_rate <= 0.0
+            && c.start_failure_rate <= 0.0
+        {
+            (c.bind.delay_us * 1000, false, c.start.delay_us * 1000, false)
+        } else {
+            let mut rng = pod_rng(c.seed, uid, this_attempt);
+            let bind_after = draw_nanos(c.bind, &mut rng);
+            let bind_fails = c.bind_failure_rate > 0.0 && rng.gen_bool(c.bind_failure_rate);
+            let start_after_nanos = draw_nanos(c.start, &mut rng);
+            let start_fails = c.start_failure_rate > 0.0 && rng.gen_bool(c.start_failure_rate);
+            (bind_after, bind_fails, start_after_nanos, start_fails)
+        };
         let generation = 0;
         let view = (!s.config.kwok_stages.is_empty()).then(|| {
             Box::new(kwok::PodView {

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ahash::AHashMap;
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent};
@@ -191,7 +192,7 @@ struct Shared {
     /// Returns in-flight tokens.
     tokens_back: Sender<()>,
     /// Pods whose bind went to the agent, waiting for its outcome event.
-    pending: Vec<Mutex<HashMap<PodUid, BindJob>>>,
+    pending: Vec<Mutex<AHashMap<PodUid, BindJob>>>,
     permits: Mutex<Permits>,
     /// Wakes the permit timer when an earlier deadline arrives or on shutdown.
     permit_wake: Condvar,
@@ -238,7 +239,7 @@ impl Binder {
             cache,
             results,
             tokens_back,
-            pending: (0..PENDING_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            pending: (0..PENDING_SHARDS).map(|_| Mutex::new(AHashMap::new())).collect(),
             permits: Mutex::new(Permits::default()),
             permit_wake: Condvar::new(),
             stats: BinderStats::default(),
@@ -428,7 +429,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn shard(&self, uid: PodUid) -> &Mutex<HashMap<PodUid, BindJob>> {
+    fn shard(&self, uid: PodUid) -> &Mutex<AHashMap<PodUid, BindJob>> {
         &self.pending[(uid.0 as usize) % PENDING_SHARDS]
     }
 

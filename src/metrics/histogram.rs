@@ -58,26 +58,92 @@ pub fn percentiles_of(h: &Histogram<u64>, unit: f64) -> Percentiles {
     }
 }
 
-/// Histograms by name, serialized into the report.
+/// The histograms the run driver records for every pod: an array slot each, so that recording one
+/// is an index rather than a lookup by name (several per pod on the scheduling thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hist {
+    Attempt,
+    AttemptScheduled,
+    AttemptUnschedulable,
+    AttemptError,
+    E2e,
+    Startup,
+    CreatedToScheduled,
+    ScheduledToBound,
+    BoundToRunning,
+}
+
+impl Hist {
+    pub const ALL: [Hist; 9] = [
+        Hist::Attempt,
+        Hist::AttemptScheduled,
+        Hist::AttemptUnschedulable,
+        Hist::AttemptError,
+        Hist::E2e,
+        Hist::Startup,
+        Hist::CreatedToScheduled,
+        Hist::ScheduledToBound,
+        Hist::BoundToRunning,
+    ];
+
+    /// The name the report and [`Histograms::percentiles`] know it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hist::Attempt => "attempt",
+            Hist::AttemptScheduled => "attempt.scheduled",
+            Hist::AttemptUnschedulable => "attempt.unschedulable",
+            Hist::AttemptError => "attempt.error",
+            Hist::E2e => "e2e",
+            Hist::Startup => "startup",
+            Hist::CreatedToScheduled => "stage.created_to_scheduled",
+            Hist::ScheduledToBound => "stage.scheduled_to_bound",
+            Hist::BoundToRunning => "stage.bound_to_running",
+        }
+    }
+
+    fn of_name(name: &str) -> Option<Hist> {
+        Hist::ALL.into_iter().find(|h| h.name() == name)
+    }
+}
+
+/// Histograms by name, serialized into the report. A histogram exists once something was recorded
+/// in it.
 #[derive(Debug, Default)]
 pub struct Histograms {
-    pub by_name: BTreeMap<String, LatencyHist>,
+    fixed: [Option<LatencyHist>; Hist::ALL.len()],
+    other: BTreeMap<String, LatencyHist>,
 }
 
 impl Histograms {
+    /// Records into one of the driver's histograms (no lookup by name).
+    pub fn record_at(&mut self, hist: Hist, nanos: u64) {
+        self.fixed[hist as usize].get_or_insert_with(LatencyHist::default).record_nanos(nanos);
+    }
+
     pub fn record(&mut self, name: &str, nanos: u64) {
-        match self.by_name.get_mut(name) {
+        if let Some(h) = Hist::of_name(name) {
+            return self.record_at(h, nanos);
+        }
+        match self.other.get_mut(name) {
             Some(h) => h.record_nanos(nanos),
             None => {
                 let mut h = LatencyHist::default();
                 h.record_nanos(nanos);
-                self.by_name.insert(name.to_string(), h);
+                self.other.insert(name.to_string(), h);
             }
         }
     }
 
+    /// The histogram named `name`, if anything was recorded in it.
+    pub fn get(&self, name: &str) -> Option<&LatencyHist> {
+        match Hist::of_name(name) {
+            Some(h) => self.fixed[h as usize].as_ref(),
+            None => self.other.get(name),
+        }
+    }
+
     pub fn percentiles(&self, name: &str, unit_nanos: f64) -> Percentiles {
-        self.by_name.get(name).map_or_else(Percentiles::default, |h| h.percentiles(unit_nanos))
+        self.get(name).map_or_else(Percentiles::default, |h| h.percentiles(unit_nanos))
     }
 }
 
@@ -116,5 +182,20 @@ mod tests {
         let back = crate::metrics::encoding::decode(&h.encode_in(1_000), "x").unwrap();
         assert_eq!(back.len(), 4);
         assert_eq!(back.max(), 1000, "rescaled to microseconds");
+    }
+
+    #[test]
+    fn a_named_histogram_and_its_slot_are_one_histogram() {
+        let mut h = Histograms::default();
+        assert!(h.get("attempt").is_none() && h.get("custom").is_none(), "nothing recorded yet");
+        h.record_at(Hist::Attempt, 2_000);
+        h.record("attempt", 4_000);
+        h.record("custom", 7_000);
+        assert_eq!(h.get("attempt").map(|x| x.0.len()), Some(2));
+        assert_eq!(h.percentiles("custom", 1_000.0).count, 1);
+        assert!(h.get("attempt.error").is_none(), "an empty slot is no histogram");
+        for k in Hist::ALL {
+            assert_eq!(Hist::of_name(k.name()), Some(k), "{k:?}");
+        }
     }
 }

@@ -6,7 +6,7 @@ mod histogram;
 mod process;
 mod throughput;
 
-pub use histogram::{percentiles_of, Histograms, LatencyHist};
+pub use histogram::{percentiles_of, Hist, Histograms, LatencyHist};
 pub use process::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 use serde::{Deserialize, Serialize};
 

@@ -35,8 +35,28 @@ impl Templates {
         count: u64,
         params: &BTreeMap<String, ParamValue>,
     ) -> Result<Arc<Vec<Object>>, InputError> {
-        let file = path.display().to_string();
+        self.load(path)?;
+        match &self.by_path[path] {
+            Template::Static(objs, _) => Ok(objs.clone()),
+            Template::Dynamic(t) => {
+                let file = path.display().to_string();
+                let env = template_env(index, count, params);
+                let rendered = t.render(&env).map_err(|e| {
+                    InputError::new(
+                        &file,
+                        format!("line {}", e.line),
+                        format!("object {index} of {count}: {}", e.message),
+                    )
+                })?;
+                Ok(Arc::new(api::parse_objects(&rendered, &file)?))
+            }
+        }
+    }
+
+    /// Reads and parses template `path` the first time it is asked for.
+    fn load(&mut self, path: &Path) -> Result<(), InputError> {
         if !self.by_path.contains_key(path) {
+            let file = path.display().to_string();
             let text = std::fs::read_to_string(path)
                 .map_err(|e| InputError::new(&file, "", format!("cannot read the template: {e}")))?;
             let t = if is_templated(&text) {
@@ -54,20 +74,7 @@ impl Templates {
             };
             self.by_path.insert(path.to_path_buf(), t);
         }
-        match &self.by_path[path] {
-            Template::Static(objs, _) => Ok(objs.clone()),
-            Template::Dynamic(t) => {
-                let env = template_env(index, count, params);
-                let rendered = t.render(&env).map_err(|e| {
-                    InputError::new(
-                        &file,
-                        format!("line {}", e.line),
-                        format!("object {index} of {count}: {}", e.message),
-                    )
-                })?;
-                Ok(Arc::new(api::parse_objects(&rendered, &file)?))
-            }
-        }
+        Ok(())
     }
 
     /// The single Node of a node template.
@@ -87,6 +94,17 @@ impl Templates {
                 "expected exactly one Node in the node template",
             )),
         }
+    }
+
+    /// The Pod every object of template `path` is, when the template is one static Pod (no
+    /// `{{...}}` fields): a createPods op then clones one `Arc` per pod instead of looking the
+    /// template up. `None` for a template rendered per object.
+    pub fn static_pod(&mut self, path: &Path) -> Result<Option<Arc<api::Pod>>, InputError> {
+        self.load(path)?;
+        Ok(match self.by_path.get(path) {
+            Some(Template::Static(_, pod)) => pod.clone(),
+            _ => None,
+        })
     }
 
     /// The single Pod of a pod template.

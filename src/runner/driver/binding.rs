@@ -8,6 +8,7 @@ use crate::api;
 use crate::binder::{BindJob, BindOutcome, BindingCycle};
 use crate::framework::{BindingPod, CycleCx, CycleState};
 use crate::ids::PodUid;
+use crate::metrics::Hist;
 use crate::queue::{ClusterEvent, QueuedPod};
 
 use super::{Driver, PodState};
@@ -62,7 +63,7 @@ impl Driver {
         };
         AgentPod {
             uid,
-            namespace: rec.namespace.clone(),
+            namespace: rec.namespace.to_string(),
             name: rec.info.name.clone(),
             node: node.to_string(),
             labels: t.metadata.labels.clone(),
@@ -92,15 +93,15 @@ impl Driver {
         let (created, measured) = (rec.created_nanos, rec.measured);
         self.counters.scheduled += 1;
         if measured {
-            self.hist.record("e2e", at_nanos.saturating_sub(created));
+            self.hist.record_at(Hist::E2e, at_nanos.saturating_sub(created));
             self.measured_bind_nanos.push(at_nanos);
             if let Some(pb) = &self.progress {
                 pb.inc(1);
             }
         }
         if let Some(s) = self.rec(uid).scheduled_nanos {
-            self.hist.record("stage.scheduled_to_bound", at_nanos.saturating_sub(s));
-            self.hist.record("stage.created_to_scheduled", s.saturating_sub(created));
+            self.hist.record_at(Hist::ScheduledToBound, at_nanos.saturating_sub(s));
+            self.hist.record_at(Hist::CreatedToScheduled, s.saturating_sub(created));
         }
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
         let now = self.now();
@@ -165,10 +166,10 @@ impl Driver {
                     rec.running_nanos = Some(ev.at_nanos);
                     let (created, bound, measured) = (rec.created_nanos, rec.bound_nanos, rec.measured);
                     if measured {
-                        self.hist.record("startup", ev.at_nanos.saturating_sub(created));
+                        self.hist.record_at(Hist::Startup, ev.at_nanos.saturating_sub(created));
                     }
                     if let Some(b) = bound {
-                        self.hist.record("stage.bound_to_running", ev.at_nanos.saturating_sub(b));
+                        self.hist.record_at(Hist::BoundToRunning, ev.at_nanos.saturating_sub(b));
                     }
                 }
             }

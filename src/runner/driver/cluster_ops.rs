@@ -7,7 +7,7 @@ use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::queue::{ClusterEvent, NodeChange, QueuedPod};
 use crate::snapshot::compile::{compile_node, compile_pod};
-use crate::snapshot::PodInfo;
+use crate::snapshot::{PodInfo, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
 
@@ -58,28 +58,20 @@ impl Driver {
         Ok(node.metadata.name)
     }
 
-    /// Creates a pod from `template`. `signature`: the value of the `signature` label
-    /// scheduler_perf's createPods gives a pod made from a template file
+    /// Creates a pod from `template`. `signature`: the interned key and value of the `signature`
+    /// label scheduler_perf's createPods gives a pod made from a template file
     /// (`signature-label-<index / signatureBatchSize>`), which decides which pods can batch.
     pub(super) fn create_pod(
         &mut self,
         template: Arc<api::Pod>,
         namespace: &str,
         file: &str,
-        signature: Option<String>,
+        signature: Option<(Sym, Sym)>,
     ) -> Result<PodUid, InputError> {
         let name = pod_name(&template.metadata, self.pods_created);
         self.pods_created += 1;
         let uid = self.uids.next_uid();
-        let mut info = self.compile_from_template(&template, namespace, &name, uid, file)?;
-        if let Some(value) = signature {
-            let key = self.snap.interner.intern("signature");
-            let value = self.snap.interner.intern(&value);
-            match info.labels.binary_search_by_key(&key, |(k, _)| *k) {
-                Ok(i) => info.labels[i].1 = value,
-                Err(i) => info.labels.insert(i, (key, value)),
-            }
-        }
+        let info = self.compile_from_template(&template, namespace, &name, uid, file, signature)?;
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -98,12 +90,15 @@ impl Driver {
         if let Some(c) = self.largest_shape_candidate(&info) {
             self.largest_shape = c;
         }
+        if *self.last_namespace != *namespace {
+            self.last_namespace = Arc::from(namespace);
+        }
         self.push_rec(
             uid,
             PodRec {
                 info: Arc::new(info),
                 template,
-                namespace: namespace.to_string(),
+                namespace: self.last_namespace.clone(),
                 created_by_run: true,
                 measured,
                 profile,
@@ -128,7 +123,8 @@ impl Driver {
         Ok(uid)
     }
 
-    /// The compiled pod for `template` in `namespace`: compiled once per (template, namespace) and
+    /// The compiled pod for `template` in `namespace`, with the `signature` label when given:
+    /// compiled once per (template, namespace), the label added once per signature value, and
     /// cloned with the pod's own uid and name (and start time, when the template sets none).
     pub(super) fn compile_from_template(
         &mut self,
@@ -137,31 +133,69 @@ impl Driver {
         name: &str,
         uid: PodUid,
         file: &str,
+        signature: Option<(Sym, Sym)>,
     ) -> Result<PodInfo, InputError> {
-        let key = (Arc::as_ptr(template) as usize, namespace.to_string());
-        if let Some(c) = self.compiled.get(&key).filter(|c| Arc::ptr_eq(&c.template, template)) {
-            let mut info = c.info.clone();
-            info.uid = uid;
-            info.name = name.to_string();
-            if c.start_from_uid {
-                info.constraints.start_time_ms = uid.0 as i64;
+        let key = Arc::as_ptr(template) as usize;
+        let known = self
+            .compiled
+            .get(&key)
+            .and_then(|v| v.iter().position(|c| Arc::ptr_eq(&c.template, template) && c.namespace == namespace));
+        let at = match known {
+            Some(at) => at,
+            None => {
+                let mut pod = (**template).clone();
+                pod.metadata.namespace = namespace.to_string();
+                let wk = self.snap.wk.clone();
+                let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
+                    .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
+                let start_from_uid = pod
+                    .status
+                    .start_time
+                    .as_deref()
+                    .or(pod.metadata.creation_timestamp.as_deref())
+                    .and_then(crate::api::time::rfc3339_ms)
+                    .is_none();
+                let entry = CompiledTemplate {
+                    template: template.clone(),
+                    namespace: namespace.to_string(),
+                    info,
+                    start_from_uid,
+                    signed: None,
+                    last_signature: None,
+                };
+                let v = self.compiled.entry(key).or_default();
+                // A template pointer freed and reused by another template: the old entry is stale.
+                v.retain(|c| Arc::ptr_eq(&c.template, template));
+                v.push(entry);
+                v.len() - 1
             }
-            return Ok(info);
+        };
+        let c = &mut self.compiled.get_mut(&key).expect("compiled above")[at];
+        let mut info = match signature {
+            None => c.info.clone(),
+            Some((_, value)) if c.signed.as_ref().is_some_and(|(v, _)| *v == value) => {
+                c.signed.as_ref().expect("checked").1.clone()
+            }
+            Some((label, value)) => {
+                let mut info = c.info.clone();
+                match info.labels.binary_search_by_key(&label, |(k, _)| *k) {
+                    Ok(i) => info.labels[i].1 = value,
+                    Err(i) => info.labels.insert(i, (label, value)),
+                }
+                // Kept from the second pod of a batch on: with a batch of one (the default) every
+                // pod has its own value, and keeping would cost a second clone per pod.
+                if c.last_signature == Some(value) {
+                    c.signed = Some((value, info.clone()));
+                }
+                c.last_signature = Some(value);
+                info
+            }
+        };
+        info.uid = uid;
+        info.name = name.to_string();
+        if c.start_from_uid {
+            info.constraints.start_time_ms = uid.0 as i64;
         }
-        let mut pod = (**template).clone();
-        pod.metadata.namespace = namespace.to_string();
-        let wk = self.snap.wk.clone();
-        let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
-            .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
-        let start_from_uid = pod
-            .status
-            .start_time
-            .as_deref()
-            .or(pod.metadata.creation_timestamp.as_deref())
-            .and_then(crate::api::time::rfc3339_ms)
-            .is_none();
-        let entry = CompiledTemplate { template: template.clone(), info: info.clone(), start_from_uid };
-        self.compiled.insert(key, entry);
         Ok(info)
     }
 
@@ -298,7 +332,7 @@ impl Driver {
                 let uid = self
                     .pods
                     .iter()
-                    .find(|r| r.state != PodState::Deleted && r.namespace == ns && r.info.name == name)
+                    .find(|r| r.state != PodState::Deleted && *r.namespace == *ns && r.info.name == name)
                     .map(|r| r.info.uid)
                     .ok_or_else(|| {
                         InputError::new(file, "metadata.name", format!("updateAny: pod {ns}/{name} does not exist"))

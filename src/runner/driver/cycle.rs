@@ -7,6 +7,7 @@ use crate::clock::Clock;
 use crate::engine::CycleResult;
 use crate::framework::{CycleCx, CycleState, PermitOutcome, PluginId};
 use crate::ids::PodUid;
+use crate::metrics::Hist;
 use crate::queue::{PluginSet, QueuedPod};
 use crate::snapshot::NodeIdx;
 
@@ -67,10 +68,10 @@ impl Driver {
         if qp.attempts > 1 {
             self.counters.retries += 1;
         }
-        self.hist.record("attempt", cycle_nanos);
+        self.hist.record_at(Hist::Attempt, cycle_nanos);
         match result {
             CycleResult::Scheduled { node, .. } => {
-                self.hist.record("attempt.scheduled", cycle_nanos);
+                self.hist.record_at(Hist::AttemptScheduled, cycle_nanos);
                 let node_sym = self.snap.nodes.name[node.ix()];
                 self.snap.clear_nomination(uid);
                 self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists and the pod is not placed");
@@ -86,7 +87,7 @@ impl Driver {
                 self.apply_permit_decisions(profile);
             }
             CycleResult::Unschedulable(diag) => {
-                self.hist.record("attempt.unschedulable", cycle_nanos);
+                self.hist.record_at(Hist::AttemptUnschedulable, cycle_nanos);
                 self.counters.unschedulable += 1;
                 let fw = &self.frameworks[profile];
                 let cx = CycleCx { snap: &self.snap, pod: &info };
@@ -143,7 +144,7 @@ impl Driver {
                 self.queue.add_unschedulable(qp, PluginSet::of(&rejectors), now);
             }
             CycleResult::Error(st) => {
-                self.hist.record("attempt.error", cycle_nanos);
+                self.hist.record_at(Hist::AttemptError, cycle_nanos);
                 self.counters.errors += 1;
                 self.trace(now, uid, "attempt", |_| serde_json::json!({"result": "error", "reasons": st.reasons}));
                 self.queue.add_backoff(qp, now);
@@ -168,9 +169,13 @@ impl Driver {
         rec.unschedulable = false;
         rec.scheduled_nanos = Some(now);
         self.binds_in_flight += 1;
-        let node_name = self.snap.interner.resolve(node_sym).to_string();
-        self.trace(now, uid, "assumed", |_| serde_json::json!({"node": node_name, "attempt": attempt}));
-        let mut job = BindJob::new(self.agent_pod(uid, &node_name)).with_profile(profile);
+        self.trace(
+            now,
+            uid,
+            "assumed",
+            |d| serde_json::json!({"node": d.snap.interner.resolve(node_sym), "attempt": attempt}),
+        );
+        let mut job = BindJob::new(self.agent_pod(uid, self.snap.interner.resolve(node_sym))).with_profile(profile);
         if let Some(t) = permit_wait {
             job = job.with_permit_wait(t);
         }

@@ -73,7 +73,7 @@ enum PodState {
 struct PodRec {
     info: Arc<PodInfo>,
     template: Arc<api::Pod>,
-    namespace: String,
+    namespace: Arc<str>,
     /// Created by this run (pods of `--cluster` are not).
     created_by_run: bool,
     measured: bool,
@@ -96,7 +96,7 @@ impl PodRec {
     fn of_cluster(info: Arc<PodInfo>, namespace: String, state: PodState) -> PodRec {
         PodRec {
             template: Arc::new(api::Pod::default()),
-            namespace,
+            namespace: namespace.into(),
             created_by_run: false,
             measured: false,
             profile: 0,
@@ -152,8 +152,14 @@ enum ChurnObject {
 struct CompiledTemplate {
     /// Held so the key's pointer stays this template's.
     template: Arc<api::Pod>,
+    namespace: String,
     info: PodInfo,
     start_from_uid: bool,
+    /// The last `signature` label value asked for, and `info` with that label: the pods of one
+    /// signature batch are clones of it.
+    signed: Option<(Sym, PodInfo)>,
+    /// The `signature` value of the last pod made from this entry.
+    last_signature: Option<Sym>,
 }
 
 /// The measurement window: pods created inside it are measured.
@@ -217,8 +223,10 @@ struct Driver {
     bind_batch: Vec<BindJob>,
     bind_batch_since_nanos: u64,
     templates: Templates,
-    /// Compiled pod templates by (template pointer, namespace).
-    compiled: ahash::AHashMap<(usize, String), CompiledTemplate>,
+    /// Compiled pod templates by template pointer, one per namespace.
+    compiled: ahash::AHashMap<usize, Vec<CompiledTemplate>>,
+    /// The namespace of the last pod created, shared by the records of the pods created in it.
+    last_namespace: Arc<str>,
     churners: Vec<Churner>,
     /// `deletePods` with `skipWaitToCompletion`: pods deleted in the background at a rate.
     deleters: Vec<background::Deleter>,

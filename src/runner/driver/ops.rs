@@ -1,5 +1,6 @@
 //! The workload ops (`createNodes`, `createPods`, `barrier`, ...) and their failed waits.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::api::{self, Object};
@@ -7,7 +8,8 @@ use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::runner::objects::{default_node, default_pod};
 use crate::runner::RunError;
-use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp};
+use crate::snapshot::{Interner, Sym};
+use crate::workload::{apply_node_allocatable, label_node_prepare, signature_label, unique_node_label, ResolvedOp};
 
 use super::{Churner, Driver, FailedWait, PodRec, PodState, Window, UPSTREAM_WAIT_TIMEOUT_NANOS};
 
@@ -20,6 +22,34 @@ fn why_not_done(unschedulable_reasons: &BTreeMap<String, u64>, any_gated: bool) 
         Some((r, _)) => format!("the most frequent unschedulable reason was: {r}"),
         None if any_gated => "pods still have scheduling gates".to_string(),
         None => "no scheduling attempt failed; the pods were never attempted".to_string(),
+    }
+}
+
+/// The `signature` label of a createPods op's pods (`workload::signature_label`: the value changes
+/// every `signatureBatchSize` pods), interned once per batch instead of formatted and interned
+/// once per pod.
+struct Signatures {
+    batch_size: u64,
+    /// The batch last asked for, with its interned key and value.
+    last: Option<(u64, (Sym, Sym))>,
+}
+
+impl Signatures {
+    fn new(batch_size: u64) -> Self {
+        Signatures { batch_size, last: None }
+    }
+
+    /// The interned (key, value) of the label of pod `index` of the op.
+    fn label(&mut self, interner: &mut Interner, index: u64) -> (Sym, Sym) {
+        let batch = index / self.batch_size.max(1);
+        match self.last {
+            Some((b, label)) if b == batch => label,
+            _ => {
+                let label = (interner.intern("signature"), interner.intern(&signature_label(index, self.batch_size)));
+                self.last = Some((batch, label));
+                label
+            }
+        }
     }
 }
 
@@ -123,13 +153,19 @@ impl Driver {
                 }
                 let file = pod_template_path.as_ref().map_or("<default pod>".to_string(), |p| p.display().to_string());
                 let mut uids = Vec::with_capacity(*count as usize);
+                // A static template is one shared object: looked up once, not once per pod.
+                let static_template = match pod_template_path {
+                    Some(p) => self.templates.static_pod(p)?,
+                    None => Some(default_pod()),
+                };
+                let mut signatures = pod_template_path.as_ref().map(|_| Signatures::new(*signature_batch_size));
                 for i in 0..*count {
-                    let t = match pod_template_path {
-                        Some(p) => self.templates.pod(p, i, *count, template_params)?,
-                        None => default_pod(),
+                    let t = match (&static_template, pod_template_path) {
+                        (Some(t), _) => t.clone(),
+                        (None, Some(p)) => self.templates.pod(p, i, *count, template_params)?,
+                        (None, None) => default_pod(),
                     };
-                    let signature =
-                        pod_template_path.as_ref().map(|_| crate::workload::signature_label(i, *signature_batch_size));
+                    let signature = signatures.as_mut().map(|s| s.label(&mut self.snap.interner, i));
                     uids.push(self.create_pod(t, namespace, &file, signature)?);
                     // Keep scheduling while creating, as the scheduler runs alongside the creator.
                     if i % 64 == 63 {
@@ -147,21 +183,20 @@ impl Driver {
                         for (j, slot) in uids.iter_mut().enumerate() {
                             if matches!(self.pods[(slot.0 - 1) as usize].state, PodState::Bound(_)) {
                                 self.delete_pod(*slot);
-                                let t = match &tmpl {
-                                    Some(p) => self.templates.pod(p, j as u64, *count, template_params)?,
-                                    None => default_pod(),
+                                let t = match (&static_template, &tmpl) {
+                                    (Some(t), _) => t.clone(),
+                                    (None, Some(p)) => self.templates.pod(p, j as u64, *count, template_params)?,
+                                    (None, None) => default_pod(),
                                 };
-                                let signature = tmpl
-                                    .as_ref()
-                                    .map(|_| crate::workload::signature_label(j as u64, *signature_batch_size));
+                                let signature = signatures.as_mut().map(|s| s.label(&mut self.snap.interner, j as u64));
                                 *slot = self.create_pod(t, namespace, &file, signature)?;
                             }
                         }
                     }
                 } else if !*skip_wait_to_completion {
-                    let set: ahash::AHashSet<PodUid> = uids.iter().copied().collect();
                     let start = self.now();
-                    self.run_until(None, &|d: &Driver| d.pods_settled(&|r: &PodRec| set.contains(&r.info.uid), false))?;
+                    let from = Cell::new(0);
+                    self.run_until(None, &|d: &Driver| d.uids_scheduled_from(&uids, &from))?;
                     let pending: Vec<&PodRec> = uids
                         .iter()
                         .map(|u| self.rec(*u))
@@ -188,7 +223,7 @@ impl Driver {
                 let targets: Vec<PodUid> = self
                     .pods
                     .iter()
-                    .filter(|r| r.state != PodState::Deleted && &r.namespace == namespace)
+                    .filter(|r| r.state != PodState::Deleted && *r.namespace == **namespace)
                     .filter(|r| label_selector.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v)))
                     .map(|r| r.info.uid)
                     .collect();
@@ -232,11 +267,18 @@ impl Driver {
                 let sel = label_selector.clone();
                 let pred = move |r: &PodRec| {
                     r.created_by_run
-                        && (ns.is_empty() || ns.contains(&r.namespace))
+                        && (ns.is_empty() || ns.iter().any(|n| **n == *r.namespace))
                         && sel.iter().all(|(k, v)| r.template.metadata.labels.get(k) == Some(v))
                 };
                 let start = self.now();
-                self.run_until(None, &|d: &Driver| d.pods_settled(&pred, attempted))?;
+                let from = Cell::new(0);
+                self.run_until(None, &|d: &Driver| {
+                    if attempted {
+                        d.pods_settled(&pred, true)
+                    } else {
+                        d.pods_scheduled_from(&pred, &from)
+                    }
+                })?;
                 let matching: Vec<&PodRec> = self.pods.iter().filter(|r| pred(r)).collect();
                 let pending: Vec<&PodRec> = matching.iter().copied().filter(|r| !r.settled(attempted)).collect();
                 if !pending.is_empty() {
@@ -256,11 +298,10 @@ impl Driver {
                 self.window = Window { open: true, namespaces: namespaces.clone(), start_nanos: None };
             }
             ResolvedOp::StopCollectingMetrics => {
-                let measured: ahash::AHashSet<PodUid> =
-                    self.pods.iter().filter(|r| r.measured).map(|r| r.info.uid).collect();
-                self.run_until(None, &|d: &Driver| {
-                    d.pods_settled(&|r: &PodRec| measured.contains(&r.info.uid), false)
-                })?;
+                // The pods measured now: those created later in the wait are not waited for.
+                let measured: Vec<PodUid> = self.pods.iter().filter(|r| r.measured).map(|r| r.info.uid).collect();
+                let from = Cell::new(0);
+                self.run_until(None, &|d: &Driver| d.uids_scheduled_from(&measured, &from))?;
                 self.window.open = false;
             }
             ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
@@ -322,6 +363,21 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signatures_are_the_workload_labels_interned_once_per_batch() {
+        let mut interner = Interner::default();
+        // (batch size, pod indices): each pod's label is `signature_label`'s, whatever the order.
+        let cases: &[(u64, &[u64])] = &[(1, &[0, 1, 2]), (10, &[0, 9, 10, 25, 3]), (0, &[3, 4, 3])];
+        for &(batch, indices) in cases {
+            let mut s = Signatures::new(batch);
+            for &i in indices {
+                let (k, v) = s.label(&mut interner, i);
+                assert_eq!(interner.resolve(k), "signature");
+                assert_eq!(interner.resolve(v), signature_label(i, batch), "batch {batch}, pod {i}");
+            }
+        }
+    }
 
     #[test]
     fn a_failed_wait_names_the_most_frequent_reason_else_gates_else_no_attempt() {

@@ -109,7 +109,7 @@ impl Driver {
         }
         let rec = self.rec(uid);
         let name = rec.template.spec.scheduling_group.as_ref()?.pod_group_name.as_ref()?;
-        Some((rec.namespace.clone(), name.clone()))
+        Some((rec.namespace.to_string(), name.clone()))
     }
 
     /// A PodGroup is created (`createPodGroups`, `createAny`, a cluster file): its waiting pods join
@@ -343,7 +343,7 @@ impl Driver {
                 let t0 = Instant::now();
                 let result = self.engine.schedule_one_nominated_batched(&fw, &mut self.snap, &info, None);
                 let cycle_nanos = t0.elapsed().as_nanos() as u64;
-                self.hist.record("attempt", cycle_nanos);
+                self.hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
                 if let Some(v) = &self.vclock {
                     let evaluated = match &result {
                         crate::engine::CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,

@@ -199,6 +199,7 @@ pub(crate) fn run_workload_with(
         bind_batch_since_nanos: 0,
         templates: Templates::default(),
         compiled: ahash::AHashMap::new(),
+        last_namespace: Arc::from(""),
         churners: Vec::new(),
         deleters: Vec::new(),
         window: Window::default(),

@@ -129,7 +129,7 @@ impl Driver {
             (hk::E2E_LATENCY_MICROS, "e2e", 1_000),
             (hk::POD_STARTUP_MILLIS, "startup", 1_000_000),
         ] {
-            if let Some(hist) = h.by_name.get(name) {
+            if let Some(hist) = h.get(name) {
                 histograms.insert(key.to_string(), hist.encode_in(unit));
             }
         }
