@@ -56,6 +56,7 @@ impl ScoreMemo {
     /// Scores `nodes` into `out` for plugin `pid` and `key`: memoized rows whose generation is
     /// unchanged are copied (in parallel chunks on `pool`, if given), the others are scored by
     /// `run` (in one call, in order) and kept.
+    #[allow(clippy::too_many_arguments)]
     pub fn score(
         &mut self,
         pid: PluginId,
