@@ -27,13 +27,15 @@ use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 /// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
 pub const FILTER_BLOCK_NODES: usize = 128;
-/// Below this many nodes to evaluate, the filter pass stays on the calling thread: rayon's
-/// fork/join costs more than it saves (measured with `cargo bench --bench cycle`).
-pub const PARALLEL_MIN_FILTER_NODES: usize = 2048;
+/// Below this many nodes to evaluate, the filter pass stays on the calling thread. Measured with
+/// the `ScaleCrossover` workloads (every node evaluated, `--threads 1` against `2`, benches/README.md
+/// "Issue 14: 1M nodes"): on this shared 2-core machine the second thread lost at 4,000 and 8,000
+/// evaluated nodes (attempt p50 2x, throughput lower or equal) and won on throughput from 16,000-32,000.
+pub const PARALLEL_MIN_FILTER_NODES: usize = 16_384;
 /// Nodes filtered per wave of the parallel filter pass at least (split between the threads).
 pub const PARALLEL_MIN_WAVE_NODES: usize = 4096;
-/// Below this many feasible nodes, scoring stays on the calling thread.
-pub const PARALLEL_MIN_SCORE_NODES: usize = 2048;
+/// Below this many feasible nodes, scoring stays on the calling thread (the same crossover).
+pub const PARALLEL_MIN_SCORE_NODES: usize = 16_384;
 
 /// The outcome of one cycle.
 #[derive(Debug)]
