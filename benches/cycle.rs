@@ -66,9 +66,9 @@ fn sweep_cycle(c: &mut Criterion) {
 }
 
 /// The filter pass over every node, in `FILTER_BLOCK_NODES` blocks, either on this thread or
-/// forced onto a 2-thread pool in waves of 4 blocks per thread (as `Engine::find_feasible` does
-/// above its threshold). Forcing it at every size shows where fork/join starts to pay, which is
-/// what `PARALLEL_MIN_FILTER_NODES` should be.
+/// forced onto a 2-thread pool in waves of 4 blocks per thread (the engine's scheme before issue 14;
+/// `Engine::find_feasible` now runs one contiguous chunk per thread, sized to the nodes still
+/// needed, and its crossover is measured with the `ScaleCrossover` workloads: benches/README.md).
 fn sweep_filter(c: &mut Criterion) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("rayon pool starts");
     let mut g = c.benchmark_group("sweep_filter_forced");

@@ -27,11 +27,15 @@ use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 /// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
 pub const FILTER_BLOCK_NODES: usize = 128;
-/// Below this many nodes to evaluate, the filter pass stays on the calling thread: rayon's
-/// fork/join costs more than it saves (measured with `cargo bench --bench cycle`).
-pub const PARALLEL_MIN_FILTER_NODES: usize = 2048;
-/// Below this many feasible nodes, scoring stays on the calling thread.
-pub const PARALLEL_MIN_SCORE_NODES: usize = 2048;
+/// Below this many nodes to evaluate, the filter pass stays on the calling thread. Measured with
+/// the `ScaleCrossover` workloads (every node evaluated, `--threads 1` against `2`, benches/README.md
+/// "Issue 14: 1M nodes"): on this shared 2-core machine the second thread lost at 4,000 and 8,000
+/// evaluated nodes (attempt p50 2x, throughput lower or equal) and won on throughput from 16,000-32,000.
+pub const PARALLEL_MIN_FILTER_NODES: usize = 16_384;
+/// Nodes filtered per wave of the parallel filter pass at least (split between the threads).
+pub const PARALLEL_MIN_WAVE_NODES: usize = 4096;
+/// Below this many feasible nodes, scoring stays on the calling thread (the same crossover).
+pub const PARALLEL_MIN_SCORE_NODES: usize = 16_384;
 
 /// The outcome of one cycle.
 #[derive(Debug)]
@@ -70,6 +74,8 @@ pub struct Engine {
     pub profiler: crate::framework::profile::Profiler,
     /// Scores kept per node row across cycles ([`Plugin::score_memo_key`]).
     memo: std::cell::RefCell<super::memo::ScoreMemo>,
+    /// The filter pass's chunks (one per thread), kept across cycles.
+    filter_chunks: std::cell::RefCell<Vec<FilterChunk>>,
 }
 
 impl Engine {
@@ -87,6 +93,7 @@ impl Engine {
             heap: Vec::new(),
             profiler: crate::framework::profile::Profiler::new(0),
             memo: Default::default(),
+            filter_chunks: Default::default(),
         }
     }
 
@@ -229,7 +236,7 @@ impl Engine {
                 Ok(snap.nodes.idx_of(best).expect("a scored node exists"))
             }
             b => {
-                let chosen = feasible[select_host(&mut self.heap, &table.totals)];
+                let chosen = feasible[select_host_fast(self.pool.as_deref(), &table.totals)];
                 if let Some(b) = b {
                     b.batch.store_unsigned(hint, snap.nodes.name[chosen.ix()], b.cycle);
                 }
@@ -324,65 +331,35 @@ impl Engine {
             feasible.extend((0..k.min(n)).map(node_at));
             return (feasible, failures);
         }
-        let blocks = n.div_ceil(FILTER_BLOCK_NODES);
-        let eval_block_into = |b: usize, block: &mut FilterBlock| {
-            let lo = b * FILTER_BLOCK_NODES;
-            let hi = (lo + FILTER_BLOCK_NODES).min(n);
-            block.ids.clear();
-            block.ids.extend((lo..hi).map(node_at));
-            filter_nodes_with(fw, cx, state, skip, &block.ids, &mut block.verdicts, &mut block.scratch);
+        let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk| {
+            eval_filter_chunk(lo, hi, want, chunk, &node_at, |ids, verdicts, scratch| {
+                filter_nodes_with(fw, cx, state, skip, ids, verdicts, scratch)
+            })
         };
-        // Merges one evaluated block in order; returns true at the first feasible node after the
-        // k-th. Upstream's pass (one filter worker) stops there too: it cancels only when a
-        // (k+1)-th node passes, so the nodes that fail between the k-th and it keep their status
-        // and move `nextStartNodeIndex`; the (k+1)-th itself is dropped.
-        let mut merge = |ids: &[NodeIdx], verdicts: &[Option<(PluginId, Reject)>]| -> bool {
-            for (&id, &v) in ids.iter().zip(verdicts) {
-                match v {
-                    None if feasible.len() >= k => return true,
-                    None => feasible.push(id),
-                    Some((plugin, reject)) => failures.push(NodeFailure { node: id, plugin, reject }),
-                }
-            }
-            false
-        };
+        let mut chunks_guard = self.filter_chunks.borrow_mut();
+        let chunks: &mut Vec<FilterChunk> = &mut chunks_guard;
         let parallel =
             self.pool.as_ref().filter(|_| k.min(n) >= PARALLEL_MIN_FILTER_NODES || n >= PARALLEL_MIN_FILTER_NODES * 4);
         match parallel {
             None => {
-                // One set of buffers for every block of the cycle.
-                let mut block = FilterBlock::default();
-                for b in 0..blocks {
-                    eval_block_into(b, &mut block);
-                    if merge(&block.ids, &block.verdicts) {
-                        break;
-                    }
+                // One chunk: the whole rotation, stopped at the first feasible node after the k-th.
+                if chunks.is_empty() {
+                    chunks.push(FilterChunk::default());
                 }
+                let chunk = &mut chunks[0];
+                eval_chunk(0, n, k + 1, chunk);
+                merge_filter_chunk(chunk, k, &mut feasible, &mut failures);
             }
-            Some(pool) => {
-                // Waves of blocks, sized so one wave covers the nodes still expected to be needed.
-                let wave = (pool.current_num_threads() * 4).max(1);
-                let mut b = 0;
-                'waves: while b < blocks {
-                    let hi = (b + wave).min(blocks);
-                    let results: Vec<FilterBlock> = pool.install(|| {
-                        (b..hi)
-                            .into_par_iter()
-                            .map(|b| {
-                                let mut block = FilterBlock::default();
-                                eval_block_into(b, &mut block);
-                                block
-                            })
-                            .collect()
-                    });
-                    for block in &results {
-                        if merge(&block.ids, &block.verdicts) {
-                            break 'waves;
-                        }
-                    }
-                    b = hi;
-                }
-            }
+            Some(pool) => parallel_filter_pass(
+                pool,
+                n,
+                k,
+                PARALLEL_MIN_WAVE_NODES,
+                chunks,
+                &eval_chunk,
+                &mut feasible,
+                &mut failures,
+            ),
         }
         (feasible, failures)
     }
@@ -415,6 +392,8 @@ impl Engine {
         let n = feasible.len();
         let mut table = ScoreTable { plugins: Vec::new(), raw: Vec::new(), totals: vec![0; n] };
         let mut scores = vec![0i64; n];
+        // The memo's lookups and the totals go parallel from this many nodes on.
+        let par_pool = self.pool.as_deref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES);
         for &(pid, weight) in &fw.score {
             if skip[pid] {
                 continue;
@@ -452,9 +431,15 @@ impl Engine {
                 }
             };
             let res = match plugin.score_memo_key(cx, state) {
-                Some(key) => {
-                    self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, &mut scores, run)
-                }
+                Some(key) => self.memo.borrow_mut().score(
+                    pid,
+                    key,
+                    &cx.snap.nodes.generation,
+                    feasible,
+                    &mut scores,
+                    par_pool,
+                    run,
+                ),
                 None => run(feasible, &mut scores),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
@@ -464,11 +449,20 @@ impl Engine {
             timed(pid, Point::NormalizeScore, || plugin.normalize(cx, state, feasible, &mut scores));
             // One pass that vectorizes: accumulate, and note any score out of [0, MAX_NODE_SCORE]
             // (a negative score is a huge unsigned one).
-            let mut out_of_range = false;
-            for (t, &s) in table.totals.iter_mut().zip(&scores) {
-                out_of_range |= s as u64 > MAX_NODE_SCORE as u64;
-                *t += s * weight;
-            }
+            let out_of_range = match par_pool {
+                None => accumulate(&mut table.totals, &scores, weight),
+                Some(pool) => {
+                    let chunk = n.div_ceil(pool.current_num_threads() * 2);
+                    pool.install(|| {
+                        table
+                            .totals
+                            .par_chunks_mut(chunk)
+                            .zip(scores.par_chunks(chunk))
+                            .map(|(t, s)| accumulate(t, s, weight))
+                            .reduce(|| false, |a, b| a | b)
+                    })
+                }
+            };
             if out_of_range {
                 let bad = scores.iter().find(|s| !(0..=MAX_NODE_SCORE).contains(*s)).expect("an out-of-range score");
                 return Err(Status::new(
@@ -613,12 +607,147 @@ impl Engine {
     }
 }
 
-/// One block of the filter pass: its nodes, their verdicts and the working buffers.
+/// Adds `scores` times `weight` to `totals`, in one pass that vectorizes; true when a score is out
+/// of [0, MAX_NODE_SCORE] (a negative score is a huge unsigned one).
+fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64) -> bool {
+    let mut out_of_range = false;
+    for (t, &s) in totals.iter_mut().zip(scores) {
+        out_of_range |= s as u64 > MAX_NODE_SCORE as u64;
+        *t += s * weight;
+    }
+    out_of_range
+}
+
+/// One chunk of the filter pass (a run of consecutive scan positions): its feasible nodes and its
+/// failures (with their position in the chunk), both in scan order, and the working buffers of
+/// its blocks.
 #[derive(Default)]
-struct FilterBlock {
+pub struct FilterChunk {
+    feasible: Vec<NodeIdx>,
+    failures: Vec<(u32, NodeFailure)>,
     ids: Vec<NodeIdx>,
     verdicts: Vec<Option<(PluginId, Reject)>>,
     scratch: FilterScratch,
+}
+
+/// Filters scan positions `lo..hi` in blocks of [`FILTER_BLOCK_NODES`] (`node_at` maps a position
+/// to its node, `filter_block` writes a block's verdicts, or returns false and none when it
+/// rejects no node) into `chunk`, stopping after the
+/// `want`-th feasible node.
+fn eval_filter_chunk(
+    lo: usize,
+    hi: usize,
+    want: usize,
+    chunk: &mut FilterChunk,
+    node_at: &impl Fn(usize) -> NodeIdx,
+    filter_block: impl Fn(&[NodeIdx], &mut Vec<Option<(PluginId, Reject)>>, &mut FilterScratch) -> bool,
+) {
+    let FilterChunk { feasible, failures, ids, verdicts, scratch } = chunk;
+    feasible.clear();
+    failures.clear();
+    let mut b_lo = lo;
+    while b_lo < hi {
+        let b_hi = (b_lo + FILTER_BLOCK_NODES).min(hi);
+        ids.clear();
+        ids.extend((b_lo..b_hi).map(node_at));
+        if !filter_block(ids, verdicts, scratch) {
+            // Every node of the block passed.
+            let take = (want - feasible.len()).min(ids.len());
+            feasible.extend_from_slice(&ids[..take]);
+            if feasible.len() >= want {
+                return;
+            }
+            b_lo = b_hi;
+            continue;
+        }
+        for (j, (&node, &v)) in ids.iter().zip(verdicts.iter()).enumerate() {
+            match v {
+                None => {
+                    feasible.push(node);
+                    if feasible.len() >= want {
+                        return;
+                    }
+                }
+                Some((plugin, reject)) => failures.push(((b_lo - lo + j) as u32, NodeFailure { node, plugin, reject })),
+            }
+        }
+        b_lo = b_hi;
+    }
+}
+
+/// The parallel filter pass over scan positions `0..n`: waves of contiguous chunks, one per
+/// thread of `pool`, each sized so one wave covers the nodes still expected to be needed (from
+/// the feasible share seen so far; at least `min_wave` nodes); `eval_chunk(lo, hi, want, chunk)`
+/// filters positions `lo..hi` into `chunk`, stopping once the chunk alone holds every feasible node
+/// the wave can still use. Merged in scan order, so the result is the one-thread pass's.
+#[allow(clippy::too_many_arguments)]
+fn parallel_filter_pass(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    k: usize,
+    min_wave: usize,
+    chunks: &mut Vec<FilterChunk>,
+    eval_chunk: &(impl Fn(usize, usize, usize, &mut FilterChunk) + Sync),
+    feasible: &mut Vec<NodeIdx>,
+    failures: &mut Vec<NodeFailure>,
+) {
+    let threads = pool.current_num_threads().max(1);
+    if chunks.len() < threads {
+        chunks.resize_with(threads, FilterChunk::default);
+    }
+    let mut pos = 0;
+    while pos < n {
+        let want = k + 1 - feasible.len();
+        let expected = if pos == 0 {
+            want
+        } else if feasible.is_empty() {
+            pos.saturating_mul(2)
+        } else {
+            want.saturating_mul(pos).div_ceil(feasible.len())
+        };
+        let wave = expected.max(min_wave).min(n - pos);
+        let per = wave.div_ceil(threads);
+        let used = wave.div_ceil(per);
+        pool.install(|| {
+            chunks[..used].par_iter_mut().enumerate().for_each(|(i, chunk)| {
+                let lo = pos + i * per;
+                eval_chunk(lo, (lo + per).min(pos + wave), want, chunk);
+            })
+        });
+        for chunk in &chunks[..used] {
+            if merge_filter_chunk(chunk, k, feasible, failures) {
+                return;
+            }
+        }
+        pos += wave;
+    }
+}
+
+/// Appends an evaluated chunk, the next in scan order, to the pass's results; returns true when the
+/// pass ends in it, at the first feasible node after the k-th. Upstream's pass (one filter worker)
+/// stops there too: it cancels only when a (k+1)-th node passes, so the nodes that fail between the
+/// k-th and it keep their status and move `nextStartNodeIndex`; the (k+1)-th itself is dropped.
+fn merge_filter_chunk(
+    chunk: &FilterChunk,
+    k: usize,
+    feasible: &mut Vec<NodeIdx>,
+    failures: &mut Vec<NodeFailure>,
+) -> bool {
+    let room = k - feasible.len();
+    if chunk.feasible.len() <= room {
+        feasible.extend_from_slice(&chunk.feasible);
+        failures.extend(chunk.failures.iter().map(|&(_, f)| f));
+        return false;
+    }
+    // The cut is the chunk's feasible node number `room` (0-based); the failures before it are the
+    // first `f`, where position `room + f` is the first not taken by a failure.
+    let mut f = 0;
+    while f < chunk.failures.len() && chunk.failures[f].0 as usize <= room + f {
+        f += 1;
+    }
+    feasible.extend_from_slice(&chunk.feasible[..room]);
+    failures.extend(chunk.failures[..f].iter().map(|&(_, f)| f));
+    true
 }
 
 /// Host selection as v1.37 `schedulePod` does it without extenders: the scored nodes, in the
@@ -651,9 +780,154 @@ pub fn select_host(tops: &mut Vec<(i64, u32)>, totals: &[i64]) -> usize {
     tops[0].1 as usize
 }
 
+/// [`select_host`] without the tournament: the root of Go's `heap.Init` holds the highest total,
+/// and among equal highest totals the one first in the heap's preorder (a parent before its
+/// children, the left subtree before the right: the tournament keeps a parent unless a child is
+/// strictly greater, and takes the right child only when strictly greater than the left). So:
+/// one pass for the highest total (vectorizes), then one over its holders (none when index 0
+/// holds it); both in parallel chunks on `pool` from [`PARALLEL_MIN_SCORE_NODES`] totals.
+pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usize {
+    assert!(!totals.is_empty(), "select_host needs scored nodes");
+    let first_max = |base: usize, t: &[i64], max: i64| -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, &v) in t.iter().enumerate() {
+            if v == max && best.is_none_or(|b| heap_preorder_before(base + i, b)) {
+                best = Some(base + i);
+            }
+        }
+        best
+    };
+    let pick = |a: Option<usize>, b: Option<usize>| match (a, b) {
+        (Some(a), Some(b)) => Some(if heap_preorder_before(a, b) { a } else { b }),
+        (a, None) => a,
+        (None, b) => b,
+    };
+    match pool.filter(|_| totals.len() >= PARALLEL_MIN_SCORE_NODES) {
+        None => {
+            let max = totals.iter().copied().max().expect("scored nodes");
+            if totals[0] == max {
+                return 0;
+            }
+            first_max(0, totals, max).expect("the highest total is held")
+        }
+        Some(pool) => pool.install(|| {
+            let chunk = totals.len().div_ceil(pool.current_num_threads() * 2);
+            let max = totals.par_chunks(chunk).map(|t| t.iter().copied().max().unwrap_or(i64::MIN)).max();
+            let max = max.expect("scored nodes");
+            if totals[0] == max {
+                return 0;
+            }
+            totals
+                .par_chunks(chunk)
+                .enumerate()
+                .map(|(c, t)| first_max(c * chunk, t, max))
+                .reduce(|| None, pick)
+                .expect("the highest total is held")
+        }),
+    }
+}
+
+/// Whether heap index `a` comes before `b` (a different index) in the preorder of a binary heap
+/// laid out in an array (children of i at 2i+1 and 2i+2): `a` is an ancestor of `b`, or at the
+/// depth where their paths part, `a`'s side is the left one.
+fn heap_preorder_before(a: usize, b: usize) -> bool {
+    // 1-based indices: a node's ancestors are its index shifted right.
+    let (a1, b1) = (a as u64 + 1, b as u64 + 1);
+    let (da, db) = (63 - a1.leading_zeros(), 63 - b1.leading_zeros());
+    if da <= db {
+        let up = b1 >> (db - da);
+        up == a1 || a1 < up
+    } else {
+        let up = a1 >> (da - db);
+        up != b1 && up < b1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The parallel filter pass (waves of chunks, merged in order) and the one-chunk pass
+        /// find what a plain node-by-node pass finds: the first k feasible positions and every
+        /// failure before the first feasible position after them.
+        #[test]
+        fn parallel_filter_pass_is_the_plain_pass(
+            fits in proptest::prop_oneof![
+                proptest::collection::vec(proptest::bool::weighted(0.7), 0..700),
+                proptest::collection::vec(proptest::bool::weighted(0.998), 0..700),
+            ],
+            k in 1usize..300,
+            min_wave in 1usize..200,
+            threads in 1usize..4,
+        ) {
+            let n = fits.len();
+            let node_at = |pos: usize| NodeIdx(pos as u32);
+            let block = |ids: &[NodeIdx], verdicts: &mut Vec<Option<(PluginId, Reject)>>, _: &mut FilterScratch| {
+                verdicts.clear();
+                if ids.iter().all(|id| fits[id.ix()]) {
+                    return false;
+                }
+                verdicts.extend(ids.iter().map(|id| (!fits[id.ix()]).then_some((3, Reject::unschedulable(id.0 as u64)))));
+                true
+            };
+            let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk| {
+                eval_filter_chunk(lo, hi, want, chunk, &node_at, block)
+            };
+            // The plain pass.
+            let (mut want_f, mut want_x) = (Vec::new(), Vec::new());
+            for (pos, &fit) in fits.iter().enumerate() {
+                match fit {
+                    true if want_f.len() >= k => break,
+                    true => want_f.push(NodeIdx(pos as u32)),
+                    false => want_x.push(pos as u32),
+                }
+            }
+            let failed = |x: &[NodeFailure]| x.iter().map(|f| f.node.0).collect::<Vec<_>>();
+            let mut chunks = Vec::new();
+            let (mut f, mut x) = (Vec::new(), Vec::new());
+            if n > 0 {
+                chunks.push(FilterChunk::default());
+                eval_chunk(0, n, k + 1, &mut chunks[0]);
+                merge_filter_chunk(&chunks[0], k, &mut f, &mut x);
+            }
+            proptest::prop_assert_eq!(&f, &want_f);
+            proptest::prop_assert_eq!(failed(&x), want_x.clone());
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts");
+            let (mut f, mut x) = (Vec::new(), Vec::new());
+            parallel_filter_pass(&pool, n, k, min_wave, &mut chunks, &eval_chunk, &mut f, &mut x);
+            proptest::prop_assert_eq!(&f, &want_f);
+            proptest::prop_assert_eq!(failed(&x), want_x);
+        }
+
+        /// The two-pass host selection picks what the tournament picks, on one thread and in
+        /// parallel chunks (few distinct totals, so ties are the rule).
+        #[test]
+        fn select_host_fast_is_the_tournament(totals in proptest::collection::vec(0i64..4, 1..300)) {
+            let mut heap = Vec::new();
+            let want = select_host(&mut heap, &totals);
+            proptest::prop_assert_eq!(select_host_fast(None, &totals), want);
+            proptest::prop_assert_eq!(want, go_heap_init_root(&totals));
+        }
+    }
+
+    #[test]
+    fn select_host_fast_in_parallel_chunks_is_the_tournament() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("rayon pool starts");
+        let n = PARALLEL_MIN_SCORE_NODES * 3 + 17;
+        let mut heap = Vec::new();
+        // Totals from a small LCG: few distinct values; the highest sometimes held by index 0.
+        for seed in 0..40u64 {
+            let mut x = seed;
+            let totals: Vec<i64> = (0..n)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((x >> 33) % (3 + seed % 5)) as i64
+                })
+                .collect();
+            assert_eq!(select_host_fast(Some(&pool), &totals), select_host(&mut heap, &totals), "seed {seed}");
+        }
+    }
 
     proptest::proptest! {
         /// The block pass (plugins in turn, compacting the survivors, resetting its output only

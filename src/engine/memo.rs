@@ -6,9 +6,32 @@
 
 use crate::framework::{PluginId, ScoreMemoKey, Status};
 use crate::snapshot::NodeIdx;
+use rayon::prelude::*;
 
 /// Keys kept per plugin (least recently used goes first): a workload's pod shapes in turn.
 pub const MEMO_KEYS_PER_PLUGIN: usize = 4;
+
+/// Copies the memoized score of each of `nodes` whose row generation is unchanged into `out`; the
+/// others go to `misses`, with their position (`first_pos` + index) in `miss_pos`.
+fn lookup(
+    rows: &[(u64, i64)],
+    generation: &[u64],
+    nodes: &[NodeIdx],
+    out: &mut [i64],
+    first_pos: usize,
+    misses: &mut Vec<NodeIdx>,
+    miss_pos: &mut Vec<u32>,
+) {
+    for (i, (&n, o)) in nodes.iter().zip(out.iter_mut()).enumerate() {
+        let (g, s) = rows[n.ix()];
+        if g == generation[n.ix()] {
+            *o = s;
+        } else {
+            misses.push(n);
+            miss_pos.push((first_pos + i) as u32);
+        }
+    }
+}
 
 /// One plugin's scores for one key: per row, (generation the score was taken at, score).
 /// Generation 0 never names a row, so it marks an empty entry.
@@ -31,7 +54,9 @@ pub struct ScoreMemo {
 
 impl ScoreMemo {
     /// Scores `nodes` into `out` for plugin `pid` and `key`: memoized rows whose generation is
-    /// unchanged are copied, the others are scored by `run` (in one call, in order) and kept.
+    /// unchanged are copied (in parallel chunks on `pool`, if given), the others are scored by
+    /// `run` (in one call, in order) and kept.
+    #[allow(clippy::too_many_arguments)]
     pub fn score(
         &mut self,
         pid: PluginId,
@@ -39,6 +64,7 @@ impl ScoreMemo {
         generation: &[u64],
         nodes: &[NodeIdx],
         out: &mut [i64],
+        pool: Option<&rayon::ThreadPool>,
         run: impl FnOnce(&[NodeIdx], &mut [i64]) -> Result<(), Status>,
     ) -> Result<(), Status> {
         self.clock += 1;
@@ -72,13 +98,28 @@ impl ScoreMemo {
         let rows = &mut table.rows[..generation.len()];
         misses.clear();
         miss_pos.clear();
-        for (i, (&n, o)) in nodes.iter().zip(out.iter_mut()).enumerate() {
-            let (g, s) = rows[n.ix()];
-            if g == generation[n.ix()] {
-                *o = s;
-            } else {
-                misses.push(n);
-                miss_pos.push(i as u32);
+        match pool {
+            None => lookup(rows, generation, nodes, out, 0, misses, miss_pos),
+            Some(pool) => {
+                // Chunks looked up in parallel; their misses are joined in order.
+                let chunk = nodes.len().div_ceil(pool.current_num_threads() * 2);
+                let rows: &[(u64, i64)] = rows;
+                let parts: Vec<(Vec<NodeIdx>, Vec<u32>)> = pool.install(|| {
+                    nodes
+                        .par_chunks(chunk)
+                        .zip(out.par_chunks_mut(chunk))
+                        .enumerate()
+                        .map(|(c, (nodes, out))| {
+                            let (mut m, mut p) = (Vec::new(), Vec::new());
+                            lookup(rows, generation, nodes, out, c * chunk, &mut m, &mut p);
+                            (m, p)
+                        })
+                        .collect()
+                });
+                for (m, p) in parts {
+                    misses.extend_from_slice(&m);
+                    miss_pos.extend_from_slice(&p);
+                }
             }
         }
         if misses.is_empty() {
@@ -101,7 +142,8 @@ mod tests {
 
     proptest::proptest! {
         /// Over a run of cycles where rows change (a new generation) between cycles and keys
-        /// alternate, the memo's scores are always the plain scorer's.
+        /// alternate, the memo's scores are always the plain scorer's, looked up on one thread or
+        /// in parallel chunks.
         #[test]
         fn memo_scores_as_the_plain_scorer(
             cycles in proptest::collection::vec(
@@ -115,7 +157,8 @@ mod tests {
             let mut generation: Vec<u64> = (1..=20).collect();
             let mut next_gen = 21;
             let mut memo = ScoreMemo::default();
-            for (nodes, changed, key) in cycles {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("rayon pool starts");
+            for (c, (nodes, changed, key)) in cycles.into_iter().enumerate() {
                 for c in changed {
                     values[c] += 1;
                     generation[c] = next_gen;
@@ -123,7 +166,9 @@ mod tests {
                 }
                 let nodes: Vec<NodeIdx> = nodes.into_iter().map(NodeIdx).collect();
                 let mut out = vec![-1; nodes.len()];
-                memo.score(0, smallvec::smallvec![key], &generation, &nodes, &mut out, |ns, o| {
+                // Every other cycle looks up in parallel chunks.
+                let pool = (c % 2 == 1).then_some(&pool);
+                memo.score(0, smallvec::smallvec![key], &generation, &nodes, &mut out, pool, |ns, o| {
                     for (n, o) in ns.iter().zip(o.iter_mut()) {
                         *o = f(values[n.ix()], key);
                     }
@@ -144,7 +189,7 @@ mod tests {
         let mut calls = 0;
         let mut run_key = |memo: &mut ScoreMemo, key: i64| {
             let mut out = [0; 2];
-            memo.score(0, smallvec::smallvec![key], &generation, &nodes, &mut out, |ns, o| {
+            memo.score(0, smallvec::smallvec![key], &generation, &nodes, &mut out, None, |ns, o| {
                 calls += ns.len();
                 o.fill(key);
                 Ok(())

@@ -164,11 +164,15 @@ pub fn filter_nodes(
     nodes: &[NodeIdx],
     verdicts: &mut Vec<Option<(PluginId, Reject)>>,
 ) {
-    filter_nodes_with(fw, cx, state, skip, nodes, verdicts, &mut FilterScratch::default());
+    if !filter_nodes_with(fw, cx, state, skip, nodes, verdicts, &mut FilterScratch::default()) {
+        verdicts.resize(nodes.len(), None);
+    }
 }
 
-/// [`filter_nodes`] with caller-owned working buffers (no allocation once they have grown).
-/// `#[inline]`: the engine's filter pass calls it per block from another module.
+/// [`filter_nodes`] with caller-owned working buffers (no allocation once they have grown), except
+/// that when no node is rejected it returns false and leaves `verdicts` empty (the common block:
+/// no verdict to write or read). `#[inline]`: the engine's filter pass calls it per block from
+/// another module.
 #[inline]
 pub fn filter_nodes_with(
     fw: &Framework,
@@ -178,9 +182,8 @@ pub fn filter_nodes_with(
     nodes: &[NodeIdx],
     verdicts: &mut Vec<Option<(PluginId, Reject)>>,
     scratch: &mut FilterScratch,
-) {
+) -> bool {
     verdicts.clear();
-    verdicts.resize(nodes.len(), None);
     let FilterScratch { alive, pos, out } = scratch;
     // Until a plugin rejects something, every node is alive: the plugins read `nodes` itself, and
     // `alive` and `pos` are built only at the first compaction (most blocks never have one).
@@ -201,6 +204,7 @@ pub fn filter_nodes_with(
         }
         if !compacted {
             compacted = true;
+            verdicts.resize(nodes.len(), None);
             alive.clear();
             alive.extend_from_slice(nodes);
             pos.clear();
@@ -222,6 +226,7 @@ pub fn filter_nodes_with(
         out.clear();
         out.resize(w, None);
     }
+    compacted
 }
 
 /// [`filter_nodes`] for a single node without allocating (preemption's dry runs call it often).
