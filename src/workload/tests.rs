@@ -545,7 +545,7 @@ fn list_is_aligned() {
         BASIC.replace("- name: Basic\n", "- name: Basic\n  labels: [misc]\n")
     );
     let fx = Fixture::new(&yaml);
-    let got = list(&fx.file()).unwrap();
+    let got = list(&fx.file(), None).unwrap();
     let file = fx.file().display().to_string();
     let want = format!(
         "\
@@ -561,7 +561,7 @@ Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePo
 
 #[test]
 fn list_covers_the_repository() {
-    let text = list(&workloads_dir()).unwrap();
+    let text = list(&workloads_dir(), None).unwrap();
     assert!(text.contains("SchedulingBasic/5000Nodes_50000Pods"), "{text}");
     assert!(text.contains("\n7 files, "), "{text}");
     // Every row is aligned: each column starts where its header does, after a space.
@@ -777,7 +777,7 @@ fn unsupported_ops_and_gates_skip_workloads_with_a_reason() {
     let words: Vec<(&str, &str)> = w.gate_statuses.iter().map(|(n, _, s)| (n.as_str(), s.word())).collect();
     assert_eq!(words, [("SchedulerAsyncAPICalls", "not applicable"), ("SchedulerPopFromBackoffQ", "honoured")]);
     // `list` says the same as `run` would.
-    let text = list(&fx.file()).unwrap();
+    let text = list(&fx.file(), None).unwrap();
     assert!(text.contains("skip: op createPodGroups"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("Gates/fine") && l.ends_with("run")), "{text}");
 }
