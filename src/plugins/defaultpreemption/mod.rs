@@ -344,22 +344,32 @@ fn columns_suffice(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>) 
         })
 }
 
-/// Whether moving `lower` off `node` and back on the columns alone leaves the snapshot as the
-/// plain dry run does: no nominated pod counts on the node (the plain run places those and
-/// re-runs PreFilter), and no lower-priority pod holds host ports, scalar resources or
-/// (anti-)affinity or spread terms (what place and unplace touch besides the columns, the pod
-/// list and counters that return to their values).
-fn node_movable_on_columns(snap: &Snapshot, pod: &PodInfo, node: NodeIdx, lower: &[Arc<PodInfo>]) -> bool {
-    let name = snap.nodes.name[node.ix()];
-    let nominated =
-        snap.nominated.get(&name).is_some_and(|v| v.iter().any(|p| p.uid != pod.uid && p.priority >= pod.priority));
-    !nominated
-        && lower.iter().all(|p| {
-            p.host_ports.is_empty()
-                && p.requests.scalars.iter().all(|&(_, q)| q == 0)
-                && p.constraints.affinity.is_empty()
-                && p.constraints.topology_spread.is_empty()
-        })
+/// A pod the columns path may move without touching anything else place and unplace touch: no
+/// host ports, no scalar resources, no (anti-)affinity or spread terms.
+fn plain_on_columns(p: &PodInfo) -> bool {
+    p.host_ports.is_empty()
+        && p.requests.scalars.iter().all(|&(_, q)| q == 0)
+        && p.constraints.affinity.is_empty()
+        && p.constraints.topology_spread.is_empty()
+}
+
+/// The nominated pods that count on `node` when the columns path may stand in for the plain one
+/// there, or `None`: every lower-priority pod and every such nominated pod is
+/// [`plain_on_columns`], and no nominated pod is placed already. Then the plain run's placing
+/// and unplacing leaves the snapshot as it was (counters return, the pod list's order is
+/// rebuilt), and its fresh PreFilter with the nominated pods placed equals the cached one (they
+/// carry no term PreFilter reads).
+fn movable_on_columns(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    lower: &[Arc<PodInfo>],
+) -> Option<Vec<Arc<PodInfo>>> {
+    if !lower.iter().all(|p| plain_on_columns(p)) {
+        return None;
+    }
+    let nominated = nominated_for(snap, pod, snap.nodes.name[node.ix()]);
+    nominated.iter().all(|p| plain_on_columns(p) && !snap.pods.contains_key(&p.uid)).then_some(nominated)
 }
 
 /// [`select_victims_on_node`] with the reason a node is not a candidate.
@@ -380,12 +390,12 @@ fn try_node(
     if lower.is_empty() {
         return Err(NotCandidate::NoLowerPriorityPods);
     }
-    match cached {
-        Some(pre) if on_columns && node_movable_on_columns(snap, pod, node, &lower) => {
-            try_node_on_columns(fw, snap, pod, node, pre, lower)
+    if let (Some(pre), true) = (cached, on_columns) {
+        if let Some(nominated) = movable_on_columns(snap, pod, node, &lower) {
+            return try_node_on_columns(fw, snap, pod, node, pre, lower, &nominated);
         }
-        _ => try_node_plain(fw, snap, pod, node, cached, lower),
     }
+    try_node_plain(fw, snap, pod, node, cached, lower)
 }
 
 /// The dry run on one node as upstream writes it: unplace the lower-priority pods, filter with
@@ -430,10 +440,11 @@ fn try_node_plain(
     Ok(Candidate { node, victims, num_pdb_violations })
 }
 
-/// [`try_node_plain`] on the request columns: the lower-priority pods leave and return through
+/// [`try_node_plain`] on the request columns: the lower-priority pods (and the nominated pods,
+/// for the check with them) leave and return through
 /// [`crate::snapshot::NodeTable::shift_core_requests`] instead of unplace and place, and the
-/// Filters run with the cached PreFilter as the plain run's do (no nominated pod counts here).
-/// Only for a pod [`columns_suffice`] accepts on a node [`node_movable_on_columns`] accepts,
+/// Filters run with the cached PreFilter, as [`fits_with_nominated`] would.
+/// Only for a pod [`columns_suffice`] accepts on a node [`movable_on_columns`] accepts,
 /// where every verdict is the plain run's. The node's pod list ends in the order the plain run
 /// leaves it: the other pods, then the reprieved, then the victims (each in the order they were
 /// tried), or on a node that cannot fit the pod, the other pods, then the lower-priority ones.
@@ -444,8 +455,22 @@ fn try_node_on_columns(
     node: NodeIdx,
     pre: &PreFiltered,
     mut lower: Vec<Arc<PodInfo>>,
+    nominated: &[Arc<PodInfo>],
 ) -> Result<Candidate, NotCandidate> {
-    let fits = |snap: &Snapshot| fits_now(fw, snap, pod, node, Some(pre));
+    // `fits_with_nominated`: with the nominated pods, then (if any) without them.
+    let fits = |snap: &mut Snapshot| {
+        for p in nominated {
+            snap.nodes.shift_core_requests(node, p, 1);
+        }
+        let with = fits_now(fw, snap, pod, node, Some(pre));
+        for p in nominated {
+            snap.nodes.shift_core_requests(node, p, -1);
+        }
+        if with.is_some() || nominated.is_empty() {
+            return with;
+        }
+        fits_now(fw, snap, pod, node, Some(pre))
+    };
     for p in &lower {
         snap.nodes.shift_core_requests(node, p, -1);
     }

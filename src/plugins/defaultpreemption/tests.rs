@@ -397,7 +397,7 @@ fn gen_cluster(
     snap: &mut Snapshot,
     nodes: &[GenNode],
     pdb_allowed: Option<i32>,
-    nominated: Option<(usize, i32)>,
+    nominated: &[(usize, i32, bool)],
     preemptor: (i64, i32),
 ) -> PodInfo {
     for (i, (cpu, slots, tainted, pods)) in nodes.iter().enumerate() {
@@ -425,10 +425,14 @@ fn gen_cluster(
         let ns = snap.wk.default_namespace;
         snap.cluster.pdbs.push(Pdb { namespace: ns, selector, disruptions_allowed: allowed, disrupted_pods: vec![] });
     }
-    if let Some((node, prio)) = nominated {
+    for (k, &(node, prio, port)) in nominated.iter().enumerate() {
         let node = format!("node{}", node % nodes.len());
         let sym = snap.interner.intern(&node);
-        let p = MakePod::new(snap, "nominated").req(500, GI).priority(prio).build();
+        let mut p = MakePod::new(snap, &format!("nominated{k}")).req(500, GI).priority(prio);
+        if port {
+            p = p.host_port("TCP", "", 9090);
+        }
+        let p = p.build();
         snap.nominate(Arc::new(PodInfo { nominated_node: Some(sym), ..p }), sym);
     }
     MakePod::new(snap, "preemptor").req(preemptor.0, GI).priority(preemptor.1).build()
@@ -476,13 +480,13 @@ proptest::proptest! {
             1..5,
         ),
         pdb_allowed in proptest::option::of(0i32..3),
-        nominated in proptest::option::weighted(0.2, (0usize..4, 0i32..6)),
+        nominated in proptest::collection::vec((0usize..4, 0i32..6, proptest::bool::weighted(0.2)), 0..3),
         preemptor in (proptest::sample::select(vec![0i64, 500, 1000, 2500, 4000]), 1i32..6),
     ) {
         let mut plain = Snapshot::new();
-        let pod_a = gen_cluster(&mut plain, &nodes, pdb_allowed, nominated, preemptor);
+        let pod_a = gen_cluster(&mut plain, &nodes, pdb_allowed, &nominated, preemptor);
         let mut cols = Snapshot::new();
-        let pod_b = gen_cluster(&mut cols, &nodes, pdb_allowed, nominated, preemptor);
+        let pod_b = gen_cluster(&mut cols, &nodes, pdb_allowed, &nominated, preemptor);
         let (fw_a, fw_b) = (framework(&mut plain), framework(&mut cols));
         let pre_a = (!pre_filter_reads_pods(&plain, &pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
         let pre_b = (!pre_filter_reads_pods(&cols, &pod_b)).then(|| run_pre_filter(&fw_b, &cols, &pod_b));
