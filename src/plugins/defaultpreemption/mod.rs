@@ -6,6 +6,12 @@
 //! ones, restore everything before moving on), re-running PreFilter on the changed snapshot where
 //! upstream calls the PreFilter extensions' AddPod/RemovePod. The snapshot is identical before and
 //! after a preemption attempt, except for the order of pods within a node.
+//!
+//! When only NodeResourcesFit can change a node's verdict (PreFilter does not read placed pods,
+//! every other Filter left reads only the node, and no pod involved carries terms, host ports or
+//! scalar resources), the dry run moves the pods on the request columns alone
+//! ([`try_node_on_columns`]) and leaves the pod list in the order the plain run would; a
+//! property test holds it to the plain run.
 
 #[cfg(test)]
 mod tests;
