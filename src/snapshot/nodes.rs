@@ -666,14 +666,8 @@ impl NodeTable {
 
     fn apply(&mut self, node: NodeIdx, pod: &PodInfo, sign: i64) {
         let i = node.ix();
-        let r = &pod.requests;
-        self.req_cpu_milli[i] += sign * r.cpu_milli;
-        self.req_memory[i] += sign * r.memory;
-        self.req_ephemeral_storage[i] += sign * r.ephemeral_storage;
-        self.non_zero_cpu_milli[i] += sign * pod.non_zero_cpu_milli;
-        self.non_zero_memory[i] += sign * pod.non_zero_memory;
-        self.pod_count[i] = (self.pod_count[i] as i64 + sign) as u32;
-        for &(name, v) in &r.scalars {
+        self.apply_core(i, pod, sign);
+        for &(name, v) in &pod.requests.scalars {
             if v == 0 {
                 continue;
             }
@@ -681,6 +675,27 @@ impl NodeTable {
             self.write_scalar(node, c, |col| col.add_requested(node, sign * v));
         }
         self.bump(i);
+    }
+
+    /// A pod's CPU, memory and ephemeral-storage requests (and their non-zero forms) and its place
+    /// in the pod count, added to (`sign` 1) or taken from (-1) row `i`.
+    fn apply_core(&mut self, i: usize, pod: &PodInfo, sign: i64) {
+        let r = &pod.requests;
+        self.req_cpu_milli[i] += sign * r.cpu_milli;
+        self.req_memory[i] += sign * r.memory;
+        self.req_ephemeral_storage[i] += sign * r.ephemeral_storage;
+        self.non_zero_cpu_milli[i] += sign * pod.non_zero_cpu_milli;
+        self.non_zero_memory[i] += sign * pod.non_zero_memory;
+        self.pod_count[i] = (self.pod_count[i] as i64 + sign) as u32;
+    }
+
+    /// Moves only the request columns and the pod count of `node` by `pod` (`sign` 1 adds, -1
+    /// takes away), leaving the pod list, host ports and scalar resources alone: preemption's dry
+    /// run takes a node's lower-priority pods off (and reprieves them) on the columns when nothing
+    /// else it filters with reads them. The caller restores the row.
+    pub fn shift_core_requests(&mut self, node: NodeIdx, pod: &PodInfo, sign: i64) {
+        self.apply_core(node.ix(), pod, sign);
+        self.bump(node.ix());
     }
 
     /// Replaces a node's spec (labels, taints, allocatable, images), keeping its pods.

@@ -6,6 +6,12 @@
 //! ones, restore everything before moving on), re-running PreFilter on the changed snapshot where
 //! upstream calls the PreFilter extensions' AddPod/RemovePod. The snapshot is identical before and
 //! after a preemption attempt, except for the order of pods within a node.
+//!
+//! When only NodeResourcesFit can change a node's verdict (PreFilter does not read placed pods,
+//! every other Filter left reads only the node, and no pod involved carries terms, host ports or
+//! scalar resources), the dry run moves the pods on the request columns alone
+//! ([`try_node_on_columns`]) and leaves the pod list in the order the plain run would; a
+//! property test holds it to the plain run.
 
 #[cfg(test)]
 mod tests;
@@ -299,15 +305,18 @@ fn split_by_pdb(snap: &Snapshot, pods: Vec<Arc<PodInfo>>) -> (Vec<Arc<PodInfo>>,
 }
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, reprieve pods
-/// (PDB-violating first, each group most important first) while it still fits.
+/// (PDB-violating first, each group most important first) while it still fits. With
+/// `on_columns` (from [`columns_suffice`]), a node where nothing but the request columns can
+/// change a verdict is tried on them ([`try_node_on_columns`]).
 fn select_victims_on_node(
     fw: &Framework,
     snap: &mut Snapshot,
     pod: &PodInfo,
     node: NodeIdx,
     cached: Option<&PreFiltered>,
+    on_columns: bool,
 ) -> Option<Candidate> {
-    try_node(fw, snap, pod, node, cached).ok()
+    try_node(fw, snap, pod, node, cached, on_columns).ok()
 }
 
 /// Why a node tried by a dry run is not a candidate (upstream's per-node status).
@@ -319,6 +328,56 @@ pub enum NotCandidate {
     StillUnfit(PluginId, Reject),
 }
 
+/// Filter plugins whose verdict reads only the node's own fields (name, labels, taints, the
+/// unschedulable flag) and the pod: taking pods off the node cannot change it.
+const NODE_ONLY_FILTERS: [&str; 4] = [
+    crate::plugins::node_unschedulable::NAME,
+    crate::plugins::node_name::NAME,
+    crate::plugins::taint_toleration::NAME,
+    crate::plugins::node_affinity::NAME,
+];
+
+/// Whether this pod's dry run may try nodes on the request columns: PreFilter ran once (it does
+/// not read placed pods), the pod requests no scalar resource, and every Filter that PreFilter
+/// did not skip is NodeResourcesFit (which reads the request columns and the pod count alone
+/// when the pod requests no scalar resource) or reads only the node ([`NODE_ONLY_FILTERS`]).
+fn columns_suffice(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>) -> bool {
+    let Some(Ok((_, skip, _))) = cached else { return false };
+    pod.requests.scalars.iter().all(|&(_, q)| q == 0)
+        && fw.filter.iter().all(|&pid| {
+            let name = fw.plugin(pid).name();
+            skip[pid] || name == crate::plugins::noderesources::FIT || NODE_ONLY_FILTERS.contains(&name)
+        })
+}
+
+/// A pod the columns path may move without touching anything else place and unplace touch: no
+/// host ports, no scalar resources, no (anti-)affinity or spread terms.
+fn plain_on_columns(p: &PodInfo) -> bool {
+    p.host_ports.is_empty()
+        && p.requests.scalars.iter().all(|&(_, q)| q == 0)
+        && p.constraints.affinity.is_empty()
+        && p.constraints.topology_spread.is_empty()
+}
+
+/// The nominated pods that count on `node` when the columns path may stand in for the plain one
+/// there, or `None`: every lower-priority pod and every such nominated pod is
+/// [`plain_on_columns`], and no nominated pod is placed already. Then the plain run's placing
+/// and unplacing leaves the snapshot as it was (counters return, the pod list's order is
+/// rebuilt), and its fresh PreFilter with the nominated pods placed equals the cached one (they
+/// carry no term PreFilter reads).
+fn movable_on_columns(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    lower: &[Arc<PodInfo>],
+) -> Option<Vec<Arc<PodInfo>>> {
+    if !lower.iter().all(|p| plain_on_columns(p)) {
+        return None;
+    }
+    let nominated = nominated_for(snap, pod, snap.nodes.name[node.ix()]);
+    nominated.iter().all(|p| plain_on_columns(p) && !snap.pods.contains_key(&p.uid)).then_some(nominated)
+}
+
 /// [`select_victims_on_node`] with the reason a node is not a candidate.
 fn try_node(
     fw: &Framework,
@@ -326,15 +385,35 @@ fn try_node(
     pod: &PodInfo,
     node: NodeIdx,
     cached: Option<&PreFiltered>,
+    on_columns: bool,
 ) -> Result<Candidate, NotCandidate> {
-    let mut lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
+    let lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
         .iter()
-        .map(|u| snap.pods[u].info.clone())
+        .map(|u| &snap.pods[u].info)
         .filter(|p| p.priority < pod.priority)
+        .cloned()
         .collect();
     if lower.is_empty() {
         return Err(NotCandidate::NoLowerPriorityPods);
     }
+    if let (Some(pre), true) = (cached, on_columns) {
+        if let Some(nominated) = movable_on_columns(snap, pod, node, &lower) {
+            return try_node_on_columns(fw, snap, pod, node, pre, lower, &nominated);
+        }
+    }
+    try_node_plain(fw, snap, pod, node, cached, lower)
+}
+
+/// The dry run on one node as upstream writes it: unplace the lower-priority pods, filter with
+/// the nominated pods, reprieve, restore.
+fn try_node_plain(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+    mut lower: Vec<Arc<PodInfo>>,
+) -> Result<Candidate, NotCandidate> {
     let name = snap.nodes.name[node.ix()];
     for p in &lower {
         snap.unplace_pod(p.uid);
@@ -363,6 +442,80 @@ fn try_node(
         }
     }
     restore(snap, &victims);
+    victims.sort_by(|a, b| more_important(a, b));
+    Ok(Candidate { node, victims, num_pdb_violations })
+}
+
+/// [`try_node_plain`] on the request columns: the lower-priority pods (and the nominated pods,
+/// for the check with them) leave and return through
+/// [`crate::snapshot::NodeTable::shift_core_requests`] instead of unplace and place, and the
+/// Filters run with the cached PreFilter, as [`fits_with_nominated`] would.
+/// Only for a pod [`columns_suffice`] accepts on a node [`movable_on_columns`] accepts,
+/// where every verdict is the plain run's. The node's pod list ends in the order the plain run
+/// leaves it: the other pods, then the reprieved, then the victims (each in the order they were
+/// tried), or on a node that cannot fit the pod, the other pods, then the lower-priority ones.
+fn try_node_on_columns(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    pre: &PreFiltered,
+    mut lower: Vec<Arc<PodInfo>>,
+    nominated: &[Arc<PodInfo>],
+) -> Result<Candidate, NotCandidate> {
+    // `fits_with_nominated`: with the nominated pods, then (if any) without them.
+    let fits = |snap: &mut Snapshot| {
+        for p in nominated {
+            snap.nodes.shift_core_requests(node, p, 1);
+        }
+        let with = fits_now(fw, snap, pod, node, Some(pre));
+        for p in nominated {
+            snap.nodes.shift_core_requests(node, p, -1);
+        }
+        if with.is_some() || nominated.is_empty() {
+            return with;
+        }
+        fits_now(fw, snap, pod, node, Some(pre))
+    };
+    for p in &lower {
+        snap.nodes.shift_core_requests(node, p, -1);
+    }
+    // The pod list as the plain run rebuilds it: the pods that stay, then `back` in order.
+    let reorder = |snap: &mut Snapshot, back: &mut dyn Iterator<Item = PodUid>| {
+        let list = &mut snap.nodes.pods[node.ix()];
+        let prio = pod.priority;
+        let pods = &snap.pods;
+        list.retain(|u| pods[u].info.priority >= prio);
+        list.extend(back);
+    };
+    if let Some((pid, reject)) = fits(snap) {
+        for p in &lower {
+            snap.nodes.shift_core_requests(node, p, 1);
+        }
+        reorder(snap, &mut lower.iter().map(|p| p.uid));
+        return Err(NotCandidate::StillUnfit(pid, reject));
+    }
+    lower.sort_by(|a, b| more_important(a, b));
+    let (violating, non_violating) = split_by_pdb(snap, lower);
+    let mut victims = Vec::new();
+    let mut reprieved = Vec::new();
+    let mut num_pdb_violations = 0;
+    for (group, is_violating) in [(violating, true), (non_violating, false)] {
+        for p in group {
+            snap.nodes.shift_core_requests(node, &p, 1);
+            if fits(snap).is_some() {
+                snap.nodes.shift_core_requests(node, &p, -1);
+                num_pdb_violations += is_violating as usize;
+                victims.push(p);
+            } else {
+                reprieved.push(p.uid);
+            }
+        }
+    }
+    for p in &victims {
+        snap.nodes.shift_core_requests(node, p, 1);
+    }
+    reorder(snap, &mut reprieved.into_iter().chain(victims.iter().map(|p| p.uid)));
     victims.sort_by(|a, b| more_important(a, b));
     Ok(Candidate { node, victims, num_pdb_violations })
 }
@@ -457,11 +610,12 @@ impl DefaultPreemption {
         let offset = rng.gen_range(0..potential.len());
         // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
         let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
+        let on_columns = columns_suffice(fw, pod, cached.as_ref());
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
         for i in 0..potential.len() {
             let node = potential[(offset + i) % potential.len()];
-            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref()) {
+            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref(), on_columns) {
                 if c.victims.is_empty() {
                     continue;
                 }
@@ -560,6 +714,7 @@ impl DefaultPreemption {
             None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
         };
         let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
+        let on_columns = columns_suffice(fw, pod, cached.as_ref());
         let (mut non_violating, mut violating, mut rejected) = (Vec::new(), Vec::new(), Vec::new());
         // Upstream reports a successful dry run without victims as an error naming the node.
         let mut no_victim_nodes = Vec::new();
@@ -568,7 +723,7 @@ impl DefaultPreemption {
         let want =
             num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
         for &node in &potential {
-            match try_node(fw, snap, pod, node, cached.as_ref()) {
+            match try_node(fw, snap, pod, node, cached.as_ref(), on_columns) {
                 Ok(c) if c.victims.is_empty() => no_victim_nodes.push(node),
                 Ok(c) if c.num_pdb_violations == 0 => non_violating.push(c),
                 Ok(c) => violating.push(c),

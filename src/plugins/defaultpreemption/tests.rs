@@ -402,3 +402,117 @@ fn may_nominate_table() {
     let cands = vec![timed(&mut snap, 0, Some(10)), timed(&mut snap, 1, None), timed(&mut snap, 2, None)];
     assert_eq!(may_nominate(&cands, 3), vec![1, 2], "unknown starts: upstream's draw");
 }
+
+/// A generated node for [`columns_dry_run_matches_plain`]: CPU, pod slots, tainted, and its pods
+/// (cpu, priority, start, app label index, host port).
+type GenNode = (i64, i64, bool, Vec<(i64, i32, i64, usize, bool)>);
+
+/// Builds the generated cluster (the same names whatever the uids); returns the preemptor.
+fn gen_cluster(
+    snap: &mut Snapshot,
+    nodes: &[GenNode],
+    pdb_allowed: Option<i32>,
+    nominated: &[(usize, i32, bool)],
+    preemptor: (i64, i32),
+) -> PodInfo {
+    for (i, (cpu, slots, tainted, pods)) in nodes.iter().enumerate() {
+        let name = format!("node{i}");
+        let mut n =
+            MakeNode::new(snap, &name).capacity(*cpu, 32 * GI).pods(*slots).label("kubernetes.io/hostname", &name);
+        if *tainted {
+            n = n.taint("dedicated", "x", crate::snapshot::TaintEffect::NoSchedule);
+        }
+        n.add();
+        for (j, &(pcpu, prio, start, app, port)) in pods.iter().enumerate() {
+            let mut p = MakePod::new(snap, &format!("n{i}p{j}"))
+                .req(pcpu, GI)
+                .priority(prio)
+                .start_time(start)
+                .label("app", ["a", "b"][app]);
+            if port {
+                p = p.host_port("TCP", "", 8080 + j as i32);
+            }
+            p.place(&name);
+        }
+    }
+    if let Some(allowed) = pdb_allowed {
+        let selector = sel_labels(snap, &[("app", "a")]);
+        let ns = snap.wk.default_namespace;
+        snap.cluster.pdbs.push(Pdb { namespace: ns, selector, disruptions_allowed: allowed, disrupted_pods: vec![] });
+    }
+    for (k, &(node, prio, port)) in nominated.iter().enumerate() {
+        let node = format!("node{}", node % nodes.len());
+        let sym = snap.interner.intern(&node);
+        let mut p = MakePod::new(snap, &format!("nominated{k}")).req(500, GI).priority(prio);
+        if port {
+            p = p.host_port("TCP", "", 9090);
+        }
+        let p = p.build();
+        snap.nominate(Arc::new(PodInfo { nominated_node: Some(sym), ..p }), sym);
+    }
+    MakePod::new(snap, "preemptor").req(preemptor.0, GI).priority(preemptor.1).build()
+}
+
+/// What a dry run on one node shows, by name: victims and PDB violations, or why not.
+fn outcome(r: Result<Candidate, NotCandidate>) -> Result<(Vec<String>, usize), NotCandidate> {
+    r.map(|c| (c.victims.iter().map(|v| v.name.clone()).collect(), c.num_pdb_violations))
+}
+
+/// Every node's pod list (by name) and request columns.
+fn rows(snap: &Snapshot) -> Vec<(Vec<String>, i64, i64, i64, i64, u32)> {
+    let t = &snap.nodes;
+    (0..t.len())
+        .map(|i| {
+            let names = t.pods[i].iter().map(|u| snap.pods[u].info.name.clone()).collect();
+            (names, t.req_cpu_milli[i], t.req_memory[i], t.non_zero_cpu_milli[i], t.non_zero_memory[i], t.pod_count[i])
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// The dry run on the request columns gives every node the plain run's verdict, victims and
+    /// PDB count, and leaves every row (pod order included) as the plain run does.
+    #[test]
+    fn columns_dry_run_matches_plain(
+        nodes in proptest::collection::vec(
+            (
+                proptest::sample::select(vec![1000i64, 2000, 3000, 4000]),
+                1i64..6,
+                proptest::bool::weighted(0.2),
+                proptest::collection::vec(
+                    (
+                        proptest::sample::select(vec![0i64, 200, 500, 900, 1500]),
+                        0i32..5,
+                        0i64..3,
+                        0usize..2,
+                        proptest::bool::weighted(0.1),
+                    ),
+                    0..5,
+                ),
+            ),
+            1..5,
+        ),
+        pdb_allowed in proptest::option::of(0i32..3),
+        nominated in proptest::collection::vec((0usize..4, 0i32..6, proptest::bool::weighted(0.2)), 0..3),
+        preemptor in (proptest::sample::select(vec![0i64, 500, 1000, 2500, 4000]), 1i32..6),
+    ) {
+        let mut plain = Snapshot::new();
+        let pod_a = gen_cluster(&mut plain, &nodes, pdb_allowed, &nominated, preemptor);
+        let mut cols = Snapshot::new();
+        let pod_b = gen_cluster(&mut cols, &nodes, pdb_allowed, &nominated, preemptor);
+        let (fw_a, fw_b) = (framework(&mut plain), framework(&mut cols));
+        let pre_a = (!pre_filter_reads_pods(&plain, &pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
+        let pre_b = (!pre_filter_reads_pods(&cols, &pod_b)).then(|| run_pre_filter(&fw_b, &cols, &pod_b));
+        // These pods carry no terms: the columns path is open to them.
+        proptest::prop_assert!(columns_suffice(&fw_b, &pod_b, pre_b.as_ref()));
+        for i in 0..nodes.len() {
+            let node = NodeIdx(i as u32);
+            let a = outcome(try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), false));
+            let b = outcome(try_node(&fw_b, &mut cols, &pod_b, node, pre_b.as_ref(), true));
+            proptest::prop_assert_eq!(a, b, "node{}", i);
+            proptest::prop_assert_eq!(rows(&plain), rows(&cols), "after node{}", i);
+        }
+    }
+}
