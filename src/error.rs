@@ -23,9 +23,10 @@ pub mod exit {
     pub const RUNTIME: u8 = 4;
     /// The list as `--help` prints it.
     pub const HELP: &str =
-        "Exit codes: 0 ok, 1 a threshold, gate or outcome failed (or verify's oracle crashed), 2 bad input, \
+        "Exit codes: 0 ok, 1 a threshold, gate or outcome failed, 2 bad input, \
                             3 a noisy gate under --fail-on-noisy, 4 a runtime failure (a dead \
-                            runtime, real pods that failed on it, a crashed child process).";
+                            runtime, real pods that failed on it, a crashed child process; `verify` \
+                            reports a crashed or hung oracle as 1).";
 }
 
 /// What ends a command early: bad input (exit 2) or a runtime failure (exit 4).
