@@ -22,8 +22,7 @@ pub mod exit {
     /// repetition, a run of `compare`/`ab`/`calibrate`, valgrind, the oracle) crashed or hung.
     pub const RUNTIME: u8 = 4;
     /// The list as `--help` prints it.
-    pub const HELP: &str =
-        "Exit codes: 0 ok, 1 a threshold, gate or outcome failed, 2 bad input, \
+    pub const HELP: &str = "Exit codes: 0 ok, 1 a threshold, gate or outcome failed, 2 bad input, \
                             3 a noisy gate under --fail-on-noisy, 4 a runtime failure (a dead \
                             runtime, real pods that failed on it, a crashed child process; `verify` \
                             reports a crashed or hung oracle as 1).";
