@@ -5,6 +5,7 @@
 //	schedperf-oracle explain --cluster F [--cluster F ...] --pod F [--config F] [--feature-gates A=true] --output json
 //	schedperf-oracle run PATH [--test-case T] [--workload W] [--label-filter L] [--out DIR] [--format table|json]
 //	schedperf-oracle serve   (JSON lines on stdin/stdout; see README.md)
+//	schedperf-oracle queue   (queue scripts on stdin, one per line; see README.md)
 package main
 
 import (
@@ -68,8 +69,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = cmdRun(args[1:], stdout, stderr)
 	case "serve":
 		err = serve(stdin, stdout, stderr)
+	case "queue":
+		err = cmdQueue(args[1:], stdin, stdout)
 	default:
-		err = badInput("unknown command %q (want version, explain, run or serve)", args[0])
+		err = badInput("unknown command %q (want version, explain, run, serve or queue)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedperf-oracle: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
