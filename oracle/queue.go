@@ -388,14 +388,16 @@ func runQueueScript(s *queueScript) ([]*queueState, error) {
 	for i := range s.Steps {
 		st, err := r.step(&s.Steps[i], popFromBackoff)
 		if err != nil {
-			return nil, fmt.Errorf("steps[%d]: %v", i, err)
+			return states, fmt.Errorf("steps[%d]: %v", i, err)
 		}
 		states = append(states, st)
 	}
 	return states, nil
 }
 
-// cmdQueue reads one script per line on stdin and answers one line each: {"states":[...]} or {"error":...}.
+// cmdQueue reads one script per line on stdin and answers one line each: {"states":[...]}; a step that
+// makes no sense (popping nothing into done, an unknown op) answers {"refused":"steps[i]: ...","states":[the
+// states before it]}, a line that is not a script {"error":...}.
 func cmdQueue(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) > 0 {
 		return badInput("queue: unexpected argument %q (scripts come on stdin, one per line)", args[0])
@@ -412,7 +414,8 @@ func cmdQueue(args []string, stdin io.Reader, stdout io.Writer) error {
 			if derr := dec.Decode(&s); derr != nil {
 				resp = errorResponse{Error: "script: " + derr.Error()}
 			} else if states, rerr := runQueueScript(&s); rerr != nil {
-				resp = errorResponse{Error: rerr.Error()}
+				// The states of the steps before the refused one, so a client can find where it parted.
+				resp = map[string]any{"refused": rerr.Error(), "states": states}
 			} else {
 				resp = map[string]any{"states": states}
 			}

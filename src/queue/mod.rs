@@ -409,6 +409,9 @@ pub struct SchedulingQueue<T> {
     /// Events received while some pod was in flight: (event sequence number, event).
     event_log: VecDeque<(u64, ClusterEvent)>,
     next_event_seq: u64,
+    /// In-flight pods [`activate`](Self::activate)d during their attempt: they come back to
+    /// activeQ or backoffQ whatever the hints say (upstream's `EventForceActivate` for the pod).
+    force_activated: BTreeSet<PodUid>,
 }
 
 impl<T> SchedulingQueue<T> {
@@ -436,6 +439,7 @@ impl<T> SchedulingQueue<T> {
             in_flight: HashMap::new(),
             event_log: VecDeque::new(),
             next_event_seq: 0,
+            force_activated: BTreeSet::new(),
         }
     }
 
@@ -483,6 +487,12 @@ impl<T> SchedulingQueue<T> {
 
     pub fn is_empty(&self) -> bool {
         self.pods.is_empty()
+    }
+
+    /// Every queued pod and its sub-queue (a pod DefaultPreemption's PreEnqueue blocks is
+    /// [`Location::Gated`] here, as upstream counts it), in no particular order.
+    pub fn queued_pods(&self) -> impl Iterator<Item = (PodUid, Location)> + '_ {
+        self.pods.iter().map(|(&uid, e)| (uid, if e.preemption_gated { Location::Gated } else { e.loc }))
     }
 
     /// Where a queued pod is, if it is queued.
@@ -693,6 +703,7 @@ impl<T> SchedulingQueue<T> {
     /// The pod's scheduling cycle is over (it was assumed): stop keeping events for it.
     pub fn done(&mut self, uid: PodUid) {
         self.in_flight.remove(&uid);
+        self.force_activated.remove(&uid);
         self.trim_event_log();
     }
 
@@ -734,6 +745,7 @@ impl<T> SchedulingQueue<T> {
         }
         let popped_at = self.in_flight.remove(&pod.uid);
         let moved = rejectors.is_empty()
+            || self.force_activated.remove(&pod.uid)
             || popped_at.is_some_and(|from| {
                 self.event_log.iter().filter(|(s, _)| *s >= from).any(|(_, e)| self.worth_requeuing(e, &pod))
             });
@@ -751,6 +763,7 @@ impl<T> SchedulingQueue<T> {
     /// never to unschedulablePods. Timestamp = `now_nanos`.
     pub fn add_attempted(&mut self, mut pod: QueuedPod<T>, error: bool, now_nanos: u64) -> Requeued {
         self.in_flight.remove(&pod.uid);
+        self.force_activated.remove(&pod.uid);
         self.trim_event_log();
         pod.timestamp_nanos = now_nanos;
         if error {
@@ -841,9 +854,35 @@ impl<T> SchedulingQueue<T> {
         true
     }
 
+    /// Upstream's `Activate`: a pod in unschedulablePods or backoffQ moves to activeQ at once
+    /// (DefaultPreemption's PreEnqueue still applies, except to a pod leaving backoffQ under
+    /// SchedulerPopFromBackoffQ, which passed it on the way in); an in-flight pod will come back
+    /// to activeQ or backoffQ whatever its hints say. Returns whether a queued pod moved.
+    pub fn activate(&mut self, uid: PodUid) -> bool {
+        let from_backoff = match self.pods.get(&uid).map(|e| (e.loc, e.preemption_gated)) {
+            Some((Location::Backoff, _)) => true,
+            Some((Location::Unschedulable, _)) => false,
+            Some(_) => return false,
+            None => {
+                if self.in_flight.contains_key(&uid) {
+                    self.force_activated.insert(uid);
+                }
+                return false;
+            }
+        };
+        let pod = self.take(uid).expect("queued pod");
+        if !(from_backoff && self.pop_from_backoff) && self.preempting.contains(&uid) {
+            self.place_gated_by_preemption(pod);
+            return false;
+        }
+        self.place(pod, Location::Active);
+        true
+    }
+
     /// Removes a pod (deleted while pending, or its gate-less replacement added). Returns it if queued.
     pub fn delete(&mut self, uid: PodUid) -> Option<QueuedPod<T>> {
         self.in_flight.remove(&uid);
+        self.force_activated.remove(&uid);
         self.take(uid)
     }
 

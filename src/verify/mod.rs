@@ -4,6 +4,8 @@
 //! Two modes share one oracle process (`schedperf-oracle serve`, JSON lines):
 //! - `--random N --seed S`: N generated cases (cluster, pod, config; see [`gen`]), each explained
 //!   by both; every divergence is written as a reproducer under `--out`.
+//! - `--queue-random N --seed S`: N generated queue scripts run by schedperf's queue and by upstream's
+//!   `PriorityQueue` (`schedperf-oracle queue`), compared step by step (see [`queuetrace`]).
 //! - `PATH` (workload files): a lockstep replay (see [`lockstep`]); both schedule each pod on the
 //!   same state and must pick the same node.
 
@@ -11,6 +13,7 @@ pub mod compare;
 pub mod gen;
 pub mod lockstep;
 pub mod oracle;
+pub mod queuetrace;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -34,6 +37,9 @@ pub struct VerifyArgs {
     /// Check N generated cases (cluster, pod, config) instead of replaying workloads.
     #[arg(long, value_name = "N")]
     pub random: Option<u64>,
+    /// Check N generated queue scripts (queue timing and order, both SchedulerPopFromBackoffQ values).
+    #[arg(long, value_name = "N")]
+    pub queue_random: Option<u64>,
     /// The seed of the generated cases.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -72,9 +78,17 @@ pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
             ),
         ));
     }
+    if let Some(n) = args.queue_random {
+        if args.random.is_some() || !args.paths.is_empty() {
+            return Err(InputError::new("--queue-random", "", "give --queue-random N alone (not with --random or paths)"));
+        }
+        return queuetrace::run(args, n);
+    }
     match (args.random, args.paths.is_empty()) {
         (Some(_), false) => Err(InputError::new("--random", "", "give either --random N or workload paths, not both")),
-        (None, true) => Err(InputError::new("verify", "", "give --random N or one or more workload paths")),
+        (None, true) => {
+            Err(InputError::new("verify", "", "give --random N, --queue-random N or one or more workload paths"))
+        }
         (Some(n), true) => run_random(args, n),
         (None, false) => lockstep::run(args),
     }

@@ -41,11 +41,16 @@ impl Oracle {
     /// Starts `BIN serve`. The child's stderr goes to a file beside the system temp dir so a crash
     /// can be reported with its last lines.
     pub fn start(bin: &Path, timeout: Duration) -> Result<Self, OracleError> {
+        Self::start_cmd(bin, "serve", timeout)
+    }
+
+    /// Starts `BIN <command>`, a JSON-lines command (`serve`, `queue`).
+    pub fn start_cmd(bin: &Path, command: &str, timeout: Duration) -> Result<Self, OracleError> {
         let stderr_path = std::env::temp_dir().join(format!("schedperf-oracle-{}.stderr", std::process::id()));
         let stderr_file = std::fs::File::create(&stderr_path)
             .map_err(|e| OracleError::Spawn { bin: bin.display().to_string(), source: e })?;
         let mut child = Command::new(bin)
-            .arg("serve")
+            .arg(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr_file))

@@ -1,0 +1,2 @@
+//! Queue-script tests.
+use super::*;
