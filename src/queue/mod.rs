@@ -165,6 +165,10 @@ pub enum ClusterEvent {
     UnscheduledPodUpdate {
         pod: PodUid,
     },
+    /// The leftover flush moved pods (upstream's wildcard `EventUnschedulableTimeout`): the queue
+    /// logs it for in-flight pods, and every rejected pod that sees it comes back to activeQ or
+    /// backoffQ whatever its hints say. Not a cluster event a caller delivers.
+    UnschedulableTimeout,
 }
 
 /// The kind of a [`ClusterEvent`], for tables.
@@ -177,6 +181,7 @@ pub enum EventKind {
     AssignedPodUpdate,
     AssignedPodDelete,
     UnscheduledPodUpdate,
+    UnschedulableTimeout,
 }
 
 impl ClusterEvent {
@@ -189,6 +194,7 @@ impl ClusterEvent {
             ClusterEvent::AssignedPodUpdate { .. } => EventKind::AssignedPodUpdate,
             ClusterEvent::AssignedPodDelete { .. } => EventKind::AssignedPodDelete,
             ClusterEvent::UnscheduledPodUpdate { .. } => EventKind::UnscheduledPodUpdate,
+            ClusterEvent::UnschedulableTimeout => EventKind::UnschedulableTimeout,
         }
     }
 }
@@ -281,6 +287,9 @@ struct Entry<T> {
     /// In unschedulablePods because DefaultPreemption's PreEnqueue blocked it (its preemption
     /// was still running): only an assigned pod's deletion re-evaluates it.
     preemption_gated: bool,
+    /// When the leftover flush last took the pod and PreEnqueue kept it (upstream's
+    /// `FlushTimestamp`): the next flush counts 5 min from here.
+    flushed_nanos: u64,
 }
 
 /// A backoffQ heap entry: the earliest expiry first; with `less` (SchedulerPopFromBackoffQ) equal
@@ -595,7 +604,7 @@ impl<T> SchedulingQueue<T> {
                 self.gated.insert(uid);
             }
         }
-        self.pods.insert(uid, Entry { pod, loc, seq, preemption_gated: false });
+        self.pods.insert(uid, Entry { pod, loc, seq, preemption_gated: false, flushed_nanos: 0 });
         loc
     }
 
@@ -728,6 +737,7 @@ impl<T> SchedulingQueue<T> {
     /// Whether `event` may make `pod` schedulable: some rejecting plugin says Queue.
     fn worth_requeuing(&self, event: &ClusterEvent, pod: &QueuedPod<T>) -> bool {
         pod.unschedulable_plugins.is_empty()
+            || matches!(event, ClusterEvent::UnschedulableTimeout)
             || pod.unschedulable_plugins.iter().any(|p| self.hint(p, event, pod) == QueueingHint::Queue)
     }
 
@@ -744,8 +754,9 @@ impl<T> SchedulingQueue<T> {
             pod.consecutive_errors = 0;
         }
         let popped_at = self.in_flight.remove(&pod.uid);
+        let forced = self.force_activated.remove(&pod.uid);
         let moved = rejectors.is_empty()
-            || self.force_activated.remove(&pod.uid)
+            || forced
             || popped_at.is_some_and(|from| {
                 self.event_log.iter().filter(|(s, _)| *s >= from).any(|(_, e)| self.worth_requeuing(e, &pod))
             });
@@ -786,11 +797,7 @@ impl<T> SchedulingQueue<T> {
     /// A cluster event: unschedulable pods for which a rejecting plugin's hint says Queue move to
     /// backoffQ or activeQ. Returns how many moved.
     pub fn on_event(&mut self, event: ClusterEvent, now_nanos: u64) -> usize {
-        if !self.in_flight.is_empty() {
-            self.event_log.push_back((self.next_event_seq, event));
-            self.next_event_seq += 1;
-            self.trim_event_log();
-        }
+        self.log_for_in_flight(event);
         // A pod DefaultPreemption's PreEnqueue blocked is re-evaluated only by the plugin's event.
         let gating_event = matches!(event, ClusterEvent::AssignedPodDelete { .. });
         let to_move: Vec<PodUid> = self
@@ -812,20 +819,43 @@ impl<T> SchedulingQueue<T> {
         moved
     }
 
-    /// Moves pods that have been unschedulable for longer than the maximum (5 min) to backoffQ or
-    /// activeQ. Returns how many moved.
+    /// Keeps `event` for the pods in flight (replayed through their hints when they come back).
+    fn log_for_in_flight(&mut self, event: ClusterEvent) {
+        if !self.in_flight.is_empty() {
+            self.event_log.push_back((self.next_event_seq, event));
+            self.next_event_seq += 1;
+            self.trim_event_log();
+        }
+    }
+
+    /// Upstream's `flushUnschedulableEntitiesLeftover`: pods unschedulable for longer than the
+    /// maximum (5 min, counted from their timestamp or their last flush) move to backoffQ or
+    /// activeQ, gated ones through PreEnqueue (which keeps them). When it takes any pod, the
+    /// wildcard [`ClusterEvent::UnschedulableTimeout`] is logged for the pods in flight. Returns
+    /// how many moved.
     pub fn flush_unschedulable_leftover(&mut self, now_nanos: u64) -> usize {
         let limit = self.max_in_unschedulable_nanos;
+        let old = |e: &Entry<T>| now_nanos.saturating_sub(e.pod.timestamp_nanos.max(e.flushed_nanos)) > limit;
         let due: Vec<PodUid> = self
             .unschedulable
             .iter()
             .take_while(|&&(ts, _)| now_nanos.saturating_sub(ts) > limit)
             .map(|&(_, uid)| uid)
+            .filter(|uid| old(&self.pods[uid]))
             .collect();
+        let gated: Vec<PodUid> = self.gated.iter().copied().filter(|uid| old(&self.pods[uid])).collect();
+        for uid in &gated {
+            self.pods.get_mut(uid).expect("gated pod").flushed_nanos = now_nanos;
+        }
+        if !due.is_empty() || !gated.is_empty() {
+            self.log_for_in_flight(ClusterEvent::UnschedulableTimeout);
+        }
         let mut moved = 0;
         for &uid in &due {
             let pod = self.take(uid).expect("unschedulable pod");
-            if self.requeue(pod, now_nanos) != Location::Unschedulable {
+            if self.requeue(pod, now_nanos) == Location::Unschedulable {
+                self.pods.get_mut(&uid).expect("requeued pod").flushed_nanos = now_nanos;
+            } else {
                 moved += 1;
             }
         }
@@ -843,13 +873,14 @@ impl<T> SchedulingQueue<T> {
     }
 
     /// PreEnqueue passes now: a gated pod moves to activeQ. Returns false if the pod was not gated.
-    pub fn remove_gate(&mut self, uid: PodUid, now_nanos: u64) -> bool {
+    /// The pod keeps its timestamp (when it was added), as upstream's `Update` keeps it: it only
+    /// swaps the pod object (`QueuedPodInfo.Update`) before `moveToActiveQ`.
+    pub fn remove_gate(&mut self, uid: PodUid) -> bool {
         if self.location(uid) != Some(Location::Gated) {
             return false;
         }
         let mut pod = self.take(uid).expect("gated pod");
         pod.gated = false;
-        pod.timestamp_nanos = now_nanos;
         self.place(pod, Location::Active);
         true
     }

@@ -260,8 +260,8 @@ fn gated_pods_stay_out_until_the_gate_is_removed() {
     q.add(pod(2, 0), 0);
     assert_eq!(pop_all(&mut q, 0), vec![2]);
     assert_eq!(q.lens().gated, 1);
-    assert!(!q.remove_gate(PodUid(2), 1), "pod 2 is not gated");
-    assert!(q.remove_gate(PodUid(1), 1));
+    assert!(!q.remove_gate(PodUid(2)), "pod 2 is not gated");
+    assert!(q.remove_gate(PodUid(1)));
     assert_eq!(pop_all(&mut q, 1), vec![1]);
 }
 

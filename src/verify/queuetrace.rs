@@ -220,7 +220,7 @@ impl Ours {
                 if st.op == "ungate" {
                     self.gated.remove(&st.pod);
                 }
-                let ungated = st.op == "ungate" && self.q.remove_gate(uid, self.now);
+                let ungated = st.op == "ungate" && self.q.remove_gate(uid);
                 if !ungated {
                     self.q.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, self.now);
                 }

@@ -357,7 +357,7 @@ impl Driver {
                     PodState::Queued => {
                         let profile = self.rec(uid).profile;
                         if self.frameworks[profile].run_pre_enqueue(&info).is_success()
-                            && self.queue.remove_gate(uid, now)
+                            && self.queue.remove_gate(uid)
                         {
                             self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
                         } else {

@@ -214,7 +214,7 @@ impl Driver {
             let qp = QueuedPod::new(entity, g.priority, ()).gated(!passes);
             self.queue.add(qp, now);
         } else if passes {
-            self.queue.remove_gate(entity, now);
+            self.queue.remove_gate(entity);
         }
     }
 
