@@ -5,8 +5,10 @@
 #
 # 1. `schedperf verify --random $VERIFY_CASES` generated cases (cluster, pod, config) on a fixed seed;
 # 2. the lockstep replay of every `short` workload in workloads/;
-# 3. the shared conformance cases through the oracle's `explain`.
-# Steps 1 and 2 fail when agreement drops below the floor recorded here: the floors are the counts
+# 3. `schedperf verify --queue-random $VERIFY_QUEUE_SCRIPTS` generated queue scripts (the scheduling
+#    queue's timing and order, both SchedulerPopFromBackoffQ values) against upstream's PriorityQueue;
+# 4. the shared conformance cases through the oracle's `explain`.
+# Steps 1 to 3 fail when agreement drops below the floor recorded here: the floors are the counts
 # measured at the last commit that changed them (a ratchet: raise them as divergences are fixed;
 # never lower them without saying why in the commit). Reproducers of every divergence land in
 # $VERIFY_OUT (default: a temporary directory, printed).
@@ -18,6 +20,8 @@ seed=${VERIFY_SEED:-20261203}
 # Agreement floors at seed 20261203 (see the README's verify figures for the command).
 random_floor=${VERIFY_RANDOM_FLOOR:-2000}
 lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-1694}
+queue_scripts=${VERIFY_QUEUE_SCRIPTS:-2000}
+queue_floor=${VERIFY_QUEUE_FLOOR:-2000}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
 
 oracle=$(scripts/oracle.sh | tail -1)
@@ -53,6 +57,21 @@ tail -1 "$out/lockstep.txt"
 a=$(agreed "$out/lockstep.txt")
 if [ "${a:-0}" -lt "$lockstep_floor" ]; then
   echo "verify: lockstep agreement $a is below the floor $lockstep_floor" >&2
+  exit 1
+fi
+
+echo "== verify --queue-random $queue_scripts --seed $seed" >&2
+set +e
+"$schedperf" verify --oracle "$oracle" --queue-random "$queue_scripts" --seed "$seed" --max-divergences 0 \
+  >"$out/queue.txt" 2>"$out/queue.err"
+rc=$?
+set -e
+tail -1 "$out/queue.txt"
+[ "$rc" -le 1 ] || { cat "$out/queue.err" >&2; echo "verify --queue-random failed to run (exit $rc)" >&2; exit 1; }
+a=$(agreed "$out/queue.txt")
+if [ "${a:-0}" -lt "$queue_floor" ]; then
+  echo "verify: queue-script agreement $a is below the floor $queue_floor; the first divergences:" >&2
+  grep -h 'diverges' "$out/queue.err" | cut -c1-300 | head -5 >&2
   exit 1
 fi
 

@@ -354,3 +354,101 @@ fn an_attempted_group_entity_backs_off_instead_of_waiting_for_an_event() {
         assert_eq!(q.pop(3 * S).is_some(), popped_later, "error={error} gated={gated}");
     }
 }
+
+/// Upstream's `Update` keeps a gated pod's timestamp when its gates go (`QueuedPodInfo.Update` swaps
+/// the pod only): an ungated pod pops before pods of its priority added after it.
+#[test]
+fn an_ungated_pod_keeps_its_timestamp() {
+    // (gated pod's priority, other pod's priority) -> pop order; the gated pod is added first.
+    let cases = [((0, 0), [1, 2]), ((0, 5), [2, 1]), ((5, 0), [1, 2])];
+    for ((gated_prio, other_prio), want) in cases {
+        let mut q = queue();
+        q.add(pod(1, gated_prio).gated(true), S);
+        q.add(pod(2, other_prio), 2 * S);
+        assert!(q.remove_gate(PodUid(1)));
+        assert_eq!(pop_all(&mut q, 10 * S), want, "priorities {gated_prio} {other_prio}");
+    }
+}
+
+/// Upstream's `Activate`: from unschedulablePods or backoffQ to activeQ; a gated or active pod stays;
+/// an in-flight pod comes back to backoffQ even when no hint queues it (`EventForceActivate`).
+#[test]
+fn activate_moves_pods_as_upstream_does() {
+    // (where the pod is when activated) -> (activate's answer, where it is after, after its failure)
+    type Case = (&'static str, bool, Option<Location>, Option<Location>);
+    let cases: &[Case] = &[
+        ("unschedulable", true, Some(Location::Active), None),
+        ("backoff", true, Some(Location::Active), None),
+        ("gated", false, Some(Location::Gated), None),
+        ("active", false, Some(Location::Active), None),
+        ("in flight", false, None, Some(Location::Backoff)),
+        ("not activated", false, None, Some(Location::Unschedulable)),
+    ];
+    for &(at, answer, after, after_failure) in cases {
+        let mut q = queue();
+        q.register_hint(0, default_hint_fn("NodeName").unwrap());
+        q.add(pod(1, 0).gated(at == "gated"), 0);
+        let mut in_flight = None;
+        if at != "gated" && at != "active" {
+            let p = q.pop(0).unwrap();
+            match at {
+                "unschedulable" => assert_eq!(q.add_unschedulable(p, PluginSet::of(&[0]), 0), Location::Unschedulable),
+                "backoff" => assert_eq!(q.add_backoff(p, 0), Location::Backoff),
+                _ => in_flight = Some(p),
+            }
+        }
+        if at != "not activated" {
+            assert_eq!(q.activate(PodUid(1)), answer, "{at}");
+        }
+        assert_eq!(q.location(PodUid(1)), after, "{at}");
+        if let Some(p) = in_flight {
+            q.on_event(ClusterEvent::NodeDelete { node: 0 }, 1);
+            assert_eq!(Some(q.add_unschedulable(p, PluginSet::of(&[0]), 2)), after_failure, "{at}");
+        }
+    }
+}
+
+/// Upstream's leftover flush sends the wildcard `EventUnschedulableTimeout` to in-flight pods when
+/// it takes any pod (one that moves, or a gated one PreEnqueue keeps): they come back to backoffQ
+/// whatever their hints say. A gated pod is taken again 5 min after its last flush, not every 30 s.
+#[test]
+fn the_leftover_flush_is_a_wildcard_event_for_in_flight_pods() {
+    // (what waits since 0 s, when the in-flight pod fails) -> where the in-flight pod goes.
+    let cases = [
+        ("unschedulable", 5 * S, Location::Unschedulable),
+        ("unschedulable", 331 * S, Location::Backoff),
+        ("gated", 331 * S, Location::Backoff),
+        ("nothing", 331 * S, Location::Unschedulable),
+    ];
+    for (waiting, fails_at, want) in cases {
+        let mut q = queue();
+        q.register_hint(0, default_hint_fn("NodeName").unwrap());
+        match waiting {
+            "unschedulable" => {
+                q.add(pod(2, 0), 0);
+                let p = q.pop(0).unwrap();
+                q.add_unschedulable(p, PluginSet::of(&[0]), 0);
+            }
+            "gated" => {
+                q.add(pod(2, 0).gated(true), 0);
+            }
+            _ => {}
+        }
+        q.add(pod(1, 0), S);
+        let p = q.pop(S).unwrap();
+        q.flush_backoff_completed(fails_at);
+        assert_eq!(q.add_unschedulable(p, PluginSet::of(&[0]), fails_at), want, "{waiting} at {fails_at}");
+    }
+    // The gated pod was flushed at 330 s: the 360 s flush leaves it; the 660 s one takes it again.
+    let mut q = queue();
+    q.register_hint(0, default_hint_fn("NodeName").unwrap());
+    q.add(pod(2, 0).gated(true), 0);
+    q.flush_backoff_completed(330 * S);
+    for (at, want) in [(360 * S, Location::Unschedulable), (660 * S, Location::Backoff)] {
+        q.add(pod(1, 0), at - S);
+        let p = q.pop(at - S).unwrap();
+        q.flush_backoff_completed(at);
+        assert_eq!(q.add_unschedulable(p, PluginSet::of(&[0]), at), want, "flush at {at}");
+        q.delete(PodUid(1));
+    }
+}

@@ -80,7 +80,11 @@ pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
     }
     if let Some(n) = args.queue_random {
         if args.random.is_some() || !args.paths.is_empty() {
-            return Err(InputError::new("--queue-random", "", "give --queue-random N alone (not with --random or paths)"));
+            return Err(InputError::new(
+                "--queue-random",
+                "",
+                "give --queue-random N alone (not with --random or paths)",
+            ));
         }
         return queuetrace::run(args, n);
     }

@@ -25,8 +25,8 @@ use serde_json::Value;
 use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::queue::{
-    default_hint_fn, ClusterEvent, Location, NodeChange, PluginSet, QueuedPod, SchedulingQueue,
-    DEFAULT_HINT_PLUGINS, DEFAULT_INITIAL_BACKOFF_NANOS, DEFAULT_MAX_BACKOFF_NANOS,
+    default_hint_fn, ClusterEvent, Location, NodeChange, PluginSet, QueuedPod, SchedulingQueue, DEFAULT_HINT_PLUGINS,
+    DEFAULT_INITIAL_BACKOFF_NANOS, DEFAULT_MAX_BACKOFF_NANOS,
 };
 
 use super::{Oracle, OracleError, VerifyArgs};
@@ -154,7 +154,10 @@ impl Ours {
                 }
             }
             "fail" | "error" | "done" => {
-                let p = self.in_flight.remove(&st.pod).ok_or_else(|| format!("{}: pod {:?} is not in flight", st.op, st.pod))?;
+                let p = self
+                    .in_flight
+                    .remove(&st.pod)
+                    .ok_or_else(|| format!("{}: pod {:?} is not in flight", st.op, st.pod))?;
                 match st.op.as_str() {
                     "done" => self.q.done(p.uid),
                     "error" => {
@@ -391,8 +394,16 @@ pub fn run(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
         let refused = theirs.get("refused").and_then(Value::as_str);
         let diff = match theirs.get("states").cloned().map(serde_json::from_value::<Vec<State>>) {
             // Refused at step k: the first k states are compared; equal, the refusal is the difference.
-            Some(Ok(states)) => first_difference(&script, &ours[..states.len().min(ours.len())], &states)
-                .or_else(|| refused.map(|e| format!("kube-scheduler refused the script: {e}\n{}", serde_json::to_string(&script).unwrap_or_default()))),
+            Some(Ok(states)) => {
+                first_difference(&script, &ours[..states.len().min(ours.len())], &states).or_else(|| {
+                    refused.map(|e| {
+                        format!(
+                            "kube-scheduler refused the script: {e}\n{}",
+                            serde_json::to_string(&script).unwrap_or_default()
+                        )
+                    })
+                })
+            }
             Some(Err(e)) => Some(format!("the oracle's states do not parse: {e}")),
             None => Some(format!(
                 "kube-scheduler refused the script: {}\n{}",
@@ -404,9 +415,14 @@ pub fn run(args: &VerifyArgs, n: u64) -> Result<i32, InputError> {
             None => agree += 1,
             Some(d) => {
                 diverged += 1;
-                eprintln!("verify: queue script {i} (seed {}, popFromBackoffQ {}) diverges at {d}", args.seed, script.pop_from_backoff_q);
+                eprintln!(
+                    "verify: queue script {i} (seed {}, popFromBackoffQ {}) diverges at {d}",
+                    args.seed, script.pop_from_backoff_q
+                );
                 if args.max_divergences > 0 && diverged >= args.max_divergences {
-                    println!("verify: {agree}/{n} queue scripts agree (stopped after {diverged} divergences at script {i})");
+                    println!(
+                        "verify: {agree}/{n} queue scripts agree (stopped after {diverged} divergences at script {i})"
+                    );
                     return Ok(crate::error::exit::FAILED.into());
                 }
             }

@@ -356,9 +356,7 @@ impl Driver {
                 match state {
                     PodState::Queued => {
                         let profile = self.rec(uid).profile;
-                        if self.frameworks[profile].run_pre_enqueue(&info).is_success()
-                            && self.queue.remove_gate(uid)
-                        {
+                        if self.frameworks[profile].run_pre_enqueue(&info).is_success() && self.queue.remove_gate(uid) {
                             self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
                         } else {
                             self.queue.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, now);
