@@ -269,7 +269,7 @@ pub fn run_ours(script: &Script) -> Result<Vec<State>, String> {
 /// Script `index` of `seed`: both gate values, every step kind, up to 6 pods, 40-80 steps.
 pub fn generate(seed: u64, index: u64) -> Script {
     let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index);
-    let pop_from_backoff_q = index % 2 == 0;
+    let pop_from_backoff_q = index.is_multiple_of(2);
     let mut ours = Ours::new(pop_from_backoff_q);
     let mut steps = Vec::new();
     let n_steps = rng.gen_range(40..=80);
