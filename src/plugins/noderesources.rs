@@ -308,6 +308,22 @@ impl Plugin for Fit {
         let (pod_count, alloc_pods) = (&t.pod_count[..len], &t.alloc_pods[..len]);
         let (alloc_cpu, req_cpu) = (&t.alloc_cpu_milli[..len], &t.req_cpu_milli[..len]);
         let (alloc_memory, req_memory) = (&t.alloc_memory[..len], &t.req_memory[..len]);
+        if scalars.is_empty() && !ephemeral {
+            // The common pod (CPU and memory at most): the pod count and two columns, no loop
+            // over scalar resources per node.
+            for (n, o) in nodes.iter().zip(out.iter_mut()) {
+                let i = n.ix();
+                let bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS
+                    | (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU
+                    | (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
+                if bits != 0 {
+                    let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
+                        || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i]);
+                    *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+                }
+            }
+            return;
+        }
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
             let mut bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS;
