@@ -473,15 +473,9 @@ impl Engine {
                 }
             };
             let res = match plugin.score_memo_key(cx, state) {
-                Some(key) => self.memo.borrow_mut().score(
-                    pid,
-                    key,
-                    &cx.snap.nodes.generation,
-                    feasible,
-                    scores,
-                    par_pool,
-                    run,
-                ),
+                Some(key) => {
+                    self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, scores, par_pool, run)
+                }
                 None => run(feasible, scores),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
@@ -860,11 +854,20 @@ pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usi
     };
     match pool.filter(|_| totals.len() >= PARALLEL_MIN_SCORE_NODES) {
         None => {
-            let max = totals.iter().copied().max().expect("scored nodes");
-            if totals[0] == max {
-                return 0;
+            // One pass: a higher total takes over; an equal one wins when it comes first in the
+            // heap's preorder (compared by `heap_preorder_key`, so on ties only).
+            let (mut max, mut best, mut best_key) = (totals[0], 0usize, heap_preorder_key(0));
+            for (i, &v) in totals.iter().enumerate().skip(1) {
+                if v > max {
+                    (max, best, best_key) = (v, i, heap_preorder_key(i));
+                } else if v == max {
+                    let key = heap_preorder_key(i);
+                    if key < best_key {
+                        (best, best_key) = (i, key);
+                    }
+                }
             }
-            first_max(0, totals, max).expect("the highest total is held")
+            best
         }
         Some(pool) => pool.install(|| {
             let chunk = totals.len().div_ceil(pool.current_num_threads() * 2);
@@ -881,6 +884,15 @@ pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usi
                 .expect("the highest total is held")
         }),
     }
+}
+
+/// A key that orders heap indices as [`heap_preorder_before`] does: the 1-based index shifted
+/// left until its top bit is bit 63 (its path from the root, left-aligned: a left turn is a 0),
+/// then the index itself (an ancestor, with the same aligned path as its leftmost descendants,
+/// comes first). The root's key is the least.
+fn heap_preorder_key(i: usize) -> (u64, usize) {
+    let i1 = i as u64 + 1;
+    (i1 << i1.leading_zeros(), i)
 }
 
 /// Whether heap index `a` comes before `b` (a different index) in the preorder of a binary heap
@@ -964,6 +976,13 @@ mod tests {
             let want = select_host(&mut heap, &totals);
             proptest::prop_assert_eq!(select_host_fast(None, &totals), want);
             proptest::prop_assert_eq!(want, go_heap_init_root(&totals));
+        }
+
+        /// The preorder key orders any two heap indices as `heap_preorder_before` does.
+        #[test]
+        fn heap_preorder_key_is_heap_preorder_before(a in 0usize..5000, b in 0usize..5000) {
+            proptest::prop_assume!(a != b);
+            proptest::prop_assert_eq!(heap_preorder_key(a) < heap_preorder_key(b), heap_preorder_before(a, b));
         }
     }
 
