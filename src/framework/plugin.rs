@@ -207,6 +207,13 @@ pub trait Plugin: Send + Sync {
     /// `out` has the same length as `nodes` and is all `None` on entry.
     fn filter(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _out: &mut [Option<Reject>]) {}
 
+    /// [`Plugin::filter`], returning whether it rejected any node (some `out[i]` is `Some`). The
+    /// default scans `out`; a plugin whose loop knows it already may say so without the scan.
+    fn filter_any(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
+        self.filter(cx, state, nodes, out);
+        out.iter().any(Option::is_some)
+    }
+
     /// Whether Filter can reject no node of the snapshot for this pod (after PreFilter ran), so
     /// the framework may leave it out of the filter pass: every verdict is the same without it.
     /// Must never say `true` when some node could be rejected. Checked once per cycle, so it must

@@ -197,8 +197,7 @@ pub fn filter_nodes_with(
         if skip[pid] || live.is_empty() {
             continue;
         }
-        timed(pid, Point::Filter, || fw.plugin(pid).filter(cx, state, live, out));
-        if out.iter().all(Option::is_none) {
+        if !timed(pid, Point::Filter, || fw.plugin(pid).filter_any(cx, state, live, out)) {
             // Most plugins reject nothing for most pods: skip the compaction.
             continue;
         }

@@ -285,6 +285,12 @@ impl Plugin for Fit {
     }
 
     fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        self.filter_any(cx, state, nodes, out);
+    }
+
+    /// The loop knows whether it rejected a node (no scan of `out` afterwards).
+    fn filter_any(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
+        let mut any = false;
         let owned;
         let st = match state.read::<FitState>(FIT) {
             Some(s) => s,
@@ -317,12 +323,13 @@ impl Plugin for Fit {
                     | (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU
                     | (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
                 if bits != 0 {
+                    any = true;
                     let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
                         || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i]);
                     *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
                 }
             }
-            return;
+            return any;
         }
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
@@ -341,6 +348,7 @@ impl Plugin for Fit {
                 }
             }
             if bits != 0 {
+                any = true;
                 // A resource requested beyond the node's allocatable can never fit there:
                 // UnschedulableAndUnresolvable (preemption skips the node), as v1.37's fitsRequest.
                 // Worked out only for rejected nodes, off the hot path.
@@ -354,6 +362,7 @@ impl Plugin for Fit {
                 *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
             }
         }
+        any
     }
 
     fn reasons(&self, cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
