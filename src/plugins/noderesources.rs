@@ -319,9 +319,9 @@ impl Plugin for Fit {
             // over scalar resources per node.
             for (n, o) in nodes.iter().zip(out.iter_mut()) {
                 let i = n.ix();
-                let bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS
-                    | (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU
-                    | (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
+                let bits = ((pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS)
+                    | ((cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU)
+                    | ((memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY);
                 if bits != 0 {
                     any = true;
                     let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
