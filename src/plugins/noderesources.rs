@@ -256,40 +256,10 @@ impl Fit {
             _ => Vec::new(),
         }
     }
-}
 
-const FIT_PODS: u64 = 1;
-const FIT_CPU: u64 = 1 << 1;
-const FIT_MEMORY: u64 = 1 << 2;
-const FIT_EPHEMERAL: u64 = 1 << 3;
-const FIT_SCALAR_SHIFT: u32 = 4;
-
-impl Plugin for Fit {
-    fn name(&self) -> &'static str {
-        FIT
-    }
-
-    fn signs_pods(&self) -> bool {
-        true
-    }
-
-    /// The requests NodeResourcesFit filters with (containers, overhead, pod-level resources).
-    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
-        sig.put(keys::RESOURCES, &pod.requests);
-        Sign::Signed
-    }
-
-    fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
-        state.write(FIT, self.fit_state(cx));
-        (Status::success(), PreFilterResult::default())
-    }
-
-    fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
-        self.filter_any(cx, state, nodes, out);
-    }
-
-    /// The loop knows whether it rejected a node (no scan of `out` afterwards).
-    fn filter_any(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
+    /// NodeResourcesFit's Filter over `nodes`: writes each rejection into `out`; true when it
+    /// rejected a node.
+    fn filter_rows(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
         let mut any = false;
         let owned;
         let st = match state.read::<FitState>(FIT) {
@@ -363,6 +333,48 @@ impl Plugin for Fit {
             }
         }
         any
+    }
+}
+
+const FIT_PODS: u64 = 1;
+const FIT_CPU: u64 = 1 << 1;
+const FIT_MEMORY: u64 = 1 << 2;
+const FIT_EPHEMERAL: u64 = 1 << 3;
+const FIT_SCALAR_SHIFT: u32 = 4;
+
+impl Plugin for Fit {
+    fn name(&self) -> &'static str {
+        FIT
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    /// The requests NodeResourcesFit filters with (containers, overhead, pod-level resources).
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+        sig.put(keys::RESOURCES, &pod.requests);
+        Sign::Signed
+    }
+
+    fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
+        state.write(FIT, self.fit_state(cx));
+        (Status::success(), PreFilterResult::default())
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        self.filter_rows(cx, state, nodes, out);
+    }
+
+    /// The loop knows whether it rejected a node (no scan of `out` afterwards).
+    fn filter_any(
+        &self,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        nodes: &[NodeIdx],
+        out: &mut [Option<Reject>],
+    ) -> Option<bool> {
+        Some(self.filter_rows(cx, state, nodes, out))
     }
 
     fn reasons(&self, cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
