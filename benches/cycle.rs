@@ -10,11 +10,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use rayon::prelude::*;
-use schedperf::engine::cycle::{filter_nodes, FILTER_BLOCK_NODES};
 use schedperf::engine::{CycleResult, Engine};
 use schedperf::framework::{CycleCx, CycleState, Framework};
-use schedperf::snapshot::{NodeIdx, PodInfo, Snapshot};
+use schedperf::snapshot::{PodInfo, Snapshot};
 
 const SEED: u64 = 1;
 /// Node counts of the thread sweep (`percentageOfNodesToScore: 100`, so every node is evaluated).
@@ -65,39 +63,31 @@ fn sweep_cycle(c: &mut Criterion) {
     g.finish();
 }
 
-/// The filter pass over every node, in `FILTER_BLOCK_NODES` blocks, either on this thread or
-/// forced onto a 2-thread pool in waves of 4 blocks per thread (the engine's scheme before issue 14;
-/// `Engine::find_feasible` now runs one contiguous chunk per thread, sized to the nodes still
-/// needed, and its crossover is measured with the `ScaleCrossover` workloads: benches/README.md).
+/// Node counts of the filter-pass sweep: below and above `PARALLEL_MIN_FILTER_NODES` (16,384),
+/// where `Engine::find_feasible` with a 2-thread pool goes parallel.
+const FILTER_SWEEP_NODES: &[usize] = &[5000, 20_000, 50_000];
+
+/// The filter pass as the engine runs it, `Engine::find_feasible` over every node (k = n, from
+/// start index 0), with 1 and 2 engine threads: one chunk on this thread below
+/// `PARALLEL_MIN_FILTER_NODES` nodes wanted, waves of one contiguous chunk per thread from there
+/// (so at 5,000 nodes the two lines coincide by construction).
 fn sweep_filter(c: &mut Criterion) {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("rayon pool starts");
-    let mut g = c.benchmark_group("sweep_filter_forced");
-    for &n in SWEEP_NODES {
+    let mut g = c.benchmark_group("sweep_find_feasible");
+    for &n in FILTER_SWEEP_NODES {
         let common::Cluster { mut snap, pod, .. } = common::cluster(n, n / SWEEP_PODS_PER_NODE_INV, false);
         let fw = common::framework(&mut snap, &common::bench_profile());
         let cx = CycleCx { snap: &snap, pod: &pod };
         let mut state = CycleState::new();
         let (skip, _, _) = Engine::run_pre_filter(&fw, cx, &mut state).expect("pre-filter passes");
-        let nodes = common::all_nodes(&snap);
-        let blocks: Vec<&[NodeIdx]> = nodes.chunks(FILTER_BLOCK_NODES).collect();
-        let eval_block = |ids: &[NodeIdx]| -> usize {
-            let mut verdicts = Vec::with_capacity(ids.len());
-            filter_nodes(&fw, cx, &state, &skip, ids, &mut verdicts);
-            verdicts.iter().filter(|v| v.is_none()).count()
-        };
-        let serial = || blocks.iter().map(|b| eval_block(b)).sum::<usize>();
-        let parallel = || {
-            let wave = pool.current_num_threads() * 4;
-            blocks
-                .chunks(wave)
-                .map(|w| pool.install(|| w.par_iter().map(|b| eval_block(b)).sum::<usize>()))
-                .sum::<usize>()
-        };
-        assert_eq!(serial(), n, "every node is feasible");
-        assert_eq!(parallel(), n, "every node is feasible");
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_with_input(BenchmarkId::new("serial", n), &n, |b, _| b.iter(|| black_box(serial())));
-        g.bench_with_input(BenchmarkId::new("threads2", n), &n, |b, _| b.iter(|| black_box(parallel())));
+        for threads in [1, 2] {
+            let engine = Engine::new(SEED, threads, Some(100));
+            let (feasible, _) = engine.find_feasible(&fw, cx, &state, &skip, None, n, 0, n);
+            assert_eq!(feasible.len(), n, "every node is feasible");
+            g.bench_with_input(BenchmarkId::new(format!("threads{threads}"), n), &n, |b, _| {
+                b.iter(|| black_box(engine.find_feasible(&fw, cx, &state, &skip, None, n, 0, n)))
+            });
+        }
     }
     g.finish();
 }

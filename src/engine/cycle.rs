@@ -76,6 +76,10 @@ pub struct Engine {
     memo: std::cell::RefCell<super::memo::ScoreMemo>,
     /// The filter pass's chunks (one per thread), kept across cycles.
     filter_chunks: std::cell::RefCell<Vec<FilterChunk>>,
+    /// `score`'s buffers, kept across cycles: one plugin's scores, and the totals vector a
+    /// [`ScoreTable`] hands back through [`Engine::recycle`] (no allocation or zeroing per cycle).
+    score_buf: std::cell::RefCell<Vec<i64>>,
+    spare_totals: std::cell::RefCell<Vec<i64>>,
 }
 
 impl Engine {
@@ -94,6 +98,8 @@ impl Engine {
             profiler: crate::framework::profile::Profiler::new(0),
             memo: Default::default(),
             filter_chunks: Default::default(),
+            score_buf: Default::default(),
+            spare_totals: Default::default(),
         }
     }
 
@@ -219,6 +225,21 @@ impl Engine {
         }
         let ranked = batch.as_ref().is_some_and(|b| b.signature.is_some());
         let table = self.score(fw, cx, state, feasible, ranked)?;
+        let chosen = self.choose_scored(snap, feasible, batch, hint, ranked, &table);
+        self.recycle(table);
+        Ok(chosen)
+    }
+
+    /// Host selection from `table` (the scores of `feasible`), storing the batch's state.
+    fn choose_scored(
+        &self,
+        snap: &Snapshot,
+        feasible: &[NodeIdx],
+        batch: Option<BatchCx<'_>>,
+        hint: Option<Sym>,
+        ranked: bool,
+        table: &ScoreTable,
+    ) -> NodeIdx {
         match batch {
             Some(b) if ranked => {
                 let scored = feasible
@@ -233,15 +254,23 @@ impl Engine {
                 let mut sorted = SortedScoredNodes::new(scored);
                 let best = sorted.pop().expect("two or more scored nodes").node;
                 b.batch.store(b.signature, hint, best, Some(sorted), b.cycle, b.now_nanos);
-                Ok(snap.nodes.idx_of(best).expect("a scored node exists"))
+                snap.nodes.idx_of(best).expect("a scored node exists")
             }
             b => {
                 let chosen = feasible[select_host_fast(self.pool.as_deref(), &table.totals)];
                 if let Some(b) = b {
                     b.batch.store_unsigned(hint, snap.nodes.name[chosen.ix()], b.cycle);
                 }
-                Ok(chosen)
+                chosen
             }
+        }
+    }
+
+    /// Takes back a [`ScoreTable`]'s totals buffer for the next cycle's [`Engine::score`].
+    pub fn recycle(&self, table: ScoreTable) {
+        let mut spare = self.spare_totals.borrow_mut();
+        if table.totals.capacity() > spare.capacity() {
+            *spare = table.totals;
         }
     }
 
@@ -373,7 +402,7 @@ impl Engine {
         feasible: &[NodeIdx],
         keep_plugin_scores: bool,
     ) -> Result<ScoreTable, Status> {
-        let mut skip = vec![false; fw.plugins.len()];
+        let mut skip: smallvec::SmallVec<[bool; 32]> = smallvec::smallvec![false; fw.plugins.len()];
         for &pid in &fw.pre_score {
             let st = timed(pid, Point::PreScore, || fw.plugin(pid).pre_score(cx, state, feasible));
             match st.code {
@@ -390,8 +419,21 @@ impl Engine {
         }
         let state: &CycleState = state;
         let n = feasible.len();
-        let mut table = ScoreTable { plugins: Vec::new(), raw: Vec::new(), totals: vec![0; n] };
-        let mut scores = vec![0i64; n];
+        // The totals start unwritten: the first plugin accumulated assigns them (`Accumulate::Set`),
+        // and they are zeroed only if no plugin is.
+        let mut totals = std::mem::take(&mut *self.spare_totals.borrow_mut());
+        if totals.len() < n {
+            totals.resize(n, 0);
+        }
+        totals.truncate(n);
+        let mut table = ScoreTable { plugins: Vec::new(), raw: Vec::new(), totals };
+        let mut totals_written = false;
+        // Score plugins write every entry of their `out` (the trait's contract): no clearing.
+        let mut score_buf = self.score_buf.borrow_mut();
+        if score_buf.len() < n {
+            score_buf.resize(n, 0);
+        }
+        let scores = &mut score_buf[..n];
         // The memo's lookups and the totals go parallel from this many nodes on.
         let par_pool = self.pool.as_deref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES);
         for &(pid, weight) in &fw.score {
@@ -431,34 +473,31 @@ impl Engine {
                 }
             };
             let res = match plugin.score_memo_key(cx, state) {
-                Some(key) => self.memo.borrow_mut().score(
-                    pid,
-                    key,
-                    &cx.snap.nodes.generation,
-                    feasible,
-                    &mut scores,
-                    par_pool,
-                    run,
-                ),
-                None => run(feasible, &mut scores),
+                Some(key) => {
+                    self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, scores, par_pool, run)
+                }
+                None => run(feasible, scores),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;
             if keep_plugin_scores {
-                table.raw.push((pid, scores.clone()));
+                table.raw.push((pid, scores.to_vec()));
             }
-            timed(pid, Point::NormalizeScore, || plugin.normalize(cx, state, feasible, &mut scores));
+            timed(pid, Point::NormalizeScore, || plugin.normalize(cx, state, feasible, scores));
+            let set = !totals_written;
+            totals_written = true;
             // One pass that vectorizes: accumulate, and note any score out of [0, MAX_NODE_SCORE]
             // (a negative score is a huge unsigned one).
             let out_of_range = match par_pool {
-                None => accumulate(&mut table.totals, &scores, weight),
+                None => accumulate(&mut table.totals, scores, weight, set),
                 Some(pool) => {
                     let chunk = n.div_ceil(pool.current_num_threads() * 2);
+                    let scores: &[i64] = scores;
                     pool.install(|| {
                         table
                             .totals
                             .par_chunks_mut(chunk)
                             .zip(scores.par_chunks(chunk))
-                            .map(|(t, s)| accumulate(t, s, weight))
+                            .map(|(t, s)| accumulate(t, s, weight, set))
                             .reduce(|| false, |a, b| a | b)
                     })
                 }
@@ -471,8 +510,11 @@ impl Engine {
                 ).with_plugin(plugin.name()));
             }
             if keep_plugin_scores {
-                table.plugins.push((pid, weight, scores.clone()));
+                table.plugins.push((pid, weight, scores.to_vec()));
             }
+        }
+        if !totals_written {
+            table.totals.fill(0);
         }
         Ok(table)
     }
@@ -607,13 +649,21 @@ impl Engine {
     }
 }
 
-/// Adds `scores` times `weight` to `totals`, in one pass that vectorizes; true when a score is out
-/// of [0, MAX_NODE_SCORE] (a negative score is a huge unsigned one).
-fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64) -> bool {
+/// Adds `scores` times `weight` to `totals` (or, with `set`, writes them: the first plugin's), in
+/// one pass that vectorizes; true when a score is out of [0, MAX_NODE_SCORE] (a negative score is a
+/// huge unsigned one).
+fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: bool) -> bool {
     let mut out_of_range = false;
-    for (t, &s) in totals.iter_mut().zip(scores) {
-        out_of_range |= s as u64 > MAX_NODE_SCORE as u64;
-        *t += s * weight;
+    if set {
+        for (t, &s) in totals.iter_mut().zip(scores) {
+            out_of_range |= s as u64 > MAX_NODE_SCORE as u64;
+            *t = s * weight;
+        }
+    } else {
+        for (t, &s) in totals.iter_mut().zip(scores) {
+            out_of_range |= s as u64 > MAX_NODE_SCORE as u64;
+            *t += s * weight;
+        }
     }
     out_of_range
 }
@@ -804,11 +854,20 @@ pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usi
     };
     match pool.filter(|_| totals.len() >= PARALLEL_MIN_SCORE_NODES) {
         None => {
-            let max = totals.iter().copied().max().expect("scored nodes");
-            if totals[0] == max {
-                return 0;
+            // One pass: a higher total takes over; an equal one wins when it comes first in the
+            // heap's preorder (compared by `heap_preorder_key`, so on ties only).
+            let (mut max, mut best, mut best_key) = (totals[0], 0usize, heap_preorder_key(0));
+            for (i, &v) in totals.iter().enumerate().skip(1) {
+                if v > max {
+                    (max, best, best_key) = (v, i, heap_preorder_key(i));
+                } else if v == max {
+                    let key = heap_preorder_key(i);
+                    if key < best_key {
+                        (best, best_key) = (i, key);
+                    }
+                }
             }
-            first_max(0, totals, max).expect("the highest total is held")
+            best
         }
         Some(pool) => pool.install(|| {
             let chunk = totals.len().div_ceil(pool.current_num_threads() * 2);
@@ -825,6 +884,15 @@ pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usi
                 .expect("the highest total is held")
         }),
     }
+}
+
+/// A key that orders heap indices as [`heap_preorder_before`] does: the 1-based index shifted
+/// left until its top bit is bit 63 (its path from the root, left-aligned: a left turn is a 0),
+/// then the index itself (an ancestor, with the same aligned path as its leftmost descendants,
+/// comes first). The root's key is the least.
+fn heap_preorder_key(i: usize) -> (u64, usize) {
+    let i1 = i as u64 + 1;
+    (i1 << i1.leading_zeros(), i)
 }
 
 /// Whether heap index `a` comes before `b` (a different index) in the preorder of a binary heap
@@ -908,6 +976,13 @@ mod tests {
             let want = select_host(&mut heap, &totals);
             proptest::prop_assert_eq!(select_host_fast(None, &totals), want);
             proptest::prop_assert_eq!(want, go_heap_init_root(&totals));
+        }
+
+        /// The preorder key orders any two heap indices as `heap_preorder_before` does.
+        #[test]
+        fn heap_preorder_key_is_heap_preorder_before(a in 0usize..5000, b in 0usize..5000) {
+            proptest::prop_assume!(a != b);
+            proptest::prop_assert_eq!(heap_preorder_key(a) < heap_preorder_key(b), heap_preorder_before(a, b));
         }
     }
 

@@ -207,6 +207,20 @@ pub trait Plugin: Send + Sync {
     /// `out` has the same length as `nodes` and is all `None` on entry.
     fn filter(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], _out: &mut [Option<Reject>]) {}
 
+    /// [`Plugin::filter`] for a plugin whose loop knows whether it rejected a node: writes `out` as
+    /// `filter` does and returns `Some(rejected any)`. The default does nothing and returns `None`:
+    /// the caller runs `filter` and scans `out`. (An override must not call `filter` itself, nor
+    /// `filter` it: the instruction report counts both methods as Filter, inclusively.)
+    fn filter_any(
+        &self,
+        _cx: CycleCx<'_>,
+        _state: &CycleState,
+        _nodes: &[NodeIdx],
+        _out: &mut [Option<Reject>],
+    ) -> Option<bool> {
+        None
+    }
+
     /// Whether Filter can reject no node of the snapshot for this pod (after PreFilter ran), so
     /// the framework may leave it out of the filter pass: every verdict is the same without it.
     /// Must never say `true` when some node could be rejected. Checked once per cycle, so it must

@@ -70,12 +70,18 @@ pub struct Profiler {
     percent: u32,
     counter: u64,
     pub sampled_cycles: u64,
-    /// Per (plugin name, extension point): time per sampled cycle, ns.
-    pub by_plugin: BTreeMap<(&'static str, &'static str), Histogram<u64>>,
-    /// Per extension point: the plugins' summed time per sampled cycle, ns.
-    pub by_point: BTreeMap<&'static str, Histogram<u64>>,
+    /// Per (plugin name, extension point): time per sampled cycle, ns ([`Profiler::by_plugin`]).
+    plugin_hists: Vec<((&'static str, &'static str), Histogram<u64>)>,
+    /// Per extension point (`Point as usize`): the plugins' summed time per sampled cycle, ns.
+    point_hists: [Option<Histogram<u64>>; POINTS.len()],
     /// Spans of the cycle being folded (kept to reuse its allocation).
     spans: Vec<(PluginId, Point, u64)>,
+    /// The framework (its address) `slot` and `sums` are laid out for: per plugin id and point
+    /// (`pid * POINTS.len() + point`), the index in `plugin_hists` (`u32::MAX`: not looked up yet),
+    /// and the cycle's summed time (`u64::MAX`: no call).
+    slot_fw: usize,
+    slot: Vec<u32>,
+    sums: Vec<u64>,
 }
 
 impl Profiler {
@@ -85,10 +91,23 @@ impl Profiler {
             percent: percent.min(100),
             counter: 0,
             sampled_cycles: 0,
-            by_plugin: BTreeMap::new(),
-            by_point: BTreeMap::new(),
+            plugin_hists: Vec::new(),
+            point_hists: Default::default(),
             spans: Vec::new(),
+            slot_fw: 0,
+            slot: Vec::new(),
+            sums: Vec::new(),
         }
+    }
+
+    /// Per (plugin name, extension point): time per sampled cycle, ns.
+    pub fn by_plugin(&self) -> BTreeMap<(&'static str, &'static str), &Histogram<u64>> {
+        self.plugin_hists.iter().map(|(k, h)| (*k, h)).collect()
+    }
+
+    /// Per extension point: the plugins' summed time per sampled cycle, ns.
+    pub fn by_point(&self) -> BTreeMap<&'static str, &Histogram<u64>> {
+        POINTS.iter().zip(&self.point_hists).filter_map(|(pt, h)| Some((pt.as_str(), h.as_ref()?))).collect()
     }
 
     /// Starts a cycle; returns whether it is sampled.
@@ -106,29 +125,50 @@ impl Profiler {
     }
 
     /// Ends a sampled cycle: folds its spans into the histograms. Allocation-free once every
-    /// (plugin, point) has been seen: the span buffers are swapped, not dropped.
+    /// (plugin, point) has been seen: the span buffers are swapped, not dropped, and a (plugin,
+    /// point)'s histogram is found by plugin id (by name only the first time, or after a cycle of
+    /// another framework).
     pub fn end(&mut self, fw: &Framework) {
         ACTIVE.with(|a| a.set(false));
         self.sampled_cycles += 1;
         SPANS.with(|s| std::mem::swap(&mut *s.borrow_mut(), &mut self.spans));
-        // A plugin is called several times per cycle (once per filter block): sum per key.
-        self.spans.sort_unstable_by_key(|&(p, pt, _)| (p, pt));
-        let mut per_point: [Option<u64>; POINTS.len()] = [None; POINTS.len()];
-        let mut i = 0;
-        while i < self.spans.len() {
-            let (p, pt, _) = self.spans[i];
-            let mut ns = 0;
-            while i < self.spans.len() && (self.spans[i].0, self.spans[i].1) == (p, pt) {
-                ns += self.spans[i].2;
-                i += 1;
-            }
-            *per_point[pt as usize].get_or_insert(0) += ns;
-            let key = (fw.plugin(p).name(), pt.as_str());
-            self.by_plugin.entry(key).or_insert_with(hist).saturating_record(ns.max(1));
+        let fw_addr = std::ptr::from_ref(fw) as usize;
+        let slots = fw.plugins.len() * POINTS.len();
+        if self.slot_fw != fw_addr || self.slot.len() != slots {
+            self.slot_fw = fw_addr;
+            self.slot.clear();
+            self.slot.resize(slots, u32::MAX);
+            self.sums.clear();
+            self.sums.resize(slots, u64::MAX);
         }
-        for (pt, ns) in POINTS.iter().zip(per_point) {
+        // A plugin is called several times per cycle (once per filter block): sum per key.
+        let mut per_point: [Option<u64>; POINTS.len()] = [None; POINTS.len()];
+        for &(p, pt, ns) in &self.spans {
+            let sum = &mut self.sums[p * POINTS.len() + pt as usize];
+            *sum = if *sum == u64::MAX { ns } else { *sum + ns };
+            *per_point[pt as usize].get_or_insert(0) += ns;
+        }
+        for &(p, pt, _) in &self.spans {
+            let at = p * POINTS.len() + pt as usize;
+            let ns = std::mem::replace(&mut self.sums[at], u64::MAX);
+            if ns == u64::MAX {
+                continue; // recorded already (an earlier span of the same key)
+            }
+            let key = (fw.plugin(p).name(), pt.as_str());
+            // The cached slot holds this very name (a framework at a reused address may not).
+            let same = |k: &(&str, &str)| std::ptr::eq(k.0, key.0) && std::ptr::eq(k.1, key.1);
+            if self.plugin_hists.get(self.slot[at] as usize).is_none_or(|(k, _)| !same(k)) {
+                let found = self.plugin_hists.iter().position(|(k, _)| *k == key);
+                self.slot[at] = found.unwrap_or_else(|| {
+                    self.plugin_hists.push((key, hist()));
+                    self.plugin_hists.len() - 1
+                }) as u32;
+            }
+            self.plugin_hists[self.slot[at] as usize].1.saturating_record(ns.max(1));
+        }
+        for (h, ns) in self.point_hists.iter_mut().zip(per_point) {
             if let Some(ns) = ns {
-                self.by_point.entry(pt.as_str()).or_insert_with(hist).saturating_record(ns.max(1));
+                h.get_or_insert_with(hist).saturating_record(ns.max(1));
             }
         }
         self.spans.clear();
@@ -220,13 +260,14 @@ mod tests {
             SPANS.with(|s| s.borrow_mut().extend(spans));
             p.end(&fw);
         }
-        let h = &p.by_plugin[&("NodeUnschedulable", "Filter")];
+        let (by_plugin, by_point) = (p.by_plugin(), p.by_point());
+        let h = by_plugin[&("NodeUnschedulable", "Filter")];
         assert_eq!((h.len(), h.max()), (1, 150), "one record per cycle, the calls summed");
-        let h = &p.by_plugin[&("NodeName", "Filter")];
+        let h = by_plugin[&("NodeName", "Filter")];
         assert_eq!((h.len(), h.min(), h.max()), (2, 7, 30));
-        let h = &p.by_point["Filter"];
+        let h = by_point["Filter"];
         assert_eq!((h.len(), h.min(), h.max()), (2, 7, 180));
-        assert!(!p.by_point.contains_key("Score"), "no span, no record");
+        assert!(!by_point.contains_key("Score"), "no span, no record");
         assert_eq!(p.sampled_cycles, 2);
     }
 }

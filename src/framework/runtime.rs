@@ -197,8 +197,14 @@ pub fn filter_nodes_with(
         if skip[pid] || live.is_empty() {
             continue;
         }
-        timed(pid, Point::Filter, || fw.plugin(pid).filter(cx, state, live, out));
-        if out.iter().all(Option::is_none) {
+        let plugin = fw.plugin(pid);
+        let rejected = timed(pid, Point::Filter, || {
+            plugin.filter_any(cx, state, live, out).unwrap_or_else(|| {
+                plugin.filter(cx, state, live, out);
+                out.iter().any(Option::is_some)
+            })
+        });
+        if !rejected {
             // Most plugins reject nothing for most pods: skip the compaction.
             continue;
         }

@@ -36,6 +36,8 @@ pub fn extension_point(method: &str) -> Option<&'static str> {
         "pre_enqueue" => "PreEnqueue",
         "pre_filter" => "PreFilter",
         "filter" => "Filter",
+        // `Plugin::filter_any`: a plugin's Filter that reports whether it rejected a node.
+        "filter_any" => "Filter",
         "pre_score" => "PreScore",
         "score" => "Score",
         "normalize" => "NormalizeScore",
@@ -105,6 +107,10 @@ mod tests {
             (
                 "<schedperf::plugins::podtopologyspread::PodTopologySpread as schedperf::framework::plugin::Plugin>::pre_filter",
                 Some(("PodTopologySpread", "PreFilter")),
+            ),
+            (
+                "<schedperf::plugins::noderesources::Fit as schedperf::framework::plugin::Plugin>::filter_any",
+                Some(("NodeResourcesFit", "Filter")),
             ),
             ("<schedperf::plugins::node_name::NodeName as schedperf::framework::plugin::Plugin>::name", None),
             ("<schedperf::plugins::node_name::NodeName as core::fmt::Debug>::fmt", None),

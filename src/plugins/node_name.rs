@@ -24,6 +24,11 @@ impl Plugin for NodeName {
         Sign::Signed
     }
 
+    /// The pod names no node.
+    fn filter_rejects_none(&self, cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        cx.pod.node_name.is_none()
+    }
+
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let Some(want) = cx.pod.node_name else { return };
         let names = &cx.snap.nodes.name;

@@ -256,6 +256,84 @@ impl Fit {
             _ => Vec::new(),
         }
     }
+
+    /// NodeResourcesFit's Filter over `nodes`: writes each rejection into `out`; true when it
+    /// rejected a node.
+    fn filter_rows(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
+        let mut any = false;
+        let owned;
+        let st = match state.read::<FitState>(FIT) {
+            Some(s) => s,
+            None => {
+                owned = self.fit_state(cx);
+                &owned
+            }
+        };
+        let t = &cx.snap.nodes;
+        let r = &cx.pod.requests;
+        let all_zero = r.cpu_milli == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalars.is_empty();
+        let columns = t.scalar_columns();
+        let scalars: smallvec::SmallVec<[(i64, Option<&ScalarColumn>); 2]> =
+            st.scalars.iter().map(|&(_, q, col)| (q, col.map(|c| &columns[c as usize]))).collect();
+        // A resource is checked only when the pod requests it (upstream skips zero requests; a pod
+        // requesting nothing is checked for the pod count only). The per-node checks are
+        // branch-free: each comparison sets its bit.
+        let (cpu, memory, ephemeral) = (r.cpu_milli > 0, r.memory > 0, r.ephemeral_storage > 0);
+        // Every column cut to the table's length: one bounds check per node covers them all.
+        let len = t.len();
+        let (pod_count, alloc_pods) = (&t.pod_count[..len], &t.alloc_pods[..len]);
+        let (alloc_cpu, req_cpu) = (&t.alloc_cpu_milli[..len], &t.req_cpu_milli[..len]);
+        let (alloc_memory, req_memory) = (&t.alloc_memory[..len], &t.req_memory[..len]);
+        if scalars.is_empty() && !ephemeral {
+            // The common pod (CPU and memory at most): the pod count and two columns, no loop
+            // over scalar resources per node.
+            for (n, o) in nodes.iter().zip(out.iter_mut()) {
+                let i = n.ix();
+                let bits = ((pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS)
+                    | ((cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU)
+                    | ((memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY);
+                if bits != 0 {
+                    any = true;
+                    let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
+                        || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i]);
+                    *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+                }
+            }
+            return any;
+        }
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let i = n.ix();
+            let mut bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS;
+            bits |= (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU;
+            bits |= (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
+            if ephemeral && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
+                bits |= FIT_EPHEMERAL;
+            }
+            if !all_zero {
+                for (j, &(q, col)) in scalars.iter().enumerate() {
+                    let free = col.map_or(0, |c| c.free(*n));
+                    if q > free {
+                        bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
+                    }
+                }
+            }
+            if bits != 0 {
+                any = true;
+                // A resource requested beyond the node's allocatable can never fit there:
+                // UnschedulableAndUnresolvable (preemption skips the node), as v1.37's fitsRequest.
+                // Worked out only for rejected nodes, off the hot path.
+                let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
+                    || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i])
+                    || (bits & FIT_EPHEMERAL != 0 && r.ephemeral_storage > t.alloc_ephemeral_storage[i])
+                    || scalars.iter().enumerate().any(|(j, &(q, col))| {
+                        bits & (1 << (FIT_SCALAR_SHIFT + j.min(59) as u32)) != 0
+                            && q > col.map_or(0, |c| c.allocatable(*n))
+                    });
+                *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+            }
+        }
+        any
+    }
 }
 
 const FIT_PODS: u64 = 1;
@@ -285,59 +363,18 @@ impl Plugin for Fit {
     }
 
     fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
-        let owned;
-        let st = match state.read::<FitState>(FIT) {
-            Some(s) => s,
-            None => {
-                owned = self.fit_state(cx);
-                &owned
-            }
-        };
-        let t = &cx.snap.nodes;
-        let r = &cx.pod.requests;
-        let all_zero = r.cpu_milli == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalars.is_empty();
-        let columns = t.scalar_columns();
-        let scalars: smallvec::SmallVec<[(i64, Option<&ScalarColumn>); 2]> =
-            st.scalars.iter().map(|&(_, q, col)| (q, col.map(|c| &columns[c as usize]))).collect();
-        // A resource is checked only when the pod requests it (upstream skips zero requests; a pod
-        // requesting nothing is checked for the pod count only). The per-node checks are
-        // branch-free: each comparison sets its bit.
-        let (cpu, memory, ephemeral) = (r.cpu_milli > 0, r.memory > 0, r.ephemeral_storage > 0);
-        // Every column cut to the table's length: one bounds check per node covers them all.
-        let len = t.len();
-        let (pod_count, alloc_pods) = (&t.pod_count[..len], &t.alloc_pods[..len]);
-        let (alloc_cpu, req_cpu) = (&t.alloc_cpu_milli[..len], &t.req_cpu_milli[..len]);
-        let (alloc_memory, req_memory) = (&t.alloc_memory[..len], &t.req_memory[..len]);
-        for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            let i = n.ix();
-            let mut bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS;
-            bits |= (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU;
-            bits |= (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
-            if ephemeral && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
-                bits |= FIT_EPHEMERAL;
-            }
-            if !all_zero {
-                for (j, &(q, col)) in scalars.iter().enumerate() {
-                    let free = col.map_or(0, |c| c.free(*n));
-                    if q > free {
-                        bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
-                    }
-                }
-            }
-            if bits != 0 {
-                // A resource requested beyond the node's allocatable can never fit there:
-                // UnschedulableAndUnresolvable (preemption skips the node), as v1.37's fitsRequest.
-                // Worked out only for rejected nodes, off the hot path.
-                let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
-                    || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i])
-                    || (bits & FIT_EPHEMERAL != 0 && r.ephemeral_storage > t.alloc_ephemeral_storage[i])
-                    || scalars.iter().enumerate().any(|(j, &(q, col))| {
-                        bits & (1 << (FIT_SCALAR_SHIFT + j.min(59) as u32)) != 0
-                            && q > col.map_or(0, |c| c.allocatable(*n))
-                    });
-                *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
-            }
-        }
+        self.filter_rows(cx, state, nodes, out);
+    }
+
+    /// The loop knows whether it rejected a node (no scan of `out` afterwards).
+    fn filter_any(
+        &self,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        nodes: &[NodeIdx],
+        out: &mut [Option<Reject>],
+    ) -> Option<bool> {
+        Some(self.filter_rows(cx, state, nodes, out))
     }
 
     fn reasons(&self, cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {

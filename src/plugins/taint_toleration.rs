@@ -87,6 +87,12 @@ impl Plugin for TaintToleration {
         Some("failed to read \"PreScoreTaintToleration\" from cycleState: not found")
     }
 
+    /// The pod tolerates every NoSchedule and NoExecute taint of every taint set (one check per
+    /// distinct set of taints, as each filter call makes, not per node).
+    fn filter_rejects_none(&self, cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        filter_table(cx).iter().all(|&t| t == TOLERATED)
+    }
+
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let table = filter_table(cx);
         if table.iter().all(|&t| t == TOLERATED) {

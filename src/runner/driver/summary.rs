@@ -205,15 +205,15 @@ impl Driver {
             extension_point_micros: self
                 .engine
                 .profiler
-                .by_point
-                .iter()
+                .by_point()
+                .into_iter()
                 .map(|(k, h)| (k.to_string(), LatencyHist(h.clone()).percentiles(1e3)))
                 .collect(),
             plugin_timings: self
                 .engine
                 .profiler
-                .by_plugin
-                .iter()
+                .by_plugin()
+                .into_iter()
                 .map(|((plugin, point), h)| crate::report::PluginTiming {
                     plugin: plugin.to_string(),
                     extension_point: point.to_string(),
