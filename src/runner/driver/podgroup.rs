@@ -19,15 +19,17 @@
 //! never preempts here), PodGroup status conditions, composite groups and topology placements
 //! (their gates skip the workload).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::api;
 use crate::clock::Clock;
-use crate::framework::{CycleCx, CycleState, PermitOutcome};
+use crate::engine::{CycleResult, Engine};
+use crate::framework::{CycleCx, CycleState, Framework, PermitOutcome, PluginId};
 use crate::ids::PodUid;
 use crate::plugins::gangscheduling::{self, Feasible};
 use crate::queue::QueuedPod;
-use crate::snapshot::{NodeIdx, Sym};
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 use super::{Driver, PodState};
 
@@ -88,17 +90,22 @@ impl Groups {
 }
 
 /// How a pod-group cycle ended (`rootStatus`).
-enum GroupOutcome {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum GroupOutcome {
     Success,
     Unschedulable(String),
     Error(String),
 }
 
 /// What the trial said about one pod.
-enum Trial {
+#[derive(Clone, Debug)]
+pub(crate) enum Trial {
+    /// The cycle stopped (PlacementFeasible said the group cannot make it, or an error) before it.
     NotEvaluated,
+    /// It fits on this node (the placement was reverted with the rest of the trial).
     Feasible(Sym),
-    Unschedulable { message: String, rejectors: Vec<u8> },
+    /// It fits nowhere (or Reserve rejected it): the message and the rejecting plugins.
+    Unschedulable { message: String, rejectors: Vec<PluginId> },
 }
 
 impl Driver {
@@ -330,92 +337,22 @@ impl Driver {
     fn pod_group_cycle(&mut self, ix: usize, profile: usize, members: &[Member]) -> GroupOutcome {
         let fw = self.frameworks[profile].clone();
         let min = gangscheduling::min_count(self.groups.list[ix].min_count);
-        let mut scheduled = self.group_scheduled(ix);
-        let mut remaining = members.len();
-        let mut trials: Vec<Trial> = members.iter().map(|_| Trial::NotEvaluated).collect();
-        let mut placed: Vec<(PodUid, NodeIdx)> = Vec::new();
-        let mut any_scheduled = false;
-        let mut feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
-        let mut error = None;
-        if !matches!(feasible, Feasible::Unschedulable(_)) {
-            for (i, m) in members.iter().enumerate() {
-                let info = self.rec(m.uid).info.clone();
-                let t0 = Instant::now();
-                let result = self.engine.schedule_one_nominated_batched(&fw, &mut self.snap, &info, None);
-                let cycle_nanos = t0.elapsed().as_nanos() as u64;
-                self.hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
-                if let Some(v) = &self.vclock {
-                    let evaluated = match &result {
-                        crate::engine::CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
-                        crate::engine::CycleResult::Unschedulable(diag) => diag.failures.len(),
-                        crate::engine::CycleResult::Error(_) => 0,
+        let scheduled = self.group_scheduled(ix);
+        let infos: Vec<Arc<PodInfo>> = members.iter().map(|m| self.rec(m.uid).info.clone()).collect();
+        let (hist, vclock, agent, cycle_cost) = (&mut self.hist, &self.vclock, &mut self.agent, &self.cycle_cost);
+        let (trials, outcome) =
+            group_trial(&mut self.engine, &mut self.snap, &fw, &infos, min, scheduled, |result, cycle_nanos| {
+                hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
+                if let Some(v) = vclock {
+                    let evaluated = match result {
+                        CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                        CycleResult::Unschedulable(diag) => diag.failures.len(),
+                        CycleResult::Error(_) => 0,
                     };
-                    v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
-                    self.agent.advance_to(v.now_nanos());
+                    v.advance_by(cycle_cost.cycle_nanos(evaluated));
+                    agent.advance_to(v.now_nanos());
                 }
-                let mut ok = false;
-                match result {
-                    crate::engine::CycleResult::Scheduled { node, .. } => {
-                        let node_sym = self.snap.nodes.name[node.ix()];
-                        self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists");
-                        let cx = CycleCx { snap: &self.snap, pod: &info };
-                        let st = fw.run_reserve(cx, &mut self.engine.state, node);
-                        if st.is_success() {
-                            placed.push((m.uid, node));
-                            trials[i] = Trial::Feasible(node_sym);
-                            ok = true;
-                        } else {
-                            fw.run_unreserve(cx, &mut self.engine.state, node);
-                            self.snap.unplace_pod(m.uid);
-                            if !st.code.is_rejection() {
-                                error = Some(format!(
-                                    "failed to schedule other pod from a pod group: {}",
-                                    st.reasons.join(", ")
-                                ));
-                                break;
-                            }
-                            let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
-                            trials[i] = Trial::Unschedulable {
-                                message: format!("0/1 nodes are available: {}.", st.reasons.join(", ")),
-                                rejectors: self.queue_ids(profile, rejector.as_slice()),
-                            };
-                        }
-                    }
-                    crate::engine::CycleResult::Unschedulable(diag) => {
-                        let cx = CycleCx { snap: &self.snap, pod: &info };
-                        let message = diag.message(&fw, cx, &CycleState::new());
-                        let rejectors = self.queue_ids(profile, &diag.rejector_plugins());
-                        trials[i] = Trial::Unschedulable { message, rejectors };
-                    }
-                    crate::engine::CycleResult::Error(st) => {
-                        error =
-                            Some(format!("failed to schedule other pod from a pod group: {}", st.reasons.join(", ")));
-                        break;
-                    }
-                }
-                remaining -= 1;
-                if ok {
-                    scheduled += 1;
-                }
-                feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
-                if matches!(feasible, Feasible::Unschedulable(_)) {
-                    break;
-                }
-                any_scheduled |= ok;
-            }
-        }
-        // The trial's placements are reverted whatever the result (`runRootSchedulingAlgorithm`).
-        for &(uid, node) in placed.iter().rev() {
-            let info = self.rec(uid).info.clone();
-            fw.run_unreserve(CycleCx { snap: &self.snap, pod: &info }, &mut self.engine.state, node);
-            self.snap.unplace_pod(uid);
-        }
-        let outcome = match (error, feasible) {
-            (Some(e), _) => GroupOutcome::Error(e),
-            (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
-            (None, Feasible::Success) => GroupOutcome::Unschedulable(String::new()),
-            (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => GroupOutcome::Unschedulable(m),
-        };
+            });
         self.submit_pod_group(ix, profile, members, trials, &outcome);
         outcome
     }
@@ -454,7 +391,7 @@ impl Driver {
                     }
                 }
                 (GroupOutcome::Unschedulable(msg), Trial::Feasible(_)) => (msg.clone(), Vec::new()),
-                (_, Trial::Unschedulable { message, rejectors }) => (message, rejectors),
+                (_, Trial::Unschedulable { message, rejectors }) => (message, self.queue_ids(profile, &rejectors)),
                 (GroupOutcome::Unschedulable(msg), Trial::NotEvaluated) => (msg.clone(), Vec::new()),
                 (GroupOutcome::Success, Trial::NotEvaluated) => ("pod group is unschedulable".to_string(), Vec::new()),
             };
@@ -566,4 +503,94 @@ impl Driver {
         self.enqueue_group_member(uid, key, now);
         true
     }
+}
+
+/// The trial of one pod-group cycle (`podGroupSchedulingDefaultAlgorithm` with the revert of
+/// `runRootSchedulingAlgorithm`, no PodGroupPostFilter): each of `members`, in the order given
+/// (`PodGroupMemberPodsOrderingFunc`'s), through Filter/Score on `snap`, placed and reserved as it
+/// fits, with GangScheduling's PlacementFeasible after each pod (`min` pods needed, `scheduled`
+/// already assumed or bound); every placement is reverted at the end. `on_cycle` sees each pod's
+/// cycle result and its wall time. The driver and `verify`'s lockstep both run this.
+pub(crate) fn group_trial(
+    engine: &mut Engine,
+    snap: &mut Snapshot,
+    fw: &Framework,
+    members: &[Arc<PodInfo>],
+    min: u32,
+    mut scheduled: usize,
+    mut on_cycle: impl FnMut(&CycleResult, u64),
+) -> (Vec<Trial>, GroupOutcome) {
+    let mut remaining = members.len();
+    let mut trials: Vec<Trial> = members.iter().map(|_| Trial::NotEvaluated).collect();
+    let mut placed: Vec<(PodUid, NodeIdx)> = Vec::new();
+    let mut any_scheduled = false;
+    let mut feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
+    let mut error = None;
+    if !matches!(feasible, Feasible::Unschedulable(_)) {
+        for (i, info) in members.iter().enumerate() {
+            let t0 = Instant::now();
+            let result = engine.schedule_one_nominated_batched(fw, snap, info, None);
+            on_cycle(&result, t0.elapsed().as_nanos() as u64);
+            let mut ok = false;
+            match result {
+                CycleResult::Scheduled { node, .. } => {
+                    let node_sym = snap.nodes.name[node.ix()];
+                    snap.place_pod(info.clone(), node_sym).expect("the chosen node exists");
+                    let cx = CycleCx { snap, pod: info };
+                    let st = fw.run_reserve(cx, &mut engine.state, node);
+                    if st.is_success() {
+                        placed.push((info.uid, node));
+                        trials[i] = Trial::Feasible(node_sym);
+                        ok = true;
+                    } else {
+                        fw.run_unreserve(cx, &mut engine.state, node);
+                        snap.unplace_pod(info.uid);
+                        if !st.code.is_rejection() {
+                            error = Some(format!(
+                                "failed to schedule other pod from a pod group: {}",
+                                st.reasons.join(", ")
+                            ));
+                            break;
+                        }
+                        let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
+                        trials[i] = Trial::Unschedulable {
+                            message: format!("0/1 nodes are available: {}.", st.reasons.join(", ")),
+                            rejectors: rejector.map(|r| r as PluginId).into_iter().collect(),
+                        };
+                    }
+                }
+                CycleResult::Unschedulable(diag) => {
+                    let cx = CycleCx { snap, pod: info };
+                    let message = diag.message(fw, cx, &CycleState::new());
+                    trials[i] = Trial::Unschedulable { message, rejectors: diag.rejector_plugins() };
+                }
+                CycleResult::Error(st) => {
+                    error = Some(format!("failed to schedule other pod from a pod group: {}", st.reasons.join(", ")));
+                    break;
+                }
+            }
+            remaining -= 1;
+            if ok {
+                scheduled += 1;
+            }
+            feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
+            if matches!(feasible, Feasible::Unschedulable(_)) {
+                break;
+            }
+            any_scheduled |= ok;
+        }
+    }
+    // The trial's placements are reverted whatever the result (`runRootSchedulingAlgorithm`).
+    for &(uid, node) in placed.iter().rev() {
+        let info = members.iter().find(|m| m.uid == uid).expect("a placed member");
+        fw.run_unreserve(CycleCx { snap, pod: info }, &mut engine.state, node);
+        snap.unplace_pod(uid);
+    }
+    let outcome = match (error, feasible) {
+        (Some(e), _) => GroupOutcome::Error(e),
+        (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
+        (None, Feasible::Success) => GroupOutcome::Unschedulable(String::new()),
+        (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => GroupOutcome::Unschedulable(m),
+    };
+    (trials, outcome)
 }
