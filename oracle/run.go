@@ -1121,12 +1121,27 @@ func (r *runner) finish(opt runOptions, configSource string, cfgData []byte, wal
 		}
 		return true
 	})
-	// Pending pods: in the queue (unschedulable or pending), or lost.
-	queued := map[string]bool{}
-	pending, _ := r.sched.SchedulingQueue.PendingPods()
-	for _, p := range pending {
-		queued[podsKey(p.Namespace, p.Name)] = true
-	}
+	// Pending pods: in the queue (unschedulable or pending), or lost. Pods created just before the end
+	// (skipWaitToCompletion) may still be on their way through the informer: give them a moment too.
+	var queued map[string]bool
+	_ = waitFor("pending pods in the queue", func() bool {
+		queued = map[string]bool{}
+		pending, _ := r.sched.SchedulingQueue.PendingPods()
+		// A pod-group entity that did not fit goes back to backoffQ and is retried (never parked as
+		// unschedulable): at the end its pods may be in a cycle.
+		pending = append(pending, r.sched.SchedulingQueue.InFlightPods()...)
+		for _, p := range pending {
+			queued[podsKey(p.Namespace, p.Name)] = true
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for k, rec := range r.pods {
+			if !rec.deleted && rec.node == "" && !queued[k] {
+				return false
+			}
+		}
+		return true
+	})
 	var diffs []string
 	r.stop()
 	r.mu.Lock()

@@ -376,7 +376,7 @@ impl Driver {
             if attempts > 1 {
                 self.counters.retries += 1;
             }
-            let failure = match (outcome, trial) {
+            let failure = match (outcome, &trial) {
                 (GroupOutcome::Error(e), _) => {
                     self.counters.errors += 1;
                     let e = e.clone();
@@ -384,16 +384,16 @@ impl Driver {
                     back.push(*m);
                     continue;
                 }
-                (GroupOutcome::Success, Trial::Feasible(node_sym)) => {
+                (GroupOutcome::Success, &Trial::Feasible(node_sym)) => {
                     match self.commit_group_pod(ix, profile, uid, node_sym, now) {
                         Ok(()) => continue,
                         Err(f) => f,
                     }
                 }
-                (GroupOutcome::Unschedulable(msg), Trial::Feasible(_)) => (msg.clone(), Vec::new()),
-                (_, Trial::Unschedulable { message, rejectors }) => (message, self.queue_ids(profile, &rejectors)),
-                (GroupOutcome::Unschedulable(msg), Trial::NotEvaluated) => (msg.clone(), Vec::new()),
-                (GroupOutcome::Success, Trial::NotEvaluated) => ("pod group is unschedulable".to_string(), Vec::new()),
+                (_, Trial::Unschedulable { rejectors, .. }) => {
+                    (member_failure(outcome, &trial).unwrap_or_default(), self.queue_ids(profile, rejectors))
+                }
+                (_, trial) => (member_failure(outcome, trial).unwrap_or_default(), Vec::new()),
             };
             let (message, _rejectors) = failure;
             self.counters.unschedulable += 1;
@@ -586,11 +586,36 @@ pub(crate) fn group_trial(
         fw.run_unreserve(CycleCx { snap, pod: info }, &mut engine.state, node);
         snap.unplace_pod(uid);
     }
+    // The group's status message: a status made `WithError(errPodGroupUnschedulable)` puts that
+    // error's text first (`Status.Reasons`); PlacementFeasible's own Unschedulable after a pod does not.
+    let evaluated = trials.iter().any(|t| !matches!(t, Trial::NotEvaluated));
     let outcome = match (error, feasible) {
         (Some(e), _) => GroupOutcome::Error(e),
         (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
-        (None, Feasible::Success) => GroupOutcome::Unschedulable(String::new()),
-        (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => GroupOutcome::Unschedulable(m),
+        (None, Feasible::Success) => GroupOutcome::Unschedulable(POD_GROUP_UNSCHEDULABLE.to_string()),
+        (None, Feasible::Unschedulable(m)) if evaluated => GroupOutcome::Unschedulable(m),
+        (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => {
+            GroupOutcome::Unschedulable(format!("{POD_GROUP_UNSCHEDULABLE}, {m}"))
+        }
     };
     (trials, outcome)
+}
+
+/// `errPodGroupUnschedulable`'s text.
+pub(crate) const POD_GROUP_UNSCHEDULABLE: &str = "pod group is unschedulable";
+
+/// The status message `submitPodGroupAlgorithmResult` gives a member of a group whose cycle ended
+/// in `outcome`, or `None` when the member goes to its binding cycle. A member that fit while its
+/// group did not gets the group's message behind `errPodGroupUnschedulable`'s; one the trial
+/// rejected keeps its own; one the trial never reached gets a copy of the group's (taken before
+/// PodGroupPostFilter, whose message upstream appends to the group's; schedperf runs none).
+pub(crate) fn member_failure(outcome: &GroupOutcome, trial: &Trial) -> Option<String> {
+    match (outcome, trial) {
+        (GroupOutcome::Error(e), _) => Some(e.clone()),
+        (GroupOutcome::Success, Trial::Feasible(_)) => None,
+        (_, Trial::Unschedulable { message, .. }) => Some(message.clone()),
+        (GroupOutcome::Unschedulable(m), Trial::Feasible(_)) => Some(format!("{POD_GROUP_UNSCHEDULABLE}, {m}")),
+        (GroupOutcome::Unschedulable(m), Trial::NotEvaluated) => Some(m.clone()),
+        (GroupOutcome::Success, Trial::NotEvaluated) => Some(POD_GROUP_UNSCHEDULABLE.to_string()),
+    }
 }
