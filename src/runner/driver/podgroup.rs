@@ -619,3 +619,40 @@ pub(crate) fn member_failure(outcome: &GroupOutcome, trial: &Trial) -> Option<St
         (GroupOutcome::Success, Trial::NotEvaluated) => Some(POD_GROUP_UNSCHEDULABLE.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `submitPodGroupAlgorithmResult`'s message per (group outcome, member's trial), as the oracle
+    /// gives them (`workloads/podgroup`, `schedperf verify`).
+    #[test]
+    fn member_failure_gives_each_member_upstreams_message() {
+        let unsched = |m: &str| GroupOutcome::Unschedulable(m.to_string());
+        let own =
+            Trial::Unschedulable { message: "0/2 nodes are available: 2 Insufficient cpu.".into(), rejectors: vec![] };
+        let cases: &[(GroupOutcome, Trial, Option<&str>)] = &[
+            (GroupOutcome::Success, Trial::Feasible(Sym(1)), None),
+            (GroupOutcome::Success, own.clone(), Some("0/2 nodes are available: 2 Insufficient cpu.")),
+            (
+                unsched("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
+                Trial::Feasible(Sym(1)),
+                Some("pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
+            ),
+            (
+                unsched("minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"),
+                Trial::NotEvaluated,
+                Some("minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"),
+            ),
+            (unsched("x"), own, Some("0/2 nodes are available: 2 Insufficient cpu.")),
+            (
+                GroupOutcome::Error("failed to schedule other pod from a pod group: boom".into()),
+                Trial::Feasible(Sym(1)),
+                Some("failed to schedule other pod from a pod group: boom"),
+            ),
+        ];
+        for (outcome, trial, want) in cases {
+            assert_eq!(member_failure(outcome, trial).as_deref(), *want, "{outcome:?} {trial:?}");
+        }
+    }
+}
