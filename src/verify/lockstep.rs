@@ -31,7 +31,7 @@ use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::Framework;
 use crate::plugins::compile_args;
-use crate::runner::driver::{group_trial, member_failure, GroupOutcome, Trial};
+use crate::runner::driver::{group_trial, member_failure, validate_group, GroupOutcome, Trial};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::{
@@ -193,6 +193,8 @@ struct Ours {
 struct LockstepGroup {
     /// `gang.minCount` (None: basic).
     min_count: Option<u32>,
+    /// `spec.priority` (0 when unset).
+    priority: i32,
 }
 
 struct Objects {
@@ -508,7 +510,7 @@ fn apply(
             }
             Object::PodGroup(g) => {
                 let key = format!("{}/{}", g.namespace(), g.metadata.name);
-                ours.groups.insert(key, LockstepGroup { min_count: g.min_count() });
+                ours.groups.insert(key, LockstepGroup { min_count: g.min_count(), priority: g.priority() });
             }
             Object::Namespace(n) => {
                 ours.labels.insert(format!("namespace/{}", n.metadata.name), n.metadata.labels.clone());
@@ -775,9 +777,29 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         *ours.attempts.entry(k.clone()).or_default() += 1;
     }
     let infos: Vec<Arc<PodInfo>> = members.iter().map(|k| ours.pods[k].0.clone()).collect();
-    let scheduled = ours.member_of.iter().filter(|(k, g)| *g == group && ours.pods[*k].1.is_some()).count();
-    let min = crate::plugins::gangscheduling::min_count(min_count);
-    let (trials, outcome) = group_trial(&mut ours.engine, &mut ours.snap, fw, &infos, min, scheduled, |_, _| {});
+    let placed: Vec<Arc<PodInfo>> = ours
+        .member_of
+        .iter()
+        .filter(|(k, g)| *g == group && ours.pods[*k].1.is_some())
+        .map(|(k, _)| ours.pods[k].0.clone())
+        .collect();
+    let frameworks = &ours.frameworks;
+    let interner = &ours.snap.interner;
+    let validation = validate_group(
+        ours.groups[group].priority,
+        infos.iter().chain(&placed).map(|info| {
+            let name = interner.resolve(info.scheduler_name);
+            let p = frameworks.iter().position(|f| name == f.scheduler_name).unwrap_or(0);
+            (p, name, &**info)
+        }),
+    );
+    let (trials, outcome) = match validation {
+        Err(e) => (infos.iter().map(|_| Trial::NotEvaluated).collect(), GroupOutcome::Error(e)),
+        Ok(_) => {
+            let min = crate::plugins::gangscheduling::min_count(min_count);
+            group_trial(&mut ours.engine, &mut ours.snap, fw, &infos, min, placed.len(), |_, _| {})
+        }
+    };
     // Each member's outcome as upstream's submitPodGroupAlgorithmResult gives it.
     let ours_of = |trial: &Trial| -> (Option<String>, Option<String>) {
         match (&outcome, trial) {

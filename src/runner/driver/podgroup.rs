@@ -281,46 +281,20 @@ impl Driver {
         self.requeue_pod_group(ix, &mut qp, &outcome);
     }
 
-    /// `validatePodGroup`: one scheduler name and the group's priority for every pod, queued or
-    /// scheduled. Returns the profile.
+    /// `validatePodGroup` for group `ix` over its queued `members`, then its scheduled pods.
+    /// Returns the profile.
     fn validate_pod_group(&self, ix: usize, members: &[Member]) -> Result<usize, String> {
         let g = &self.groups.list[ix];
-        let first = self.rec(members[0].uid);
-        let profile = first.profile;
-        let scheduler_name = |p: usize| self.frameworks[p].scheduler_name.clone();
         let scheduled = g
             .members
             .iter()
             .copied()
             .filter(|u| matches!(self.rec(*u).state, PodState::Assumed(_) | PodState::Bound(_)));
-        for uid in members.iter().map(|m| m.uid).chain(scheduled) {
+        let pods = members.iter().map(|m| m.uid).chain(scheduled).map(|uid| {
             let rec = self.rec(uid);
-            if rec.profile != profile {
-                return Err(format!(
-                    "all pods in a single pod group should have the same .spec.schedulerName set, got: {:?} and {:?}",
-                    scheduler_name(rec.profile),
-                    scheduler_name(profile)
-                ));
-            }
-            if rec.info.priority != g.priority {
-                return Err(format!(
-                    "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {}",
-                    rec.info.priority, g.priority
-                ));
-            }
-            if rec.info.preemption_policy != first.info.preemption_policy {
-                let word = |p: crate::snapshot::PreemptionPolicy| match p {
-                    crate::snapshot::PreemptionPolicy::Never => "Never",
-                    crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
-                };
-                return Err(format!(
-                    "all pods in a single pod group should have the same preemption policy, got {} and {}",
-                    word(rec.info.preemption_policy),
-                    word(first.info.preemption_policy)
-                ));
-            }
-        }
-        Ok(profile)
+            (rec.profile, self.frameworks[rec.profile].scheduler_name.as_str(), &*rec.info)
+        });
+        validate_group(g.priority, pods)
     }
 
     /// The scheduled (assumed or bound) pods of group `ix` (`ScheduledPodsCount`).
@@ -655,4 +629,40 @@ mod tests {
             assert_eq!(member_failure(outcome, trial).as_deref(), *want, "{outcome:?} {trial:?}");
         }
     }
+}
+
+/// `validatePodGroup`: every pod of a group, queued ones first, as (profile, its scheduler name, the
+/// pod), has the first pod's scheduler, the group's priority and the first pod's preemption policy
+/// (PodGroupPreemptionPolicy off). Returns the first pod's profile, or upstream's error message.
+pub(crate) fn validate_group<'a>(
+    group_priority: i32,
+    pods: impl IntoIterator<Item = (usize, &'a str, &'a PodInfo)>,
+) -> Result<usize, String> {
+    let mut first: Option<(usize, &str, &PodInfo)> = None;
+    for (profile, scheduler_name, pod) in pods {
+        let (first_profile, first_name, first_pod) = *first.get_or_insert((profile, scheduler_name, pod));
+        if profile != first_profile {
+            return Err(format!(
+                "all pods in a single pod group should have the same .spec.schedulerName set, got: {scheduler_name:?} and {first_name:?}"
+            ));
+        }
+        if pod.priority != group_priority {
+            return Err(format!(
+                "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {group_priority}",
+                pod.priority
+            ));
+        }
+        if pod.preemption_policy != first_pod.preemption_policy {
+            let word = |p: crate::snapshot::PreemptionPolicy| match p {
+                crate::snapshot::PreemptionPolicy::Never => "Never",
+                crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
+            };
+            return Err(format!(
+                "all pods in a single pod group should have the same preemption policy, got {} and {}",
+                word(pod.preemption_policy),
+                word(first_pod.preemption_policy)
+            ));
+        }
+    }
+    Ok(first.map_or(0, |f| f.0))
 }
