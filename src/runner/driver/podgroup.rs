@@ -594,6 +594,42 @@ pub(crate) fn member_failure(outcome: &GroupOutcome, trial: &Trial) -> Option<St
     }
 }
 
+/// `validatePodGroup`: every pod of a group, queued ones first, as (profile, its scheduler name, the
+/// pod), has the first pod's scheduler, the group's priority and the first pod's preemption policy
+/// (PodGroupPreemptionPolicy off). Returns the first pod's profile, or upstream's error message.
+pub(crate) fn validate_group<'a>(
+    group_priority: i32,
+    pods: impl IntoIterator<Item = (usize, &'a str, &'a PodInfo)>,
+) -> Result<usize, String> {
+    let mut first: Option<(usize, &str, &PodInfo)> = None;
+    for (profile, scheduler_name, pod) in pods {
+        let (first_profile, first_name, first_pod) = *first.get_or_insert((profile, scheduler_name, pod));
+        if profile != first_profile {
+            return Err(format!(
+                "all pods in a single pod group should have the same .spec.schedulerName set, got: {scheduler_name:?} and {first_name:?}"
+            ));
+        }
+        if pod.priority != group_priority {
+            return Err(format!(
+                "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {group_priority}",
+                pod.priority
+            ));
+        }
+        if pod.preemption_policy != first_pod.preemption_policy {
+            let word = |p: crate::snapshot::PreemptionPolicy| match p {
+                crate::snapshot::PreemptionPolicy::Never => "Never",
+                crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
+            };
+            return Err(format!(
+                "all pods in a single pod group should have the same preemption policy, got {} and {}",
+                word(pod.preemption_policy),
+                word(first_pod.preemption_policy)
+            ));
+        }
+    }
+    Ok(first.map_or(0, |f| f.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,40 +665,4 @@ mod tests {
             assert_eq!(member_failure(outcome, trial).as_deref(), *want, "{outcome:?} {trial:?}");
         }
     }
-}
-
-/// `validatePodGroup`: every pod of a group, queued ones first, as (profile, its scheduler name, the
-/// pod), has the first pod's scheduler, the group's priority and the first pod's preemption policy
-/// (PodGroupPreemptionPolicy off). Returns the first pod's profile, or upstream's error message.
-pub(crate) fn validate_group<'a>(
-    group_priority: i32,
-    pods: impl IntoIterator<Item = (usize, &'a str, &'a PodInfo)>,
-) -> Result<usize, String> {
-    let mut first: Option<(usize, &str, &PodInfo)> = None;
-    for (profile, scheduler_name, pod) in pods {
-        let (first_profile, first_name, first_pod) = *first.get_or_insert((profile, scheduler_name, pod));
-        if profile != first_profile {
-            return Err(format!(
-                "all pods in a single pod group should have the same .spec.schedulerName set, got: {scheduler_name:?} and {first_name:?}"
-            ));
-        }
-        if pod.priority != group_priority {
-            return Err(format!(
-                "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {group_priority}",
-                pod.priority
-            ));
-        }
-        if pod.preemption_policy != first_pod.preemption_policy {
-            let word = |p: crate::snapshot::PreemptionPolicy| match p {
-                crate::snapshot::PreemptionPolicy::Never => "Never",
-                crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
-            };
-            return Err(format!(
-                "all pods in a single pod group should have the same preemption policy, got {} and {}",
-                word(pod.preemption_policy),
-                word(first_pod.preemption_policy)
-            ));
-        }
-    }
-    Ok(first.map_or(0, |f| f.0))
 }
