@@ -20,7 +20,7 @@ cases=${VERIFY_CASES:-2000}
 seed=${VERIFY_SEED:-20261203}
 # Agreement floors at seed 20261203 (see the README's verify figures for the command).
 random_floor=${VERIFY_RANDOM_FLOOR:-2000}
-lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-1694}
+lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-2020}
 # Upstream's podgroup/basicscheduling, podgroup/gangscheduling, default_preemption and starvation at
 # --label-filter short: every replayed pod (the rest are skipped: churn, disruptionMode).
 podgroup_floor=${VERIFY_PODGROUP_FLOOR:-73}
