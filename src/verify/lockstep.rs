@@ -51,6 +51,8 @@ pub struct Replay {
     /// Members of a failed pod group whose upstream message carries PodGroupPostFilter's (group
     /// preemption found nothing to do) after schedperf's.
     pub group_post_filter: u64,
+    /// Pod-group cycles both sides held back at PreEnqueue (a gang short of `minCount`, a gated pod).
+    pub groups_gated: u64,
     pub first_divergence: Option<String>,
 }
 
@@ -80,7 +82,12 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
                 } else {
                     String::new()
                 };
-                println!("verify: {}: {}/{} pods agree{ties}{hints}{post}", w.name, r.agreed, r.pods);
+                let gated = if r.groups_gated > 0 {
+                    format!(", {} pod-group entities held back at PreEnqueue on both sides", r.groups_gated)
+                } else {
+                    String::new()
+                };
+                println!("verify: {}: {}/{} pods agree{ties}{hints}{post}{gated}", w.name, r.agreed, r.pods);
                 if let Some(d) = r.first_divergence {
                     failed = true;
                     let dir = args.out.join(w.name.replace('/', "_"));
@@ -721,14 +728,9 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
     Ok(())
 }
 
-/// The pending members of PodGroup `group` (`namespace/name`) that no scheduling gate holds back.
+/// The pending members of PodGroup `group` (`namespace/name`): its queue entity's pods.
 fn pending_members(ours: &Ours, group: &str) -> Vec<String> {
-    ours.pending
-        .iter()
-        .filter(|k| ours.member_of.get(*k).map(String::as_str) == Some(group))
-        .filter(|k| ours.pods[*k].0.scheduling_gates.is_empty())
-        .cloned()
-        .collect()
+    ours.pending.iter().filter(|k| ours.member_of.get(*k).map(String::as_str) == Some(group)).cloned().collect()
 }
 
 /// One pod-group cycle for PodGroup `group` on both sides (the oracle's `scheduleGroup`, the
@@ -749,7 +751,8 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         })
         .unwrap_or(0);
     let fw = &ours.frameworks[profile];
-    // PreEnqueue of the group's entity: GangScheduling's quorum, then every member's own plugins.
+    // PreEnqueue of the group's entity: GangScheduling's quorum, then every member's own plugins
+    // (one pod held back by its scheduling gates holds back the entity).
     let gated = crate::plugins::gangscheduling::pre_enqueue(min_count, all_pods).is_err()
         || members.iter().any(|k| !fw.run_pre_enqueue(&ours.pods[k].0).is_success());
     let their_gate = theirs["gated"].as_str();
@@ -762,6 +765,7 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         return Ok(());
     }
     if gated {
+        out.groups_gated += 1;
         return Ok(());
     }
     // `PodGroupMemberPodsOrderingFunc`: priority, attempts (descending), then the queue timestamp
