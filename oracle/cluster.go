@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,6 +28,10 @@ import (
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// podGroupsGVR is where PodGroups live: v1.37.2's scheduler watches scheduling.k8s.io/v1beta1 (an
+// apiserver serves a v1alpha3 object there too; decodeOne converts it).
+var podGroupsGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"}
 
 // clusterGVR maps the kinds the oracle loads to their resource.
 func clusterGVR(obj runtime.Object) (schema.GroupVersionResource, bool) {
@@ -57,6 +62,8 @@ func clusterGVR(obj runtime.Object) (schema.GroupVersionResource, bool) {
 		return schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}, true
 	case *storagev1.CSINode:
 		return schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"}, true
+	case *schedulingv1beta1.PodGroup:
+		return podGroupsGVR, true
 	}
 	return schema.GroupVersionResource{}, false
 }
@@ -206,4 +213,5 @@ type (
 	appsv1SS                  = appsv1.StatefulSet
 	storagev1SC               = storagev1.StorageClass
 	storagev1CSINode          = storagev1.CSINode
+	schedulingv1beta1PodGroup = schedulingv1beta1.PodGroup
 )

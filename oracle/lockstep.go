@@ -14,8 +14,10 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -32,8 +34,10 @@ type lockstep struct {
 	gates map[string]bool
 	rv    int64
 
-	mu       sync.Mutex
-	target   types.UID
+	mu     sync.Mutex
+	target types.UID
+	// group is the run of a scheduleGroup request: the PodGroup ("ns/name") to pop, and what its cycle did.
+	group    *groupRun
 	parked   []framework.QueuedEntityInfo
 	result   *scheduler.ScheduleResult
 	scores   []fwk.NodePluginScores
@@ -83,6 +87,14 @@ func newLockstep(cfg *config.KubeSchedulerConfiguration) (*lockstep, error) {
 			if qpi, ok := ent.(*framework.QueuedPodInfo); ok && qpi.Pod != nil && qpi.Pod.UID == l.target {
 				return ent, nil
 			}
+			if pg, ok := ent.(*framework.QueuedPodGroupInfo); ok && l.group != nil &&
+				pg.GetNamespace()+"/"+pg.GetName() == l.group.key {
+				pg.ForEachPodInfo(func(pi *framework.QueuedPodInfo) bool {
+					l.group.members = append(l.group.members, pi.Pod)
+					return true
+				})
+				return ent, nil
+			}
 			l.parked = append(l.parked, ent)
 		}
 	}
@@ -101,6 +113,9 @@ func newLockstep(cfg *config.KubeSchedulerConfiguration) (*lockstep, error) {
 	failure := s.FailureHandler
 	s.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, status *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
 		failure(ctx, f, pi, status, ni, start)
+		if l.recordGroupFailure(pi.Pod, status, ni) {
+			return
+		}
 		if pi.Pod.UID != l.target {
 			return
 		}
@@ -235,6 +250,14 @@ func (l *lockstep) waitSeen(gvr schema.GroupVersionResource, obj k8sruntime.Obje
 			ni, err := s.Cache.GetNode(o.Name)
 			return err == nil && ni.Node() != nil && ni.Node().ResourceVersion == rv
 		})
+	case *schedulingv1beta1PodGroup:
+		if _, err := s.Cache.PodGroups().Get(o.Namespace, o.Name); err != nil && err.Error() == "generic workload feature gate is disabled" {
+			return nil // The scheduler does not watch PodGroups with GenericWorkload off.
+		}
+		return waitFor("PodGroup "+o.Namespace+"/"+o.Name+" in the scheduler's cache", func() bool {
+			pg, err := s.Cache.PodGroups().Get(o.Namespace, o.Name)
+			return err == nil && pg.ResourceVersion == rv
+		})
 	case *v1.Pod:
 		key := podKey(o)
 		if o.Spec.NodeName != "" {
@@ -283,7 +306,7 @@ func init() {
 		"ReplicationController": &v1.ReplicationController{}, "PersistentVolume": &v1.PersistentVolume{},
 		"PersistentVolumeClaim": &v1.PersistentVolumeClaim{}, "PriorityClass": &schedulingv1PriorityClass{},
 		"PodDisruptionBudget": &policyv1PDB{}, "ReplicaSet": &appsv1RS{}, "StatefulSet": &appsv1SS{},
-		"StorageClass": &storagev1SC{}, "CSINode": &storagev1CSINode{},
+		"StorageClass": &storagev1SC{}, "CSINode": &storagev1CSINode{}, "PodGroup": &schedulingv1beta1PodGroup{},
 	} {
 		gvr, _ := clusterGVR(obj)
 		kindGVR[kind] = gvr
@@ -397,6 +420,9 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 	}
 	if _, ok := s.Profiles[pod.Spec.SchedulerName]; !ok {
 		return nil, fmt.Errorf("schedule: pod %s: spec.schedulerName %q has no profile", key, pod.Spec.SchedulerName)
+	}
+	if g := groupOf(pod); g != "" && utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		return nil, fmt.Errorf("schedule: pod %s is a member of PodGroup %s: use scheduleGroup", key, g)
 	}
 	if !l.inActiveQ(pod.UID) {
 		s.SchedulingQueue.Activate(l.e.logger, map[string]*v1.Pod{key: pod})
@@ -559,6 +585,24 @@ func (l *lockstep) inActiveQ(uid types.UID) bool {
 func (l *lockstep) unpark() {
 	q := l.e.sched.SchedulingQueue
 	for _, ent := range l.parked {
+		if pg, ok := ent.(*framework.QueuedPodGroupInfo); ok {
+			// Each member goes back as an unschedulable pod of its group (Done, then into a new entity in
+			// activeQ, or the group's entity if one formed meanwhile).
+			var pods map[string]*v1.Pod
+			pg.ForEachPodInfo(func(pi *framework.QueuedPodInfo) bool {
+				if err := q.AddUnschedulablePodIfNotPresent(l.e.logger, pi, q.SchedulingCycle()); err == nil {
+					if pods == nil {
+						pods = map[string]*v1.Pod{}
+					}
+					pods[podKey(pi.Pod)] = pi.Pod
+				}
+				return true
+			})
+			if pods != nil {
+				q.Activate(l.e.logger, pods)
+			}
+			continue
+		}
 		qpi, ok := ent.(*framework.QueuedPodInfo)
 		if !ok || qpi.Pod == nil {
 			continue

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,13 +21,20 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	apiv1 "k8s.io/kubernetes/pkg/apis/core/v1"
+	apischedulingv1beta1 "k8s.io/kubernetes/pkg/apis/scheduling/v1beta1"
 	"sigs.k8s.io/yaml"
 )
 
-// defaulter applies the apiserver's v1 defaulting (as a create through the API would).
+// defaulter applies the apiserver's defaulting of core/v1 and scheduling.k8s.io/v1beta1 (PodGroup's
+// preemptionPolicy under PodGroupPreemptionPolicy), as a create through the API would. PodGroups get no
+// Priority admission: upstream's scheduler_perf harness disables that plugin, and its files set
+// spec.priority directly (schedperf reads spec.priority too).
 var defaulter = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := apiv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apischedulingv1beta1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
@@ -91,6 +99,16 @@ func decodeOne(source string, doc int, js []byte) ([]runtime.Object, error) {
 	}
 	if tm.APIVersion == "" {
 		return nil, fmt.Errorf("%s: document %d (%s): apiVersion: missing", source, doc, tm.Kind)
+	}
+	if tm.Kind == "PodGroup" && tm.APIVersion == "scheduling.k8s.io/v1alpha3" {
+		// The apiserver serves one PodGroup resource in both versions (their fields are the same); the
+		// scheduler watches v1beta1, so a v1alpha3 object is stored as the v1beta1 one.
+		var m map[string]any
+		if err := json.Unmarshal(js, &m); err != nil {
+			return nil, fmt.Errorf("%s: document %d (%s): %v", source, doc, tm.Kind, err)
+		}
+		m["apiVersion"] = "scheduling.k8s.io/v1beta1"
+		js, _ = json.Marshal(m)
 	}
 	obj, _, err := deserializer.Decode(js, nil, nil)
 	if err != nil {

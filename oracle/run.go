@@ -58,7 +58,7 @@ func watchBuffer(w workload) int32 {
 	n := 1024
 	for _, o := range w.ops {
 		switch o.kind {
-		case opCreateNodes, opCreateAny, opCreateNamespaces:
+		case opCreateNodes, opCreateAny, opCreateNamespaces, opCreatePodGroups:
 			n += o.count
 		case opCreatePods:
 			n += 4 * o.count
@@ -294,6 +294,8 @@ type runner struct {
 	cycleRetry bool
 	cycleFail  fwk.Code
 	cycleFails bool
+	// A pod-group cycle: its members (retried or not) and each one's failure code, if it failed.
+	cycleGroup map[types.UID]*groupAttempt
 	attempts   map[string][]int64
 	counters   counters
 	loopDone   chan struct{}
@@ -436,6 +438,15 @@ func (r *runner) startScheduling() {
 			r.cycleUID, r.cycleStart, r.cycleRetry = qpi.Pod.UID, time.Now(), qpi.Attempts > 1
 			r.mu.Unlock()
 		}
+		if pg, ok := ent.(*framework.QueuedPodGroupInfo); ok && pg != nil {
+			r.mu.Lock()
+			r.cycleGroup, r.cycleStart = map[types.UID]*groupAttempt{}, time.Now()
+			pg.ForEachPodInfo(func(pi *framework.QueuedPodInfo) bool {
+				r.cycleGroup[pi.Pod.UID] = &groupAttempt{retry: pi.Attempts > 1}
+				return true
+			})
+			r.mu.Unlock()
+		}
 		return ent, err
 	}
 	failure := s.FailureHandler
@@ -446,7 +457,9 @@ func (r *runner) startScheduling() {
 		if rec := r.pods[key]; rec != nil {
 			rec.failure, rec.failCode = status.Message(), status.Code()
 		}
-		if pi.Pod.UID == r.cycleUID && !r.cycleFails {
+		if a := r.cycleGroup[pi.Pod.UID]; a != nil && !a.failed {
+			a.failed, a.code = true, status.Code()
+		} else if pi.Pod.UID == r.cycleUID && !r.cycleFails {
 			r.cycleFails, r.cycleFail = true, status.Code()
 		} else {
 			r.counters.BindFailures++
@@ -461,10 +474,11 @@ func (r *runner) startScheduling() {
 		defer close(r.loopDone)
 		for r.ctx.Err() == nil {
 			r.mu.Lock()
-			r.cycleUID, r.cycleFails = "", false
+			r.cycleUID, r.cycleFails, r.cycleGroup = "", false, nil
 			r.mu.Unlock()
 			s.ScheduleOne(r.ctx)
 			r.mu.Lock()
+			r.recordGroupAttempts()
 			if r.cycleUID != "" {
 				d := time.Since(r.cycleStart).Nanoseconds()
 				result := "scheduled"
@@ -1069,6 +1083,8 @@ func runWorkload(w workload, opt runOptions) (*runReport, error) {
 			r.mu.Unlock()
 		case opCreateAny:
 			err = r.createAny(o)
+		case opCreatePodGroups:
+			err = r.createPodGroups(o)
 		}
 		if err != nil {
 			if _, ok := err.(*inputError); ok {
@@ -1105,12 +1121,27 @@ func (r *runner) finish(opt runOptions, configSource string, cfgData []byte, wal
 		}
 		return true
 	})
-	// Pending pods: in the queue (unschedulable or pending), or lost.
-	queued := map[string]bool{}
-	pending, _ := r.sched.SchedulingQueue.PendingPods()
-	for _, p := range pending {
-		queued[podsKey(p.Namespace, p.Name)] = true
-	}
+	// Pending pods: in the queue (unschedulable or pending), or lost. Pods created just before the end
+	// (skipWaitToCompletion) may still be on their way through the informer: give them a moment too.
+	var queued map[string]bool
+	_ = waitFor("pending pods in the queue", func() bool {
+		queued = map[string]bool{}
+		pending, _ := r.sched.SchedulingQueue.PendingPods()
+		// A pod-group entity that did not fit goes back to backoffQ and is retried (never parked as
+		// unschedulable): at the end its pods may be in a cycle.
+		pending = append(pending, r.sched.SchedulingQueue.InFlightPods()...)
+		for _, p := range pending {
+			queued[podsKey(p.Namespace, p.Name)] = true
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for k, rec := range r.pods {
+			if !rec.deleted && rec.node == "" && !queued[k] {
+				return false
+			}
+		}
+		return true
+	})
 	var diffs []string
 	r.stop()
 	r.mu.Lock()

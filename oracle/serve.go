@@ -92,7 +92,7 @@ func (s *server) handle(line []byte) (resp any) {
 		r, err = s.explain(&req)
 	case "init":
 		r, err = s.init(&req)
-	case "apply", "delete", "schedule", "state", "advance":
+	case "apply", "delete", "schedule", "scheduleGroup", "state", "advance":
 		if s.lock == nil {
 			return errorResponse{Error: req.Op + ": no scheduler: send {\"op\":\"init\"} first"}
 		}
@@ -103,13 +103,15 @@ func (s *server) handle(line []byte) (resp any) {
 			r, err = s.lock.delete(req.Objects)
 		case "schedule":
 			r, err = s.lock.schedule(req.Namespace, req.Name)
+		case "scheduleGroup":
+			r, err = s.lock.scheduleGroup(req.Namespace, req.Name)
 		case "state":
 			r, err = s.lock.state()
 		case "advance":
 			r, err = s.lock.advance(req.Seconds)
 		}
 	default:
-		err = fmt.Errorf("op: unknown %q (want explain, init, apply, delete, schedule, state, advance)", req.Op)
+		err = fmt.Errorf("op: unknown %q (want explain, init, apply, delete, schedule, scheduleGroup, state, advance)", req.Op)
 	}
 	if err != nil {
 		return errorResponse{Error: err.Error()}

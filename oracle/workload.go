@@ -30,7 +30,7 @@ var knownOpcodes = map[string]bool{
 var supportedOps = map[string]bool{
 	"createNodes": true, "createNamespaces": true, "createPods": true, "deletePods": true, "barrier": true,
 	"sleep": true, "startCollectingMetrics": true, "stopCollectingMetrics": true, "createAny": true,
-	"startCollectingProfile": true, "stopCollectingProfile": true,
+	"startCollectingProfile": true, "stopCollectingProfile": true, "createPodGroups": true,
 }
 
 type rawTestCase struct {
@@ -122,6 +122,7 @@ const (
 	opStartMetrics
 	opStopMetrics
 	opCreateAny
+	opCreatePodGroups
 	opNoop
 )
 
@@ -531,6 +532,24 @@ func (r *resolver) op(at string, o rawOp, out *[]op) error {
 		}
 		if res.count, err = r.count(at, o, 1); err != nil {
 			return err
+		}
+		if res.templateParams, err = r.templateParams(at, o.TemplateParams); err != nil {
+			return err
+		}
+	case "createPodGroups":
+		// Upstream's runCreatePodGroupsOp: count >= 1 PodGroups from the template, in the op's namespace.
+		if o.TemplatePath == "" {
+			return fmt.Errorf("%s.templatePath: missing", at)
+		}
+		if o.Namespace == nil || *o.Namespace == "" {
+			return fmt.Errorf("%s.namespace: missing", at)
+		}
+		res = op{kind: opCreatePodGroups, templatePath: r.abs(o.TemplatePath), namespace: *o.Namespace}
+		if res.count, err = r.count(at, o, 0); err != nil {
+			return err
+		}
+		if res.count < 1 {
+			return fmt.Errorf("%s: createPodGroups: count must be greater than 0, got %d", at, res.count)
 		}
 		if res.templateParams, err = r.templateParams(at, o.TemplateParams); err != nil {
 			return err

@@ -7,7 +7,10 @@
 # 2. the lockstep replay of every `short` workload in workloads/;
 # 3. `schedperf verify --queue-random $VERIFY_QUEUE_SCRIPTS` generated queue scripts (the scheduling
 #    queue's timing and order, both SchedulerPopFromBackoffQ values) against upstream's PriorityQueue;
-# 4. the shared conformance cases through the oracle's `explain`.
+# 4. the lockstep replay of upstream's own pod-group workloads (`short`: podgroup/basicscheduling,
+#    podgroup/gangscheduling, default_preemption, starvation), straight from the pinned module; every
+#    pod that is replayed must agree (what cannot be replayed is skipped with its reason);
+# 5. the shared conformance cases through the oracle's `explain`.
 # Steps 1 to 3 fail when agreement drops below the floor recorded here: the floors are the counts
 # measured at the last commit that changed them (a ratchet: raise them as divergences are fixed;
 # never lower them without saying why in the commit). Reproducers of every divergence land in
@@ -19,9 +22,12 @@ cases=${VERIFY_CASES:-2000}
 seed=${VERIFY_SEED:-20261203}
 # Agreement floors at seed 20261203 (see the README's verify figures for the command).
 random_floor=${VERIFY_RANDOM_FLOOR:-2000}
-lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-1694}
+lockstep_floor=${VERIFY_LOCKSTEP_FLOOR:-2020}
 queue_scripts=${VERIFY_QUEUE_SCRIPTS:-2000}
 queue_floor=${VERIFY_QUEUE_FLOOR:-2000}
+# Upstream's podgroup/basicscheduling, podgroup/gangscheduling, default_preemption and starvation at
+# --label-filter short: every replayed pod (the rest are skipped: churn, disruptionMode).
+podgroup_floor=${VERIFY_PODGROUP_FLOOR:-73}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
 
 oracle=$(scripts/oracle.sh | tail -1)
@@ -72,6 +78,25 @@ a=$(agreed "$out/queue.txt")
 if [ "${a:-0}" -lt "$queue_floor" ]; then
   echo "verify: queue-script agreement $a is below the floor $queue_floor; the first divergences:" >&2
   grep -h 'diverges' "$out/queue.err" | cut -c1-300 | head -5 >&2
+  exit 1
+fi
+
+echo "== verify (lockstep) upstream's pod-group suites --label-filter short (reproducers in $out/podgroup)" >&2
+U="$(PATH="$PATH:/usr/local/go/bin" go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")/k8s.io/kubernetes@v1.37.2/test/integration/scheduler_perf"
+if [ -d "$U/podgroup" ]; then
+  set +e
+  "$schedperf" verify --oracle "$oracle" "$U/podgroup/basicscheduling" "$U/podgroup/gangscheduling" \
+    "$U/default_preemption" "$U/starvation" --label-filter short --out "$out/podgroup" >"$out/podgroup.txt" 2>&1
+  rc=$?
+  set -e
+  grep '^verify: ' "$out/podgroup.txt" || true
+  a=$(agreed "$out/podgroup.txt")
+  [ "$rc" -eq 0 ] && [ "${a:-0}" -ge "$podgroup_floor" ] || {
+    echo "verify: upstream's pod-group suites: exit $rc, $a pods agree (floor $podgroup_floor, and no divergence)" >&2
+    exit 1
+  }
+else
+  echo "verify: $U/podgroup is missing (the oracle build downloads the module)" >&2
   exit 1
 fi
 

@@ -67,13 +67,13 @@ fn the_generic_workload_gate_turns_one_by_one_scheduling_into_all_or_nothing() {
         // Gate off: the group reference is ignored; two pods fit, the third does not.
         (false, "gang:\n      minCount: 3", 3, 2, Some("0/1 nodes are available: 1 Insufficient cpu."), true),
         // Gate on: the gang of 3 cannot all fit, so none is bound; the two that fit carry
-        // PlacementFeasible's message.
+        // PlacementFeasible's message behind errPodGroupUnschedulable's (the oracle's words).
         (
             true,
             "gang:\n      minCount: 3",
             3,
             0,
-            Some("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
+            Some("pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
             true,
         ),
         // A gang of 2 among 3 pods: the quorum is met, the two feasible pods bind.

@@ -31,11 +31,12 @@ use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::Framework;
 use crate::plugins::compile_args;
+use crate::runner::driver::{group_trial, member_failure, validate_group, GroupOutcome, Trial};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::{
-    apply_node_allocatable, label_node_prepare, load_path, render_template, resolve, template_env, unique_node_label,
-    LabelFilter, ParamValue, ResolvedOp, ResolvedWorkload,
+    apply_node_allocatable, label_node_prepare, load_path, render_template, resolve, skip_reason, template_env,
+    unique_node_label, LabelFilter, ParamValue, ResolvedOp, ResolvedWorkload,
 };
 
 /// The outcome of one workload's replay.
@@ -47,6 +48,11 @@ pub struct Replay {
     pub preemption_ties: u64,
     /// Cycles where both sides placed the pod on OpportunisticBatching's hint.
     pub hints: u64,
+    /// Members of a failed pod group whose upstream message carries PodGroupPostFilter's (group
+    /// preemption found nothing to do) after schedperf's.
+    pub group_post_filter: u64,
+    /// Pod-group cycles both sides held back at PreEnqueue (a gang short of `minCount`, a gated pod).
+    pub groups_gated: u64,
     pub first_divergence: Option<String>,
 }
 
@@ -55,8 +61,8 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
     let mut oracle = start_oracle(args)?;
     let mut failed = false;
     let (mut total, mut agreed) = (0u64, 0u64);
-    for w in &workloads {
-        if let Some(reason) = unsupported(w) {
+    for (w, skip) in &workloads {
+        if let Some(reason) = skip.clone().or_else(|| unsupported(w)) {
             println!("verify: {}: skipped ({reason})", w.name);
             continue;
         }
@@ -71,7 +77,17 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
                 };
                 let hints =
                     if r.hints > 0 { format!(", {} on a batch hint on both sides", r.hints) } else { String::new() };
-                println!("verify: {}: {}/{} pods agree{ties}{hints}", w.name, r.agreed, r.pods);
+                let post = if r.group_post_filter > 0 {
+                    format!(", {} with upstream's PodGroupPostFilter message appended", r.group_post_filter)
+                } else {
+                    String::new()
+                };
+                let gated = if r.groups_gated > 0 {
+                    format!(", {} pod-group entities held back at PreEnqueue on both sides", r.groups_gated)
+                } else {
+                    String::new()
+                };
+                println!("verify: {}: {}/{} pods agree{ties}{hints}{post}{gated}", w.name, r.agreed, r.pods);
                 if let Some(d) = r.first_divergence {
                     failed = true;
                     let dir = args.out.join(w.name.replace('/', "_"));
@@ -91,7 +107,7 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
     Ok(i32::from(if failed || agreed != total { exit::FAILED } else { exit::OK }))
 }
 
-fn select(args: &VerifyArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
+fn select(args: &VerifyArgs) -> Result<Vec<(ResolvedWorkload, Option<String>)>, InputError> {
     let filter = LabelFilter::parse(args.label_filter.as_deref().unwrap_or("short"))?;
     let mut out = Vec::new();
     for path in &args.paths {
@@ -106,7 +122,8 @@ fn select(args: &VerifyArgs) -> Result<Vec<ResolvedWorkload>, InputError> {
                     }
                     let r = resolve(tc, w)?;
                     if !args.workload.is_empty() || filter.matches(&r.labels) {
-                        out.push(r);
+                        // What `schedperf run` skips (disruptionMode, gates it lacks), verify skips too.
+                        out.push((r, skip_reason(tc, w)));
                     }
                 }
             }
@@ -128,7 +145,6 @@ fn unsupported(w: &ResolvedWorkload) -> Option<String> {
         ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
         ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
         ResolvedOp::UpdateAny { .. } => Some("updateAny".to_string()),
-        ResolvedOp::CreatePodGroups { .. } => Some("createPodGroups (pod-group scheduling cycles)".to_string()),
         ResolvedOp::CreatePods { persistent_volume_claim_template_path: Some(_), .. } => {
             Some("persistent volumes".to_string())
         }
@@ -170,6 +186,22 @@ struct Ours {
     batch_clock: u64,
     /// Raw objects by `namespace/name`, for label-selector deletes.
     labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// GenericWorkload is on: pods naming a PodGroup are scheduled in pod-group cycles.
+    groups_enabled: bool,
+    /// PodGroups by `namespace/name`.
+    groups: BTreeMap<String, LockstepGroup>,
+    /// The PodGroup (`namespace/name`) of each member pod, while GenericWorkload is on.
+    member_of: BTreeMap<String, String>,
+    /// Pod-group cycles each member took part in (`PodGroupMemberPodsOrderingFunc`'s attempts).
+    attempts: BTreeMap<String, u32>,
+}
+
+/// A PodGroup as the lockstep's schedperf side knows it.
+struct LockstepGroup {
+    /// `gang.minCount` (None: basic).
+    min_count: Option<u32>,
+    /// `spec.priority` (0 when unset).
+    priority: i32,
 }
 
 struct Objects {
@@ -214,6 +246,10 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
         pods: BTreeMap::new(),
         pending: Vec::new(),
         labels: BTreeMap::new(),
+        groups_enabled: w.feature_gates.get("GenericWorkload").copied().unwrap_or(false),
+        groups: BTreeMap::new(),
+        member_of: BTreeMap::new(),
+        attempts: BTreeMap::new(),
     };
     let mut objs = Objects { nodes_created: 0, pods_created: 0 };
     let mut out = Replay::default();
@@ -325,7 +361,12 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     if !ours.pods[&key].0.scheduling_gates.is_empty() {
                         continue;
                     }
-                    schedule(&mut ours, oracle, &key, &mut out)?;
+                    match ours.member_of.get(&key).cloned() {
+                        // A member waits for its PodGroup to exist (upstream's incomplete pods).
+                        Some(g) if !ours.groups.contains_key(&g) => {}
+                        Some(g) => schedule_group(&mut ours, oracle, &g, &mut out)?,
+                        None => schedule(&mut ours, oracle, &key, &mut out)?,
+                    }
                     if out.first_divergence.is_some() {
                         return Ok(out);
                     }
@@ -352,7 +393,34 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
             | ResolvedOp::Sleep { .. }
             | ResolvedOp::StartCollectingMetrics { .. }
             | ResolvedOp::StopCollectingMetrics => {}
-            ResolvedOp::Churn { .. } | ResolvedOp::UpdateAny { .. } | ResolvedOp::CreatePodGroups { .. } => {
+            ResolvedOp::CreatePodGroups { template_path, namespace, count, template_params } => {
+                for i in 0..*count {
+                    let docs = instantiate(template_path, i, *count, template_params)?;
+                    if let Some(d) = docs.iter().find(|d| d["kind"] != "PodGroup") {
+                        return Err(InputError::new(
+                            template_path.display().to_string(),
+                            "kind",
+                            format!("createPodGroups: the template holds a {}: expected a PodGroup", d["kind"]),
+                        )
+                        .into());
+                    }
+                    let keys: Vec<String> = docs
+                        .iter()
+                        .map(|d| format!("{namespace}/{}", d["metadata"]["name"].as_str().unwrap_or("")))
+                        .collect();
+                    apply(&mut ours, oracle, docs, Some(namespace))?;
+                    // Pods that named a group before it existed join it now (upstream's incomplete pods).
+                    for g in keys {
+                        if !pending_members(&ours, &g).is_empty() {
+                            schedule_group(&mut ours, oracle, &g, &mut out)?;
+                            if out.first_divergence.is_some() {
+                                return Ok(out);
+                            }
+                        }
+                    }
+                }
+            }
+            ResolvedOp::Churn { .. } | ResolvedOp::UpdateAny { .. } => {
                 unreachable!("unsupported() screens these ops out")
             }
         }
@@ -435,12 +503,21 @@ fn apply(
                 )
                 .map_err(|e| InputError::new("<workload pod>", "spec.priorityClassName", e))?;
                 ours.snap.prepare_pod(&info);
+                if let Some(g) = p.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_ref()) {
+                    if ours.groups_enabled {
+                        ours.member_of.insert(key.clone(), format!("{}/{g}", p.namespace()));
+                    }
+                }
                 ours.labels.insert(key.clone(), p.metadata.labels.clone());
                 ours.pods.insert(key.clone(), (Arc::new(info), None));
                 ours.pending.push(key);
             }
             Object::PriorityClass(pc) => {
                 ours.priorities.add(pc);
+            }
+            Object::PodGroup(g) => {
+                let key = format!("{}/{}", g.namespace(), g.metadata.name);
+                ours.groups.insert(key, LockstepGroup { min_count: g.min_count(), priority: g.priority() });
             }
             Object::Namespace(n) => {
                 ours.labels.insert(format!("namespace/{}", n.metadata.name), n.metadata.labels.clone());
@@ -473,6 +550,7 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
         }
         ours.pending.retain(|p| p != k);
         ours.labels.remove(k);
+        ours.member_of.remove(k);
     }
     Ok(())
 }
@@ -482,8 +560,18 @@ fn retry_pending(ours: &mut Ours, oracle: &mut Oracle, out: &mut Replay) -> Resu
     let mut keys: Vec<String> =
         ours.pending.iter().filter(|k| ours.pods[*k].0.scheduling_gates.is_empty()).cloned().collect();
     keys.sort_by_key(|k| std::cmp::Reverse(ours.pods[k].0.priority));
+    let mut groups_done = std::collections::BTreeSet::new();
     for k in keys {
-        schedule(ours, oracle, &k, out)?;
+        match ours.member_of.get(&k).cloned() {
+            Some(g) if !ours.groups.contains_key(&g) => {}
+            // A group's pending members are retried together, in one pod-group cycle.
+            Some(g) => {
+                if groups_done.insert(g.clone()) {
+                    schedule_group(ours, oracle, &g, out)?;
+                }
+            }
+            None => schedule(ours, oracle, &k, out)?,
+        }
         if out.first_divergence.is_some() {
             break;
         }
@@ -638,4 +726,160 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
         }
     }
     Ok(())
+}
+
+/// The pending members of PodGroup `group` (`namespace/name`): its queue entity's pods.
+fn pending_members(ours: &Ours, group: &str) -> Vec<String> {
+    ours.pending.iter().filter(|k| ours.member_of.get(*k).map(String::as_str) == Some(group)).cloned().collect()
+}
+
+/// One pod-group cycle for PodGroup `group` on both sides (the oracle's `scheduleGroup`, the
+/// driver's trial here); each member's node, or its failure message, must be the same. A group
+/// whose entity PreEnqueue holds back (GangScheduling short of `minCount` pods) must be held back
+/// on both sides.
+fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut Replay) -> Result<(), ReplayError> {
+    let (ns, name) = group.split_once('/').unwrap_or(("default", group));
+    let theirs = oracle.call(&json!({"op": "scheduleGroup", "namespace": ns, "name": name}))?;
+    let mut members = pending_members(ours, group);
+    let min_count = ours.groups[group].min_count;
+    let all_pods = ours.member_of.values().filter(|g| *g == group).count();
+    let profile = members
+        .first()
+        .map(|k| ours.pods[k].0.clone())
+        .and_then(|info| {
+            ours.frameworks.iter().position(|f| ours.snap.interner.resolve(info.scheduler_name) == f.scheduler_name)
+        })
+        .unwrap_or(0);
+    let fw = &ours.frameworks[profile];
+    // PreEnqueue of the group's entity: GangScheduling's quorum, then every member's own plugins
+    // (one pod held back by its scheduling gates holds back the entity).
+    let gated = crate::plugins::gangscheduling::pre_enqueue(min_count, all_pods).is_err()
+        || members.iter().any(|k| !fw.run_pre_enqueue(&ours.pods[k].0).is_success());
+    let their_gate = theirs["gated"].as_str();
+    if gated != their_gate.is_some() {
+        out.first_divergence = Some(format!(
+            "PodGroup {group}: schedperf {} its entity ({all_pods} pods, minCount {min_count:?}); kube-scheduler {}",
+            if gated { "gates" } else { "does not gate" },
+            their_gate.map_or("does not gate it".to_string(), |p| format!("gates it ({p})"))
+        ));
+        return Ok(());
+    }
+    if gated {
+        out.groups_gated += 1;
+        return Ok(());
+    }
+    // `PodGroupMemberPodsOrderingFunc`: priority, attempts (descending), then the queue timestamp
+    // (the oracle's clock stands still in lockstep, so every member's is the same), then the name.
+    members.sort_by(|a, b| {
+        let (pa, pb) = (&ours.pods[a].0, &ours.pods[b].0);
+        pb.priority
+            .cmp(&pa.priority)
+            .then(ours.attempts.get(b).cmp(&ours.attempts.get(a)))
+            .then_with(|| pa.name.cmp(&pb.name))
+    });
+    for k in &members {
+        *ours.attempts.entry(k.clone()).or_default() += 1;
+    }
+    let infos: Vec<Arc<PodInfo>> = members.iter().map(|k| ours.pods[k].0.clone()).collect();
+    let placed: Vec<Arc<PodInfo>> = ours
+        .member_of
+        .iter()
+        .filter(|(k, g)| *g == group && ours.pods[*k].1.is_some())
+        .map(|(k, _)| ours.pods[k].0.clone())
+        .collect();
+    let frameworks = &ours.frameworks;
+    let interner = &ours.snap.interner;
+    let validation = validate_group(
+        ours.groups[group].priority,
+        infos.iter().chain(&placed).map(|info| {
+            let name = interner.resolve(info.scheduler_name);
+            let p = frameworks.iter().position(|f| name == f.scheduler_name).unwrap_or(0);
+            (p, name, &**info)
+        }),
+    );
+    let (trials, outcome) = match validation {
+        Err(e) => (infos.iter().map(|_| Trial::NotEvaluated).collect(), GroupOutcome::Error(e)),
+        Ok(_) => {
+            let min = crate::plugins::gangscheduling::min_count(min_count);
+            group_trial(&mut ours.engine, &mut ours.snap, fw, &infos, min, placed.len(), |_, _| {})
+        }
+    };
+    // Each member's outcome as upstream's submitPodGroupAlgorithmResult gives it.
+    let ours_of = |trial: &Trial| -> (Option<String>, Option<String>) {
+        match (&outcome, trial) {
+            (GroupOutcome::Success, Trial::Feasible(node)) => {
+                (Some(ours.snap.interner.resolve(*node).to_string()), None)
+            }
+            _ => (None, member_failure(&outcome, trial)),
+        }
+    };
+    let decided: Vec<(Option<String>, Option<String>)> = trials.iter().map(ours_of).collect();
+    let their_pods: BTreeMap<String, &Value> = theirs["pods"]
+        .as_array()
+        .map(|a| a.iter().map(|p| (p["pod"].as_str().unwrap_or("").to_string(), p)).collect())
+        .unwrap_or_default();
+    let mut ours_sorted = members.clone();
+    ours_sorted.sort();
+    if their_pods.keys().cloned().collect::<Vec<_>>() != ours_sorted {
+        out.first_divergence = Some(format!(
+            "PodGroup {group}: the cycle's members differ: schedperf {members:?}, kube-scheduler {:?}",
+            their_pods.keys().collect::<Vec<_>>()
+        ));
+        return Ok(());
+    }
+    if theirs["victims"].as_array().is_some_and(|v| !v.is_empty()) {
+        out.first_divergence = Some(format!(
+            "PodGroup {group}: kube-scheduler's PodGroupPostFilter preempted {} (schedperf does not model group \
+             preemption)",
+            theirs["victims"]
+        ));
+        return Ok(());
+    }
+    for (k, (node, message)) in members.iter().zip(&decided) {
+        let t = their_pods[k];
+        let their_node = t["selected"].as_str();
+        let their_message = t["message"].as_str();
+        out.pods += 1;
+        // Upstream appends PodGroupPostFilter's message (group preemption, which schedperf does not
+        // model) to a failed group's message; the rest must be the same.
+        let post_filter = match (their_message, message.as_deref()) {
+            (Some(t), Some(o)) if t != o => {
+                t.strip_prefix(o).filter(|rest| rest.starts_with(", pod group preemption: "))
+            }
+            _ => None,
+        };
+        let same_message = their_message == message.as_deref() || post_filter.is_some();
+        if their_node != node.as_deref() || !same_message || !t["nominatedNode"].is_null() {
+            out.first_divergence = Some(format!(
+                "PodGroup {group}, pod {k} (cycle outcome {outcome:?}): schedperf {}; kube-scheduler {}",
+                describe(node.as_deref(), message.as_deref(), None),
+                describe(their_node, their_message, t["nominatedNode"].as_str())
+            ));
+            return Ok(());
+        }
+        out.agreed += 1;
+        out.group_post_filter += u64::from(post_filter.is_some());
+    }
+    // A feasible group's pods are assumed and bound on both sides.
+    for (k, (node, _)) in members.iter().zip(decided) {
+        let Some(node) = node else { continue };
+        let info = ours.pods[k].0.clone();
+        let sym = ours.snap.interner.intern(&node);
+        ours.snap.clear_nomination(info.uid);
+        ours.snap.place_pod(info, sym).map_err(|e| InputError::new("<lockstep>", k.as_str(), e))?;
+        ours.pods.get_mut(k).expect("a known pod").1 = Some(node);
+        ours.pending.retain(|p| p != k);
+    }
+    Ok(())
+}
+
+/// One side's outcome for a member, in words.
+fn describe(node: Option<&str>, message: Option<&str>, nominated: Option<&str>) -> String {
+    match (node, message) {
+        (Some(n), _) => format!("placed it on {n}"),
+        (None, Some(m)) => {
+            format!("left it unscheduled ({m}){}", nominated.map_or(String::new(), |n| format!(", nominated {n}")))
+        }
+        (None, None) => "left it unscheduled".to_string(),
+    }
 }

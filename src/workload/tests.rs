@@ -83,6 +83,7 @@ fn every_repository_workload_loads_and_resolves() {
             "ci/performance-config.yaml",
             "e2e/performance-config.yaml",
             "misc/performance-config.yaml",
+            "podgroup/performance-config.yaml",
             "scale/performance-config.yaml",
             "topology_spreading/performance-config.yaml",
         ]
@@ -563,7 +564,7 @@ Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePo
 fn list_covers_the_repository() {
     let text = list(&workloads_dir(), None).unwrap();
     assert!(text.contains("SchedulingBasic/5000Nodes_50000Pods"), "{text}");
-    assert!(text.contains("\n7 files, "), "{text}");
+    assert!(text.contains("\n8 files, "), "{text}");
     // Every row is aligned: each column starts where its header does, after a space.
     let header = text.lines().next().unwrap();
     let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"].iter().map(|h| header.find(h).unwrap()).collect();
@@ -717,12 +718,20 @@ fn repository_templates_are_kubernetes_objects() {
     assert!(files.len() >= 25, "{files:?}");
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        let text = render_template(&text, &template_env(0, 1, &BTreeMap::new())).unwrap();
+        // The parameters workloads/podgroup's templates read.
+        let params = BTreeMap::from([
+            ("podsPerGroup".to_string(), ParamValue::Int(2)),
+            ("minCount".to_string(), ParamValue::Int(2)),
+            ("prefix".to_string(), ParamValue::Str("g".into())),
+            ("cpu".to_string(), ParamValue::Str("100m".into())),
+        ]);
+        let text = render_template(&text, &template_env(0, 1, &params)).unwrap();
         let value: serde_norway::Value =
             serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
-        assert!(["Node", "Pod", "Service"].contains(&kind), "{}: kind {kind:?}", file.display());
-        assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some("v1"), "{}", file.display());
+        assert!(["Node", "Pod", "Service", "PodGroup"].contains(&kind), "{}: kind {kind:?}", file.display());
+        let want = if kind == "PodGroup" { "scheduling.k8s.io/v1beta1" } else { "v1" };
+        assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some(want), "{}", file.display());
     }
 }
 

@@ -19,15 +19,17 @@
 //! never preempts here), PodGroup status conditions, composite groups and topology placements
 //! (their gates skip the workload).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::api;
 use crate::clock::Clock;
-use crate::framework::{CycleCx, CycleState, PermitOutcome};
+use crate::engine::{CycleResult, Engine};
+use crate::framework::{CycleCx, CycleState, Framework, PermitOutcome, PluginId};
 use crate::ids::PodUid;
 use crate::plugins::gangscheduling::{self, Feasible};
 use crate::queue::QueuedPod;
-use crate::snapshot::{NodeIdx, Sym};
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 use super::{Driver, PodState};
 
@@ -88,17 +90,22 @@ impl Groups {
 }
 
 /// How a pod-group cycle ended (`rootStatus`).
-enum GroupOutcome {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum GroupOutcome {
     Success,
     Unschedulable(String),
     Error(String),
 }
 
 /// What the trial said about one pod.
-enum Trial {
+#[derive(Clone, Debug)]
+pub(crate) enum Trial {
+    /// The cycle stopped (PlacementFeasible said the group cannot make it, or an error) before it.
     NotEvaluated,
+    /// It fits on this node (the placement was reverted with the rest of the trial).
     Feasible(Sym),
-    Unschedulable { message: String, rejectors: Vec<u8> },
+    /// It fits nowhere (or Reserve rejected it): the message and the rejecting plugins.
+    Unschedulable { message: String, rejectors: Vec<PluginId> },
 }
 
 impl Driver {
@@ -274,46 +281,20 @@ impl Driver {
         self.requeue_pod_group(ix, &mut qp, &outcome);
     }
 
-    /// `validatePodGroup`: one scheduler name and the group's priority for every pod, queued or
-    /// scheduled. Returns the profile.
+    /// `validatePodGroup` for group `ix` over its queued `members`, then its scheduled pods.
+    /// Returns the profile.
     fn validate_pod_group(&self, ix: usize, members: &[Member]) -> Result<usize, String> {
         let g = &self.groups.list[ix];
-        let first = self.rec(members[0].uid);
-        let profile = first.profile;
-        let scheduler_name = |p: usize| self.frameworks[p].scheduler_name.clone();
         let scheduled = g
             .members
             .iter()
             .copied()
             .filter(|u| matches!(self.rec(*u).state, PodState::Assumed(_) | PodState::Bound(_)));
-        for uid in members.iter().map(|m| m.uid).chain(scheduled) {
+        let pods = members.iter().map(|m| m.uid).chain(scheduled).map(|uid| {
             let rec = self.rec(uid);
-            if rec.profile != profile {
-                return Err(format!(
-                    "all pods in a single pod group should have the same .spec.schedulerName set, got: {:?} and {:?}",
-                    scheduler_name(rec.profile),
-                    scheduler_name(profile)
-                ));
-            }
-            if rec.info.priority != g.priority {
-                return Err(format!(
-                    "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {}",
-                    rec.info.priority, g.priority
-                ));
-            }
-            if rec.info.preemption_policy != first.info.preemption_policy {
-                let word = |p: crate::snapshot::PreemptionPolicy| match p {
-                    crate::snapshot::PreemptionPolicy::Never => "Never",
-                    crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
-                };
-                return Err(format!(
-                    "all pods in a single pod group should have the same preemption policy, got {} and {}",
-                    word(rec.info.preemption_policy),
-                    word(first.info.preemption_policy)
-                ));
-            }
-        }
-        Ok(profile)
+            (rec.profile, self.frameworks[rec.profile].scheduler_name.as_str(), &*rec.info)
+        });
+        validate_group(g.priority, pods)
     }
 
     /// The scheduled (assumed or bound) pods of group `ix` (`ScheduledPodsCount`).
@@ -330,92 +311,22 @@ impl Driver {
     fn pod_group_cycle(&mut self, ix: usize, profile: usize, members: &[Member]) -> GroupOutcome {
         let fw = self.frameworks[profile].clone();
         let min = gangscheduling::min_count(self.groups.list[ix].min_count);
-        let mut scheduled = self.group_scheduled(ix);
-        let mut remaining = members.len();
-        let mut trials: Vec<Trial> = members.iter().map(|_| Trial::NotEvaluated).collect();
-        let mut placed: Vec<(PodUid, NodeIdx)> = Vec::new();
-        let mut any_scheduled = false;
-        let mut feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
-        let mut error = None;
-        if !matches!(feasible, Feasible::Unschedulable(_)) {
-            for (i, m) in members.iter().enumerate() {
-                let info = self.rec(m.uid).info.clone();
-                let t0 = Instant::now();
-                let result = self.engine.schedule_one_nominated_batched(&fw, &mut self.snap, &info, None);
-                let cycle_nanos = t0.elapsed().as_nanos() as u64;
-                self.hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
-                if let Some(v) = &self.vclock {
-                    let evaluated = match &result {
-                        crate::engine::CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
-                        crate::engine::CycleResult::Unschedulable(diag) => diag.failures.len(),
-                        crate::engine::CycleResult::Error(_) => 0,
+        let scheduled = self.group_scheduled(ix);
+        let infos: Vec<Arc<PodInfo>> = members.iter().map(|m| self.rec(m.uid).info.clone()).collect();
+        let (hist, vclock, agent, cycle_cost) = (&mut self.hist, &self.vclock, &mut self.agent, &self.cycle_cost);
+        let (trials, outcome) =
+            group_trial(&mut self.engine, &mut self.snap, &fw, &infos, min, scheduled, |result, cycle_nanos| {
+                hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
+                if let Some(v) = vclock {
+                    let evaluated = match result {
+                        CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                        CycleResult::Unschedulable(diag) => diag.failures.len(),
+                        CycleResult::Error(_) => 0,
                     };
-                    v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
-                    self.agent.advance_to(v.now_nanos());
+                    v.advance_by(cycle_cost.cycle_nanos(evaluated));
+                    agent.advance_to(v.now_nanos());
                 }
-                let mut ok = false;
-                match result {
-                    crate::engine::CycleResult::Scheduled { node, .. } => {
-                        let node_sym = self.snap.nodes.name[node.ix()];
-                        self.snap.place_pod(info.clone(), node_sym).expect("the chosen node exists");
-                        let cx = CycleCx { snap: &self.snap, pod: &info };
-                        let st = fw.run_reserve(cx, &mut self.engine.state, node);
-                        if st.is_success() {
-                            placed.push((m.uid, node));
-                            trials[i] = Trial::Feasible(node_sym);
-                            ok = true;
-                        } else {
-                            fw.run_unreserve(cx, &mut self.engine.state, node);
-                            self.snap.unplace_pod(m.uid);
-                            if !st.code.is_rejection() {
-                                error = Some(format!(
-                                    "failed to schedule other pod from a pod group: {}",
-                                    st.reasons.join(", ")
-                                ));
-                                break;
-                            }
-                            let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
-                            trials[i] = Trial::Unschedulable {
-                                message: format!("0/1 nodes are available: {}.", st.reasons.join(", ")),
-                                rejectors: self.queue_ids(profile, rejector.as_slice()),
-                            };
-                        }
-                    }
-                    crate::engine::CycleResult::Unschedulable(diag) => {
-                        let cx = CycleCx { snap: &self.snap, pod: &info };
-                        let message = diag.message(&fw, cx, &CycleState::new());
-                        let rejectors = self.queue_ids(profile, &diag.rejector_plugins());
-                        trials[i] = Trial::Unschedulable { message, rejectors };
-                    }
-                    crate::engine::CycleResult::Error(st) => {
-                        error =
-                            Some(format!("failed to schedule other pod from a pod group: {}", st.reasons.join(", ")));
-                        break;
-                    }
-                }
-                remaining -= 1;
-                if ok {
-                    scheduled += 1;
-                }
-                feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
-                if matches!(feasible, Feasible::Unschedulable(_)) {
-                    break;
-                }
-                any_scheduled |= ok;
-            }
-        }
-        // The trial's placements are reverted whatever the result (`runRootSchedulingAlgorithm`).
-        for &(uid, node) in placed.iter().rev() {
-            let info = self.rec(uid).info.clone();
-            fw.run_unreserve(CycleCx { snap: &self.snap, pod: &info }, &mut self.engine.state, node);
-            self.snap.unplace_pod(uid);
-        }
-        let outcome = match (error, feasible) {
-            (Some(e), _) => GroupOutcome::Error(e),
-            (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
-            (None, Feasible::Success) => GroupOutcome::Unschedulable(String::new()),
-            (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => GroupOutcome::Unschedulable(m),
-        };
+            });
         self.submit_pod_group(ix, profile, members, trials, &outcome);
         outcome
     }
@@ -439,7 +350,7 @@ impl Driver {
             if attempts > 1 {
                 self.counters.retries += 1;
             }
-            let failure = match (outcome, trial) {
+            let failure = match (outcome, &trial) {
                 (GroupOutcome::Error(e), _) => {
                     self.counters.errors += 1;
                     let e = e.clone();
@@ -447,16 +358,16 @@ impl Driver {
                     back.push(*m);
                     continue;
                 }
-                (GroupOutcome::Success, Trial::Feasible(node_sym)) => {
+                (GroupOutcome::Success, &Trial::Feasible(node_sym)) => {
                     match self.commit_group_pod(ix, profile, uid, node_sym, now) {
                         Ok(()) => continue,
                         Err(f) => f,
                     }
                 }
-                (GroupOutcome::Unschedulable(msg), Trial::Feasible(_)) => (msg.clone(), Vec::new()),
-                (_, Trial::Unschedulable { message, rejectors }) => (message, rejectors),
-                (GroupOutcome::Unschedulable(msg), Trial::NotEvaluated) => (msg.clone(), Vec::new()),
-                (GroupOutcome::Success, Trial::NotEvaluated) => ("pod group is unschedulable".to_string(), Vec::new()),
+                (_, Trial::Unschedulable { rejectors, .. }) => {
+                    (member_failure(outcome, &trial).unwrap_or_default(), self.queue_ids(profile, rejectors))
+                }
+                (_, trial) => (member_failure(outcome, trial).unwrap_or_default(), Vec::new()),
             };
             let (message, _rejectors) = failure;
             self.counters.unschedulable += 1;
@@ -565,5 +476,193 @@ impl Driver {
         let now = self.now();
         self.enqueue_group_member(uid, key, now);
         true
+    }
+}
+
+/// The trial of one pod-group cycle (`podGroupSchedulingDefaultAlgorithm` with the revert of
+/// `runRootSchedulingAlgorithm`, no PodGroupPostFilter): each of `members`, in the order given
+/// (`PodGroupMemberPodsOrderingFunc`'s), through Filter/Score on `snap`, placed and reserved as it
+/// fits, with GangScheduling's PlacementFeasible after each pod (`min` pods needed, `scheduled`
+/// already assumed or bound); every placement is reverted at the end. `on_cycle` sees each pod's
+/// cycle result and its wall time. The driver and `verify`'s lockstep both run this.
+pub(crate) fn group_trial(
+    engine: &mut Engine,
+    snap: &mut Snapshot,
+    fw: &Framework,
+    members: &[Arc<PodInfo>],
+    min: u32,
+    mut scheduled: usize,
+    mut on_cycle: impl FnMut(&CycleResult, u64),
+) -> (Vec<Trial>, GroupOutcome) {
+    let mut remaining = members.len();
+    let mut trials: Vec<Trial> = members.iter().map(|_| Trial::NotEvaluated).collect();
+    let mut placed: Vec<(PodUid, NodeIdx)> = Vec::new();
+    let mut any_scheduled = false;
+    let mut feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
+    let mut error = None;
+    if !matches!(feasible, Feasible::Unschedulable(_)) {
+        for (i, info) in members.iter().enumerate() {
+            let t0 = Instant::now();
+            let result = engine.schedule_one_nominated_batched(fw, snap, info, None);
+            on_cycle(&result, t0.elapsed().as_nanos() as u64);
+            let mut ok = false;
+            match result {
+                CycleResult::Scheduled { node, .. } => {
+                    let node_sym = snap.nodes.name[node.ix()];
+                    snap.place_pod(info.clone(), node_sym).expect("the chosen node exists");
+                    let cx = CycleCx { snap, pod: info };
+                    let st = fw.run_reserve(cx, &mut engine.state, node);
+                    if st.is_success() {
+                        placed.push((info.uid, node));
+                        trials[i] = Trial::Feasible(node_sym);
+                        ok = true;
+                    } else {
+                        fw.run_unreserve(cx, &mut engine.state, node);
+                        snap.unplace_pod(info.uid);
+                        if !st.code.is_rejection() {
+                            error = Some(format!(
+                                "failed to schedule other pod from a pod group: {}",
+                                st.reasons.join(", ")
+                            ));
+                            break;
+                        }
+                        let rejector = fw.plugins.iter().position(|p| p.name() == st.plugin);
+                        trials[i] = Trial::Unschedulable {
+                            message: format!("0/1 nodes are available: {}.", st.reasons.join(", ")),
+                            rejectors: rejector.map(|r| r as PluginId).into_iter().collect(),
+                        };
+                    }
+                }
+                CycleResult::Unschedulable(diag) => {
+                    let cx = CycleCx { snap, pod: info };
+                    let message = diag.message(fw, cx, &CycleState::new());
+                    trials[i] = Trial::Unschedulable { message, rejectors: diag.rejector_plugins() };
+                }
+                CycleResult::Error(st) => {
+                    error = Some(format!("failed to schedule other pod from a pod group: {}", st.reasons.join(", ")));
+                    break;
+                }
+            }
+            remaining -= 1;
+            if ok {
+                scheduled += 1;
+            }
+            feasible = gangscheduling::placement_feasible(min, scheduled, remaining);
+            if matches!(feasible, Feasible::Unschedulable(_)) {
+                break;
+            }
+            any_scheduled |= ok;
+        }
+    }
+    // The trial's placements are reverted whatever the result (`runRootSchedulingAlgorithm`).
+    for &(uid, node) in placed.iter().rev() {
+        let info = members.iter().find(|m| m.uid == uid).expect("a placed member");
+        fw.run_unreserve(CycleCx { snap, pod: info }, &mut engine.state, node);
+        snap.unplace_pod(uid);
+    }
+    // The group's status message: a status made `WithError(errPodGroupUnschedulable)` puts that
+    // error's text first (`Status.Reasons`); PlacementFeasible's own Unschedulable after a pod does not.
+    let evaluated = trials.iter().any(|t| !matches!(t, Trial::NotEvaluated));
+    let outcome = match (error, feasible) {
+        (Some(e), _) => GroupOutcome::Error(e),
+        (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
+        (None, Feasible::Success) => GroupOutcome::Unschedulable(POD_GROUP_UNSCHEDULABLE.to_string()),
+        (None, Feasible::Unschedulable(m)) if evaluated => GroupOutcome::Unschedulable(m),
+        (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => {
+            GroupOutcome::Unschedulable(format!("{POD_GROUP_UNSCHEDULABLE}, {m}"))
+        }
+    };
+    (trials, outcome)
+}
+
+/// `errPodGroupUnschedulable`'s text.
+pub(crate) const POD_GROUP_UNSCHEDULABLE: &str = "pod group is unschedulable";
+
+/// The status message `submitPodGroupAlgorithmResult` gives a member of a group whose cycle ended
+/// in `outcome`, or `None` when the member goes to its binding cycle. A member that fit while its
+/// group did not gets the group's message behind `errPodGroupUnschedulable`'s; one the trial
+/// rejected keeps its own; one the trial never reached gets a copy of the group's (taken before
+/// PodGroupPostFilter, whose message upstream appends to the group's; schedperf runs none).
+pub(crate) fn member_failure(outcome: &GroupOutcome, trial: &Trial) -> Option<String> {
+    match (outcome, trial) {
+        (GroupOutcome::Error(e), _) => Some(e.clone()),
+        (GroupOutcome::Success, Trial::Feasible(_)) => None,
+        (_, Trial::Unschedulable { message, .. }) => Some(message.clone()),
+        (GroupOutcome::Unschedulable(m), Trial::Feasible(_)) => Some(format!("{POD_GROUP_UNSCHEDULABLE}, {m}")),
+        (GroupOutcome::Unschedulable(m), Trial::NotEvaluated) => Some(m.clone()),
+        (GroupOutcome::Success, Trial::NotEvaluated) => Some(POD_GROUP_UNSCHEDULABLE.to_string()),
+    }
+}
+
+/// `validatePodGroup`: every pod of a group, queued ones first, as (profile, its scheduler name, the
+/// pod), has the first pod's scheduler, the group's priority and the first pod's preemption policy
+/// (PodGroupPreemptionPolicy off). Returns the first pod's profile, or upstream's error message.
+pub(crate) fn validate_group<'a>(
+    group_priority: i32,
+    pods: impl IntoIterator<Item = (usize, &'a str, &'a PodInfo)>,
+) -> Result<usize, String> {
+    let mut first: Option<(usize, &str, &PodInfo)> = None;
+    for (profile, scheduler_name, pod) in pods {
+        let (first_profile, first_name, first_pod) = *first.get_or_insert((profile, scheduler_name, pod));
+        if profile != first_profile {
+            return Err(format!(
+                "all pods in a single pod group should have the same .spec.schedulerName set, got: {scheduler_name:?} and {first_name:?}"
+            ));
+        }
+        if pod.priority != group_priority {
+            return Err(format!(
+                "all pods in a single pod group should have the same priority as the pod group's priority, got {} and {group_priority}",
+                pod.priority
+            ));
+        }
+        if pod.preemption_policy != first_pod.preemption_policy {
+            let word = |p: crate::snapshot::PreemptionPolicy| match p {
+                crate::snapshot::PreemptionPolicy::Never => "Never",
+                crate::snapshot::PreemptionPolicy::PreemptLowerPriority => "PreemptLowerPriority",
+            };
+            return Err(format!(
+                "all pods in a single pod group should have the same preemption policy, got {} and {}",
+                word(pod.preemption_policy),
+                word(first_pod.preemption_policy)
+            ));
+        }
+    }
+    Ok(first.map_or(0, |f| f.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `submitPodGroupAlgorithmResult`'s message per (group outcome, member's trial), as the oracle
+    /// gives them (`workloads/podgroup`, `schedperf verify`).
+    #[test]
+    fn member_failure_gives_each_member_upstreams_message() {
+        let unsched = |m: &str| GroupOutcome::Unschedulable(m.to_string());
+        let own =
+            Trial::Unschedulable { message: "0/2 nodes are available: 2 Insufficient cpu.".into(), rejectors: vec![] };
+        let cases: &[(GroupOutcome, Trial, Option<&str>)] = &[
+            (GroupOutcome::Success, Trial::Feasible(Sym(1)), None),
+            (GroupOutcome::Success, own.clone(), Some("0/2 nodes are available: 2 Insufficient cpu.")),
+            (
+                unsched("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
+                Trial::Feasible(Sym(1)),
+                Some("pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"),
+            ),
+            (
+                unsched("minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"),
+                Trial::NotEvaluated,
+                Some("minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"),
+            ),
+            (unsched("x"), own, Some("0/2 nodes are available: 2 Insufficient cpu.")),
+            (
+                GroupOutcome::Error("failed to schedule other pod from a pod group: boom".into()),
+                Trial::Feasible(Sym(1)),
+                Some("failed to schedule other pod from a pod group: boom"),
+            ),
+        ];
+        for (outcome, trial, want) in cases {
+            assert_eq!(member_failure(outcome, trial).as_deref(), *want, "{outcome:?} {trial:?}");
+        }
     }
 }
