@@ -45,14 +45,14 @@ pub fn test_pod(uid: u64, node: &str) -> AgentPod {
         node: node.into(),
         labels: Default::default(),
         host_network: false,
-        init_containers: Vec::new(),
-        containers: vec![super::ContainerSpec {
+        init_containers: Arc::from([]),
+        containers: Arc::from([super::ContainerSpec {
             name: "c".into(),
             image: "registry.k8s.io/pause:3.10".into(),
             command: Vec::new(),
             args: Vec::new(),
             sidecar: false,
-        }],
+        }]),
     }
 }
 

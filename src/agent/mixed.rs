@@ -242,10 +242,10 @@ mod tests {
             namespace: "ns".into(),
             name: format!("p{uid}"),
             node: node.into(),
-            labels: BTreeMap::new(),
+            labels: Default::default(),
             host_network: false,
-            init_containers: Vec::new(),
-            containers: Vec::new(),
+            init_containers: Arc::from([]),
+            containers: Arc::from([]),
         }
     }
 

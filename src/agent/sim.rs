@@ -443,9 +443,9 @@ impl NodeAgent for SimAgent {
         let view = (!s.config.kwok_stages.is_empty()).then(|| {
             Box::new(kwok::PodView {
                 name: pod.name.clone(),
-                namespace: pod.namespace.clone(),
+                namespace: pod.namespace.to_string(),
                 node: pod.node.clone(),
-                labels: pod.labels.clone(),
+                labels: (*pod.labels).clone(),
                 host_network: pod.host_network,
                 deleting: false,
                 phase: "Pending".to_string(),

@@ -71,7 +71,7 @@ impl Driver {
         let name = pod_name(&template.metadata, self.pods_created);
         self.pods_created += 1;
         let uid = self.uids.next_uid();
-        let info = self.compile_from_template(&template, namespace, &name, uid, file, signature)?;
+        let info = self.compile_from_template(&template, namespace, name, uid, file, signature)?;
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -130,7 +130,7 @@ impl Driver {
         &mut self,
         template: &Arc<api::Pod>,
         namespace: &str,
-        name: &str,
+        name: String,
         uid: PodUid,
         file: &str,
         signature: Option<(Sym, Sym)>,
@@ -146,7 +146,7 @@ impl Driver {
                 let mut pod = (**template).clone();
                 pod.metadata.namespace = namespace.to_string();
                 let wk = self.snap.wk.clone();
-                let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
+                let info = compile_pod(&pod, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
                     .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
                 let start_from_uid = pod
                     .status
@@ -192,7 +192,7 @@ impl Driver {
             }
         };
         info.uid = uid;
-        info.name = name.to_string();
+        info.name = name;
         if c.start_from_uid {
             info.constraints.start_time_ms = uid.0 as i64;
         }
