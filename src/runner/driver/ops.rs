@@ -64,18 +64,7 @@ fn write_signature_label(buf: &mut String, batch: u64) {
     const PREFIX: &str = "signature-label-";
     buf.clear();
     buf.push_str(PREFIX);
-    let mut digits = [0u8; 20];
-    let mut n = batch;
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend(digits[at..].iter().map(|&d| d as char));
+    super::cluster_ops::push_decimal(buf, batch, 0);
 }
 
 impl Driver {
