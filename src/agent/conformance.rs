@@ -41,7 +41,7 @@ pub fn test_pod(uid: u64, node: &str) -> AgentPod {
     AgentPod {
         uid: PodUid(uid),
         namespace: "default".into(),
-        name: format!("pod-{uid}"),
+        name: format!("pod-{uid}").into(),
         node: node.into(),
         labels: Default::default(),
         host_network: false,

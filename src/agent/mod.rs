@@ -28,14 +28,14 @@ pub struct ContainerSpec {
 
 /// What an agent is told about a pod when it is bound. The parts a pod takes from its template
 /// (namespace, labels, containers) are shared (`Arc`) by the pods made from one template, so a
-/// bind hand-off copies only the pod's name and node.
+/// bind hand-off copies nothing but counts (the name and node are shared too).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentPod {
     pub uid: PodUid,
     pub namespace: Arc<str>,
-    pub name: String,
+    pub name: Arc<str>,
     /// The node the scheduler chose.
-    pub node: String,
+    pub node: Arc<str>,
     pub labels: Arc<BTreeMap<String, String>>,
     pub host_network: bool,
     /// Run in order, each to completion (sidecars are started and left running).

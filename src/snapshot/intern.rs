@@ -64,6 +64,11 @@ impl Interner {
         &self.strs[sym.0 as usize]
     }
 
+    /// The string behind `sym`, shared (no copy). Panics on `Sym::NONE`.
+    pub fn resolve_shared(&self, sym: Sym) -> Arc<str> {
+        self.strs[sym.0 as usize].clone()
+    }
+
     /// The string behind `sym` parsed as an integer (label values for `Gt`/`Lt`).
     pub fn as_int(&self, sym: Sym) -> Option<i64> {
         if sym.is_none() {

@@ -170,8 +170,8 @@ fn smoke_pod(
     agent.bind(AgentPod {
         uid,
         namespace: "schedperf-check".into(),
-        name: "cri-check".to_string(),
-        node: "cri-check".to_string(),
+        name: "cri-check".into(),
+        node: "cri-check".into(),
         labels: Default::default(),
         host_network,
         init_containers: Arc::from([]),

@@ -69,7 +69,7 @@ pub fn sandbox_config(cfg: &CriConfig, pod: &AgentPod) -> cri::PodSandboxConfig 
     let network = if pod.host_network { cri::NamespaceMode::Node } else { cri::NamespaceMode::Pod };
     cri::PodSandboxConfig {
         metadata: Some(cri::PodSandboxMetadata {
-            name: pod.name.clone(),
+            name: pod.name.to_string(),
             uid: format!("{}-{}", cfg.run_id, pod.uid),
             namespace: pod.namespace.to_string(),
             attempt: 0,

@@ -324,8 +324,8 @@ fn test_pod(uid: u64, image: &str, host_network: bool) -> AgentPod {
     AgentPod {
         uid: PodUid(uid),
         namespace: "schedperf-test".into(),
-        name: format!("p{uid}"),
-        node: format!("node-{}", uid % 4),
+        name: format!("p{uid}").into(),
+        node: format!("node-{}", uid % 4).into(),
         labels: Arc::new(BTreeMap::from([("app".to_string(), "bench".to_string())])),
         host_network,
         init_containers: Arc::from([]),

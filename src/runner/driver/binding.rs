@@ -96,8 +96,8 @@ impl Driver {
         AgentPod {
             uid,
             namespace: rec.namespace.clone(),
-            name: rec.info.name.clone(),
-            node: self.snap.interner.resolve(node).to_string(),
+            name: Arc::from(rec.info.name.as_str()),
+            node: self.snap.interner.resolve_shared(node),
             labels: shared.labels.clone(),
             host_network: shared.host_network,
             init_containers: shared.init_containers.clone(),
