@@ -41,18 +41,18 @@ pub fn test_pod(uid: u64, node: &str) -> AgentPod {
     AgentPod {
         uid: PodUid(uid),
         namespace: "default".into(),
-        name: format!("pod-{uid}"),
+        name: format!("pod-{uid}").into(),
         node: node.into(),
         labels: Default::default(),
         host_network: false,
-        init_containers: Vec::new(),
-        containers: vec![super::ContainerSpec {
+        init_containers: Arc::from([]),
+        containers: Arc::from([super::ContainerSpec {
             name: "c".into(),
             image: "registry.k8s.io/pause:3.10".into(),
             command: Vec::new(),
             args: Vec::new(),
             sidecar: false,
-        }],
+        }]),
     }
 }
 

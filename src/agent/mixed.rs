@@ -218,7 +218,7 @@ mod tests {
         }
         fn bind(&self, pod: AgentPod) {
             self.binds.lock().unwrap().push(pod.uid);
-            self.held.lock().unwrap().insert(pod.uid, pod.node);
+            self.held.lock().unwrap().insert(pod.uid, pod.node.to_string());
         }
         fn delete(&self, uid: PodUid) {
             self.deletes.lock().unwrap().push(uid);
@@ -240,12 +240,12 @@ mod tests {
         AgentPod {
             uid: PodUid(uid),
             namespace: "ns".into(),
-            name: format!("p{uid}"),
+            name: format!("p{uid}").into(),
             node: node.into(),
-            labels: BTreeMap::new(),
+            labels: Default::default(),
             host_network: false,
-            init_containers: Vec::new(),
-            containers: Vec::new(),
+            init_containers: Arc::from([]),
+            containers: Arc::from([]),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod mixed;
 pub mod sim;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub mod cri;
 
@@ -25,19 +26,21 @@ pub struct ContainerSpec {
     pub sidecar: bool,
 }
 
-/// What an agent is told about a pod when it is bound.
+/// What an agent is told about a pod when it is bound. The parts a pod takes from its template
+/// (namespace, labels, containers) are shared (`Arc`) by the pods made from one template, so a
+/// bind hand-off copies nothing but counts (the name and node are shared too).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentPod {
     pub uid: PodUid,
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
     /// The node the scheduler chose.
-    pub node: String,
-    pub labels: BTreeMap<String, String>,
+    pub node: Arc<str>,
+    pub labels: Arc<BTreeMap<String, String>>,
     pub host_network: bool,
     /// Run in order, each to completion (sidecars are started and left running).
-    pub init_containers: Vec<ContainerSpec>,
-    pub containers: Vec<ContainerSpec>,
+    pub init_containers: Arc<[ContainerSpec]>,
+    pub containers: Arc<[ContainerSpec]>,
 }
 
 /// A step in a pod's life, as the agent saw it.

@@ -59,7 +59,7 @@ enum Phase {
 }
 
 struct PodRec {
-    node: String,
+    node: Arc<str>,
     phase: Phase,
     /// Bumped when pending events of the pod are cancelled (a delete).
     generation: u32,
@@ -337,14 +337,14 @@ impl Shared {
             Some(n) => Some(n),
             None => {
                 st.random_failure_pending = false;
-                let mut nodes: Vec<&String> = st.pods.values().map(|r| &r.node).collect();
+                let mut nodes: Vec<&Arc<str>> = st.pods.values().map(|r| &r.node).collect();
                 nodes.sort();
                 nodes.dedup();
                 if nodes.is_empty() {
                     None
                 } else {
                     let i = st.failure_rng.gen_range(0..nodes.len());
-                    Some(nodes[i].clone())
+                    Some(nodes[i].to_string())
                 }
             }
         };
@@ -352,7 +352,7 @@ impl Shared {
             let victims: BTreeMap<PodUid, Phase> = st
                 .pods
                 .iter()
-                .filter(|(_, r)| r.node == node && r.phase != Phase::Deleting)
+                .filter(|(_, r)| *r.node == *node && r.phase != Phase::Deleting)
                 .map(|(u, r)| (*u, r.phase))
                 .collect();
             for (uid, phase) in victims {
@@ -442,10 +442,10 @@ impl NodeAgent for SimAgent {
         let generation = 0;
         let view = (!s.config.kwok_stages.is_empty()).then(|| {
             Box::new(kwok::PodView {
-                name: pod.name.clone(),
-                namespace: pod.namespace.clone(),
-                node: pod.node.clone(),
-                labels: pod.labels.clone(),
+                name: pod.name.to_string(),
+                namespace: pod.namespace.to_string(),
+                node: pod.node.to_string(),
+                labels: (*pod.labels).clone(),
                 host_network: pod.host_network,
                 deleting: false,
                 phase: "Pending".to_string(),
@@ -499,7 +499,7 @@ impl NodeAgent for SimAgent {
 
     fn pods(&self) -> Vec<(PodUid, String)> {
         let st = self.shared.lock();
-        let mut v: Vec<(PodUid, String)> = st.pods.iter().map(|(u, r)| (*u, r.node.clone())).collect();
+        let mut v: Vec<(PodUid, String)> = st.pods.iter().map(|(u, r)| (*u, r.node.to_string())).collect();
         v.sort();
         v
     }

@@ -86,7 +86,10 @@ pub fn topology_skew<'a>(
     type Labels<'p> = &'p [(Sym, Sym)];
     type Shape<'p> = (usize, &'p [SpreadConstraint], Sym, Labels<'p>, Labels<'p>);
     type Rest<'p> = (&'p Option<crate::snapshot::NodeSelector>, &'p [crate::snapshot::Toleration]);
-    let mut seen: std::collections::HashMap<Shape<'a>, Vec<Rest<'a>>> = std::collections::HashMap::new();
+    // Sized for every pod up front: with a pod signature label (one value per pod by default)
+    // every pod is its own shape.
+    let mut seen: ahash::AHashMap<Shape<'a>, Vec<Rest<'a>>> =
+        ahash::AHashMap::with_capacity(pods.size_hint().1.unwrap_or(0));
     let mut by_text: BTreeMap<String, TopologySkew> = BTreeMap::new();
     for (profile, pod) in pods {
         let shape = (

@@ -2,6 +2,8 @@
 //!
 //! The per-node path compares `Sym`s (integers), never strings.
 
+use std::sync::Arc;
+
 use ahash::AHashMap;
 
 /// An interned string. Valid for the [`Interner`] that produced it, for the life of that interner.
@@ -27,8 +29,9 @@ impl Sym {
 /// Owns interned strings. Append-only: a `Sym` never changes meaning.
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
-    ids: AHashMap<Box<str>, u32>,
-    strs: Vec<Box<str>>,
+    /// One allocation per string, shared by the map and the list.
+    ids: AHashMap<Arc<str>, u32>,
+    strs: Vec<Arc<str>>,
     /// `strs[i]` parsed as a base-10 `i64`, for `Gt`/`Lt` label requirements.
     ints: Vec<Option<i64>>,
 }
@@ -44,8 +47,9 @@ impl Interner {
         }
         let id = u32::try_from(self.strs.len()).expect("fewer than 2^32 - 1 distinct strings");
         assert!(id != u32::MAX, "interner is full");
-        self.ids.insert(s.into(), id);
-        self.strs.push(s.into());
+        let owned: Arc<str> = Arc::from(s);
+        self.ids.insert(owned.clone(), id);
+        self.strs.push(owned);
         self.ints.push(s.parse::<i64>().ok());
         Sym(id)
     }
@@ -58,6 +62,11 @@ impl Interner {
     /// The string behind `sym`. Panics on `Sym::NONE`.
     pub fn resolve(&self, sym: Sym) -> &str {
         &self.strs[sym.0 as usize]
+    }
+
+    /// The string behind `sym`, shared (no copy). Panics on `Sym::NONE`.
+    pub fn resolve_shared(&self, sym: Sym) -> Arc<str> {
+        self.strs[sym.0 as usize].clone()
     }
 
     /// The string behind `sym` parsed as an integer (label values for `Gt`/`Lt`).

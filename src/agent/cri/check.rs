@@ -169,19 +169,19 @@ fn smoke_pod(
     let uid = PodUid(1);
     agent.bind(AgentPod {
         uid,
-        namespace: "schedperf-check".to_string(),
-        name: "cri-check".to_string(),
-        node: "cri-check".to_string(),
-        labels: BTreeMap::new(),
+        namespace: "schedperf-check".into(),
+        name: "cri-check".into(),
+        node: "cri-check".into(),
+        labels: Default::default(),
         host_network,
-        init_containers: Vec::new(),
-        containers: vec![ContainerSpec {
+        init_containers: Arc::from([]),
+        containers: Arc::from([ContainerSpec {
             name: "main".to_string(),
             image: image.clone(),
             command: Vec::new(),
             args: Vec::new(),
             sidecar: false,
-        }],
+        }]),
     });
     let wait = agent.inner.cfg.timeouts.pod_start + SMOKE_EVENT_SLACK;
     let until = |want: fn(&AgentEventKind) -> bool| -> Result<(), String> {

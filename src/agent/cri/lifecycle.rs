@@ -69,9 +69,9 @@ pub fn sandbox_config(cfg: &CriConfig, pod: &AgentPod) -> cri::PodSandboxConfig 
     let network = if pod.host_network { cri::NamespaceMode::Node } else { cri::NamespaceMode::Pod };
     cri::PodSandboxConfig {
         metadata: Some(cri::PodSandboxMetadata {
-            name: pod.name.clone(),
+            name: pod.name.to_string(),
             uid: format!("{}-{}", cfg.run_id, pod.uid),
-            namespace: pod.namespace.clone(),
+            namespace: pod.namespace.to_string(),
             attempt: 0,
         }),
         // A host-network sandbox shares the node's UTS namespace: runc refuses to set a hostname.
@@ -126,7 +126,7 @@ async fn run_pod(
     let mut keep_running: Vec<(String, String)> = Vec::new();
     if !pod.init_containers.is_empty() {
         let init_started = Instant::now();
-        for spec in &pod.init_containers {
+        for spec in pod.init_containers.iter() {
             let runs_to_completion = !spec.sidecar;
             let id = create_and_start(
                 inner,
@@ -153,7 +153,7 @@ async fn run_pod(
         inner.stats.pod_update(pod.uid, |t| t.init_containers_us = Some(init_us));
     }
     let mut started_ids = Vec::with_capacity(pod.containers.len());
-    for spec in &pod.containers {
+    for spec in pod.containers.iter() {
         let id = create_and_start(inner, client, slot, state, pod, &sandbox_id, &sandbox_config, spec, false).await?;
         started_ids.push((spec.name.clone(), id));
     }

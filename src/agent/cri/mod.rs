@@ -483,7 +483,7 @@ impl NodeAgent for CriAgent {
         let guard = state.clone().try_lock_owned().expect("a new mutex is unlocked");
         let slot = Arc::new(PodSlot {
             uid: pod.uid,
-            node: pod.node.clone(),
+            node: pod.node.to_string(),
             endpoint,
             cancel: AtomicBool::new(false),
             deleting: AtomicBool::new(false),

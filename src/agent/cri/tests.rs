@@ -323,13 +323,13 @@ fn hostnames_are_dns_labels() {
 fn test_pod(uid: u64, image: &str, host_network: bool) -> AgentPod {
     AgentPod {
         uid: PodUid(uid),
-        namespace: "schedperf-test".to_string(),
-        name: format!("p{uid}"),
-        node: format!("node-{}", uid % 4),
-        labels: BTreeMap::from([("app".to_string(), "bench".to_string())]),
+        namespace: "schedperf-test".into(),
+        name: format!("p{uid}").into(),
+        node: format!("node-{}", uid % 4).into(),
+        labels: Arc::new(BTreeMap::from([("app".to_string(), "bench".to_string())])),
         host_network,
-        init_containers: Vec::new(),
-        containers: vec![container("main", image, &[])],
+        init_containers: Arc::from([]),
+        containers: Arc::from([container("main", image, &[])]),
     }
 }
 
@@ -628,7 +628,8 @@ fn cri_init_containers_run_in_order_to_completion() {
         container("init-true", &image, &["true"]),
         ContainerSpec { sidecar: true, ..container("sidecar", &image, &["sleep", "3600"]) },
         container("init-sleep", &image, &["sh", "-c", "sleep 0.2"]),
-    ];
+    ]
+    .into();
     let uid = pod.uid;
     h.agent.bind(pod);
     assert_eq!(h.until(uid, is_running_or_failed), started_events());
@@ -648,7 +649,8 @@ fn cri_init_containers_run_in_order_to_completion() {
 
     // A failing init container fails the pod; later containers are never created.
     let mut pod = test_pod(11, &image, false);
-    pod.init_containers = vec![container("init-false", &image, &["false"]), container("never", &image, &["true"])];
+    pod.init_containers =
+        vec![container("init-false", &image, &["false"]), container("never", &image, &["true"])].into();
     let uid = pod.uid;
     h.agent.bind(pod);
     let events = h.until(uid, is_running_or_failed);
@@ -672,7 +674,7 @@ fn cri_delete_during_start_and_shutdown_sweep() {
     let uids: Vec<PodUid> = (20..24).map(PodUid).collect();
     for &uid in &uids {
         let mut pod = test_pod(uid.0, &h.image, uid.0 % 2 == 0);
-        pod.init_containers = vec![container("slow", &h.image, &["sleep", "30"])];
+        pod.init_containers = vec![container("slow", &h.image, &["sleep", "30"])].into();
         h.agent.bind(pod);
     }
     for &uid in &uids {
@@ -849,7 +851,7 @@ fn cri_runtime_killed_mid_run_fails_pods_without_hanging() {
     h.agent.bind(test_pod(60, &image, true));
     assert_eq!(h.until(PodUid(60), is_running_or_failed), started_events());
     let mut slow = test_pod(61, &image, true);
-    slow.init_containers = vec![container("slow", &image, &["sleep", "600"])];
+    slow.init_containers = vec![container("slow", &image, &["sleep", "600"])].into();
     h.agent.bind(slow);
     assert_eq!(
         h.until(PodUid(61), |k| *k == AgentEventKind::SandboxReady),

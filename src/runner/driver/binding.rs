@@ -1,6 +1,8 @@
 //! The end of binding cycles: batches to the binder, inline binds in virtual time, bind results
 //! and agent events.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec};
@@ -10,8 +12,38 @@ use crate::framework::{BindingPod, CycleCx, CycleState};
 use crate::ids::PodUid;
 use crate::metrics::Hist;
 use crate::queue::{ClusterEvent, QueuedPod};
+use crate::snapshot::Sym;
 
 use super::{Driver, PodState};
+
+/// The part of an [`AgentPod`] its template decides, shared by the pods made from it.
+pub(super) struct AgentTemplate {
+    /// Held so that the pointer compared cannot be reused by another template.
+    template: Arc<api::Pod>,
+    labels: Arc<BTreeMap<String, String>>,
+    host_network: bool,
+    init_containers: Arc<[ContainerSpec]>,
+    containers: Arc<[ContainerSpec]>,
+}
+
+impl AgentTemplate {
+    fn of(t: &Arc<api::Pod>) -> Self {
+        let cs = |c: &api::Container| ContainerSpec {
+            name: c.name.clone(),
+            image: c.image.clone(),
+            command: c.command.clone(),
+            args: c.args.clone(),
+            sidecar: c.restart_policy.as_deref() == Some("Always"),
+        };
+        AgentTemplate {
+            template: t.clone(),
+            labels: Arc::new(t.metadata.labels.clone()),
+            host_network: t.spec.host_network,
+            init_containers: t.spec.init_containers.iter().map(cs).collect(),
+            containers: t.spec.containers.iter().map(cs).collect(),
+        }
+    }
+}
 
 impl Driver {
     /// The binding cycle on this thread (virtual time): PreBind and Bind plugins, then the bind
@@ -51,25 +83,25 @@ impl Driver {
         }
     }
 
-    pub(super) fn agent_pod(&self, uid: PodUid, node: &str) -> AgentPod {
-        let rec = self.rec(uid);
+    /// What the agent is told about pod `uid` bound to `node`: its template's part is built once
+    /// per template (kept for the template last asked for) and shared, so a pod copies only its
+    /// name and node.
+    pub(super) fn agent_pod(&mut self, uid: PodUid, node: Sym) -> AgentPod {
+        let rec = &self.pods[(uid.0 - 1) as usize];
         let t = &rec.template;
-        let cs = |c: &api::Container| ContainerSpec {
-            name: c.name.clone(),
-            image: c.image.clone(),
-            command: c.command.clone(),
-            args: c.args.clone(),
-            sidecar: c.restart_policy.as_deref() == Some("Always"),
+        let shared = match &self.agent_template {
+            Some(a) if Arc::ptr_eq(&a.template, t) => a,
+            _ => self.agent_template.insert(AgentTemplate::of(t)),
         };
         AgentPod {
             uid,
-            namespace: rec.namespace.to_string(),
-            name: rec.info.name.clone(),
-            node: node.to_string(),
-            labels: t.metadata.labels.clone(),
-            host_network: t.spec.host_network,
-            init_containers: t.spec.init_containers.iter().map(cs).collect(),
-            containers: t.spec.containers.iter().map(cs).collect(),
+            namespace: rec.namespace.clone(),
+            name: Arc::from(rec.info.name.as_str()),
+            node: self.snap.interner.resolve_shared(node),
+            labels: shared.labels.clone(),
+            host_network: shared.host_network,
+            init_containers: shared.init_containers.clone(),
+            containers: shared.containers.clone(),
         }
     }
 

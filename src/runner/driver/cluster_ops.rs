@@ -17,10 +17,32 @@ use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, Pod
 fn pod_name(meta: &api::ObjectMeta, created: u64) -> String {
     if meta.name.is_empty() || created > 0 && !meta.generate_name.is_empty() {
         let prefix = if meta.generate_name.is_empty() { "pod-" } else { &meta.generate_name };
-        format!("{prefix}{created:06}")
+        let mut name = String::with_capacity(prefix.len() + 20);
+        name.push_str(prefix);
+        push_decimal(&mut name, created, 6);
+        name
     } else {
         meta.name.clone()
     }
+}
+
+/// Appends `n` in base 10, zero-padded to `width` digits (`format!("{n:0width$}")` without the
+/// formatting machinery, for names made once per pod).
+pub(super) fn push_decimal(buf: &mut String, n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut n = n;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend(std::iter::repeat_n('0', width.saturating_sub(digits.len())));
+    let at = at.min(digits.len().saturating_sub(width));
+    buf.extend(digits[at..].iter().map(|&d| d as char));
 }
 
 /// The name of a node without one, the `created`-th node: `generateName` (or `node-`) and the count.
@@ -71,7 +93,7 @@ impl Driver {
         let name = pod_name(&template.metadata, self.pods_created);
         self.pods_created += 1;
         let uid = self.uids.next_uid();
-        let info = self.compile_from_template(&template, namespace, &name, uid, file, signature)?;
+        let info = self.compile_from_template(&template, namespace, name, uid, file, signature)?;
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -130,7 +152,7 @@ impl Driver {
         &mut self,
         template: &Arc<api::Pod>,
         namespace: &str,
-        name: &str,
+        name: String,
         uid: PodUid,
         file: &str,
         signature: Option<(Sym, Sym)>,
@@ -146,7 +168,7 @@ impl Driver {
                 let mut pod = (**template).clone();
                 pod.metadata.namespace = namespace.to_string();
                 let wk = self.snap.wk.clone();
-                let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
+                let info = compile_pod(&pod, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
                     .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
                 let start_from_uid = pod
                     .status
@@ -192,7 +214,7 @@ impl Driver {
             }
         };
         info.uid = uid;
-        info.name = name.to_string();
+        info.name = name;
         if c.start_from_uid {
             info.constraints.start_time_ms = uid.0 as i64;
         }
@@ -411,6 +433,14 @@ mod tests {
             assert_eq!(pod_name(&meta(name, generate), created), want, "{name:?} {generate:?} {created}");
         }
         assert_eq!(node_name(&meta("", ""), 4), "node-4");
+        // push_decimal against format!, at widths 0 and 6, across digit counts.
+        for n in [0, 7, 99, 123_456, 1_234_567, u64::MAX] {
+            for width in [0, 6, 20, 25] {
+                let mut got = String::from("x");
+                push_decimal(&mut got, n, width);
+                assert_eq!(got, format!("x{n:0width$}"), "{n} width {width}");
+            }
+        }
         assert_eq!(node_name(&meta("", "worker-"), 12), "worker-12");
     }
 

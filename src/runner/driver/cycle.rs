@@ -175,7 +175,7 @@ impl Driver {
             "assumed",
             |d| serde_json::json!({"node": d.snap.interner.resolve(node_sym), "attempt": attempt}),
         );
-        let mut job = BindJob::new(self.agent_pod(uid, self.snap.interner.resolve(node_sym))).with_profile(profile);
+        let mut job = BindJob::new(self.agent_pod(uid, node_sym)).with_profile(profile);
         if let Some(t) = permit_wait {
             job = job.with_permit_wait(t);
         }

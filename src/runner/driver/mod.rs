@@ -41,6 +41,7 @@ use crate::runner::objects::Templates;
 use crate::runner::RunOptions;
 use crate::snapshot::compile::Priorities;
 use crate::snapshot::{PodInfo, Snapshot, Sym};
+use binding::AgentTemplate;
 
 pub use setup::run_workload;
 #[cfg(test)]
@@ -223,6 +224,8 @@ struct Driver {
     /// scheduling loop has nothing else to do.
     bind_batch: Vec<BindJob>,
     bind_batch_since_nanos: u64,
+    /// The agent's part of the template last bound (`Driver::agent_pod`), shared by its pods.
+    agent_template: Option<AgentTemplate>,
     templates: Templates,
     /// Compiled pod templates by template pointer, one per namespace.
     compiled: ahash::AHashMap<usize, Vec<CompiledTemplate>>,

@@ -9,7 +9,7 @@ use crate::ids::PodUid;
 use crate::runner::objects::{default_node, default_pod};
 use crate::runner::RunError;
 use crate::snapshot::{Interner, Sym};
-use crate::workload::{apply_node_allocatable, label_node_prepare, signature_label, unique_node_label, ResolvedOp};
+use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp};
 
 use super::{Churner, Driver, FailedWait, PodRec, PodState, Window, UPSTREAM_WAIT_TIMEOUT_NANOS};
 
@@ -32,11 +32,15 @@ struct Signatures {
     batch_size: u64,
     /// The batch last asked for, with its interned key and value.
     last: Option<(u64, (Sym, Sym))>,
+    /// The interned key `signature`, once interned.
+    key: Option<Sym>,
+    /// The value's text, rebuilt in place for each batch.
+    buf: String,
 }
 
 impl Signatures {
     fn new(batch_size: u64) -> Self {
-        Signatures { batch_size, last: None }
+        Signatures { batch_size, last: None, key: None, buf: String::new() }
     }
 
     /// The interned (key, value) of the label of pod `index` of the op.
@@ -45,12 +49,22 @@ impl Signatures {
         match self.last {
             Some((b, label)) if b == batch => label,
             _ => {
-                let label = (interner.intern("signature"), interner.intern(&signature_label(index, self.batch_size)));
+                let key = *self.key.get_or_insert_with(|| interner.intern("signature"));
+                write_signature_label(&mut self.buf, batch);
+                let label = (key, interner.intern(&self.buf));
                 self.last = Some((batch, label));
                 label
             }
         }
     }
+}
+
+/// `signature_label` of a pod of batch `batch` into `buf` (cleared first), without `format!`.
+fn write_signature_label(buf: &mut String, batch: u64) {
+    const PREFIX: &str = "signature-label-";
+    buf.clear();
+    buf.push_str(PREFIX);
+    super::cluster_ops::push_decimal(buf, batch, 0);
 }
 
 impl Driver {
@@ -363,12 +377,14 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::signature_label;
 
     #[test]
     fn signatures_are_the_workload_labels_interned_once_per_batch() {
         let mut interner = Interner::default();
         // (batch size, pod indices): each pod's label is `signature_label`'s, whatever the order.
-        let cases: &[(u64, &[u64])] = &[(1, &[0, 1, 2]), (10, &[0, 9, 10, 25, 3]), (0, &[3, 4, 3])];
+        let cases: &[(u64, &[u64])] =
+            &[(1, &[0, 1, 2, 10, 99, 100, 12345, u64::MAX]), (10, &[0, 9, 10, 25, 3, 1009]), (0, &[3, 4, 3])];
         for &(batch, indices) in cases {
             let mut s = Signatures::new(batch);
             for &i in indices {

@@ -197,6 +197,7 @@ pub(crate) fn run_workload_with(
         binds_in_flight: 0,
         bind_batch: Vec::new(),
         bind_batch_since_nanos: 0,
+        agent_template: None,
         templates: Templates::default(),
         compiled: ahash::AHashMap::new(),
         last_namespace: Arc::from(""),
