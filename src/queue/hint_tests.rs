@@ -8,7 +8,7 @@ use super::super::{
 };
 use super::*;
 use crate::snapshot::testing::{MakeNode, MakePod};
-use crate::snapshot::{NodeSpec, Snapshot, TaintEffect, TolerationOp};
+use crate::snapshot::{NodeSpec, Snapshot, Taint, TaintEffect, TolerationOp};
 
 use QueueingHint::{Queue, Skip};
 
@@ -27,8 +27,16 @@ fn node_event(old: Option<NodeSpec>, new: NodeSpec) -> (ClusterEvent, EventObjec
     (event, EventObjects { old_node: old.map(obj), new_node: Some(obj(new)), ..EventObjects::default() })
 }
 
-fn run(snap: &Snapshot, plugin: &str, pod: PodInfo, event: &ClusterEvent, objs: &EventObjects) -> QueueingHint {
-    let f = hint_fn::<()>(plugin, snap.wk.default_host_ip).expect("known plugin");
+fn syms(snap: &mut Snapshot) -> HintSyms {
+    let value = snap.interner.intern("");
+    HintSyms {
+        wildcard_ip: snap.wk.default_host_ip,
+        unschedulable_taint: Taint { key: snap.wk.taint_unschedulable, value, effect: TaintEffect::NoSchedule },
+    }
+}
+
+fn run(snap: &mut Snapshot, plugin: &str, pod: PodInfo, event: &ClusterEvent, objs: &EventObjects) -> QueueingHint {
+    let f = hint_fn::<()>(plugin, syms(snap)).expect("known plugin");
     let qp = QueuedPod::new(pod.uid, 0, ()).with_spec(Arc::new(pod));
     f(event, Some(objs), &qp)
 }
@@ -94,7 +102,7 @@ fn node_resources_fit_after_node_change() {
     ];
     for (name, pod, old, new, want) in cases {
         let (event, objs) = node_event(old, new);
-        assert_eq!(run(&s, "NodeResourcesFit", pod, &event, &objs), want, "{name}");
+        assert_eq!(run(&mut s, "NodeResourcesFit", pod, &event, &objs), want, "{name}");
     }
 }
 
@@ -112,7 +120,7 @@ fn node_resources_fit_after_assigned_pod_scale_down() {
         let new = Arc::new(MakePod::new(&mut s, "pod2").req(new_req.0, new_req.1).build());
         let event = ClusterEvent::AssignedPodUpdate { pod: old.uid, node: 0, resources_scaled_down: true };
         let objs = EventObjects { old_pod: Some(old), new_pod: Some(new), ..EventObjects::default() };
-        assert_eq!(run(&s, "NodeResourcesFit", pod, &event, &objs), want, "{name}");
+        assert_eq!(run(&mut s, "NodeResourcesFit", pod, &event, &objs), want, "{name}");
     }
 }
 
@@ -138,12 +146,12 @@ fn node_affinity_after_node_change() {
     for (name, old, new, want) in cases {
         let pod = MakePod::new(&mut s, "p").affinity_in("foo", &["bar"]).build();
         let (event, objs) = node_event(old, new);
-        assert_eq!(run(&s, "NodeAffinity", pod, &event, &objs), want, "{name}");
+        assert_eq!(run(&mut s, "NodeAffinity", pod, &event, &objs), want, "{name}");
     }
     // nodeSelector is part of the required affinity (`GetRequiredNodeAffinity`).
     let pod = MakePod::new(&mut s, "p").node_selector("foo", "bar").build();
     let (event, objs) = node_event(None, MakeNode::new(&mut s, "n").label("foo", "baz").spec());
-    assert_eq!(run(&s, "NodeAffinity", pod, &event, &objs), Skip, "nodeSelector mismatch");
+    assert_eq!(run(&mut s, "NodeAffinity", pod, &event, &objs), Skip, "nodeSelector mismatch");
 }
 
 /// tainttoleration `TestIsSchedulableAfterNodeChange`: a pod tolerating `dedicated=user2:NoSchedule`.
@@ -164,7 +172,7 @@ fn taint_toleration_after_node_change() {
             .toleration("dedicated", TolerationOp::Equal, "user2", Some(TaintEffect::NoSchedule))
             .build();
         let (event, objs) = node_event(old, new);
-        assert_eq!(run(&s, "TaintToleration", pod, &event, &objs), want, "{name}");
+        assert_eq!(run(&mut s, "TaintToleration", pod, &event, &objs), want, "{name}");
     }
 }
 
@@ -197,7 +205,7 @@ fn node_unschedulable_after_node_change() {
     for (name, old, new, want) in cases {
         let pod = MakePod::new(&mut s, "p").build();
         let (event, objs) = node_event(old, new);
-        assert_eq!(run(&s, "NodeUnschedulable", pod, &event, &objs), want, "{name}");
+        assert_eq!(run(&mut s, "NodeUnschedulable", pod, &event, &objs), want, "{name}");
     }
 }
 
@@ -219,7 +227,7 @@ fn node_ports_after_assigned_pod_deleted() {
         let deleted = Arc::new(deleted.build());
         let event = ClusterEvent::AssignedPodDelete { pod: deleted.uid, node: 0 };
         let objs = EventObjects { old_pod: Some(deleted), ..EventObjects::default() };
-        assert_eq!(run(&s, "NodePorts", pod, &event, &objs), want, "{name}");
+        assert_eq!(run(&mut s, "NodePorts", pod, &event, &objs), want, "{name}");
     }
 }
 
@@ -227,7 +235,7 @@ fn node_ports_after_assigned_pod_deleted() {
 #[test]
 fn missing_objects_fall_back_to_the_coarse_table() {
     let mut s = Snapshot::new();
-    let f = hint_fn::<()>("NodeResourcesFit", s.wk.default_host_ip).unwrap();
+    let f = hint_fn::<()>("NodeResourcesFit", syms(&mut s)).unwrap();
     let pod = Arc::new(MakePod::new(&mut s, "p").req(0, 2).build());
     let add = ClusterEvent::NodeAdd { node: 0 };
     let small =
@@ -251,7 +259,7 @@ fn in_flight_events_replay_with_their_objects() {
     let big = MakeNode::new(&mut s, "big").capacity(0, 4).spec();
     for (node, stays) in [(small, true), (big, false)] {
         let mut q = SchedulingQueue::<()>::new(0, 0);
-        q.register_hint(0, hint_fn("NodeResourcesFit", s.wk.default_host_ip).unwrap());
+        q.register_hint(0, hint_fn("NodeResourcesFit", syms(&mut s)).unwrap());
         q.add(QueuedPod::new(pod.uid, 0, ()).with_spec(pod.clone()), 0);
         let qp = q.pop(0).unwrap();
         assert!(q.wants_event_objects());
@@ -259,5 +267,48 @@ fn in_flight_events_replay_with_their_objects() {
         q.on_event_with(ClusterEvent::NodeAdd { node: 0 }, Some(Arc::new(objs)), 1);
         let got = q.add_unschedulable(qp, PluginSet::of(&[0]), 2);
         assert_eq!(got == Location::Unschedulable, stays);
+    }
+}
+
+/// The rejected pod's own update: nodeunschedulable `TestIsSchedulableAfterPodTolerationChange`,
+/// tainttoleration `Test_isSchedulableAfterTargetPodTolerationChange` (any toleration change
+/// queues), noderesources `Test_isSchedulableAfterTargetPodScaleDown`; NodeAffinity registers no
+/// pod update.
+#[test]
+fn own_update_hints() {
+    let mut s = Snapshot::new();
+    let exists = |s: &mut Snapshot, key: &str| {
+        let p = MakePod::new(s, "p");
+        if key.is_empty() {
+            return p.build();
+        }
+        p.toleration(key, TolerationOp::Exists, "", Some(TaintEffect::NoSchedule)).build()
+    };
+    let cases = [
+        ("NodeUnschedulable", "queue-when-the-unsched-pod-gets-toleration", "node.kubernetes.io/unschedulable", Queue),
+        ("NodeUnschedulable", "skip-when-the-unsched-pod-gets-unrelated-toleration", "unrelated-key", Skip),
+        ("TaintToleration", "queue-on-toleration-change", "unrelated-key", Queue),
+        ("TaintToleration", "skip-when-tolerations-do-not-change", "", Skip),
+        ("NodeAffinity", "no-pod-update-event", "unrelated-key", Skip),
+    ];
+    for (plugin, name, key, want) in cases {
+        let old = Arc::new(exists(&mut s, ""));
+        let mut new = exists(&mut s, key);
+        new.uid = old.uid;
+        let event = ClusterEvent::UnscheduledPodUpdate { pod: old.uid };
+        let objs =
+            EventObjects { old_pod: Some(old.clone()), new_pod: Some(Arc::new(new.clone())), ..Default::default() };
+        assert_eq!(run(&mut s, plugin, new, &event, &objs), want, "{plugin} {name}");
+    }
+    for (name, old_cpu, new_cpu, want) in
+        [("queue-on-scale-down", 2000, 1000, Queue), ("skip-on-scale-up", 1000, 2000, Skip)]
+    {
+        let old = Arc::new(MakePod::new(&mut s, "p").req(old_cpu, 0).build());
+        let mut new = MakePod::new(&mut s, "p").req(new_cpu, 0).build();
+        new.uid = old.uid;
+        let event = ClusterEvent::UnscheduledPodUpdate { pod: old.uid };
+        let objs =
+            EventObjects { old_pod: Some(old.clone()), new_pod: Some(Arc::new(new.clone())), ..Default::default() };
+        assert_eq!(run(&mut s, "NodeResourcesFit", new, &event, &objs), want, "{name}");
     }
 }

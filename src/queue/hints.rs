@@ -90,13 +90,22 @@ pub fn default_hint_fn<T: 'static>(plugin: &str) -> Option<HintFn<T>> {
     }))
 }
 
+/// The interned strings the fine hints compare with.
+#[derive(Clone, Copy, Debug)]
+pub struct HintSyms {
+    /// `0.0.0.0` (NodePorts).
+    pub wildcard_ip: Sym,
+    /// NodeUnschedulable's taint `node.kubernetes.io/unschedulable:NoSchedule` (empty value).
+    pub unschedulable_taint: Taint,
+}
+
 /// [`fine_hint`] where it decides, else [`default_hint`], as a registrable hint function; `None`
-/// for an unknown plugin. `wildcard_ip` is the interned `0.0.0.0` (NodePorts).
-pub fn hint_fn<T: 'static>(plugin: &str, wildcard_ip: Sym) -> Option<HintFn<T>> {
+/// for an unknown plugin.
+pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms) -> Option<HintFn<T>> {
     let name = DEFAULT_HINT_PLUGINS.iter().copied().find(|p| *p == plugin)?;
     Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
         if let (Some(objs), Some(spec)) = (objs, &pod.spec) {
-            if let Some(h) = fine_hint(name, event, objs, &spec.0, wildcard_ip) {
+            if let Some(h) = fine_hint(name, event, objs, &spec.0, syms) {
                 return h;
             }
         }
@@ -119,9 +128,12 @@ pub fn fine_hint(
     event: &ClusterEvent,
     objs: &EventObjects,
     pod: &PodInfo,
-    wildcard_ip: Sym,
+    syms: HintSyms,
 ) -> Option<QueueingHint> {
     use ClusterEvent::*;
+    if let UnscheduledPodUpdate { pod: updated } = event {
+        return if *updated == pod.uid { own_update_hint(plugin, objs, syms) } else { None };
+    }
     // (old, new) of a node add (old None) or an update whose change is in `registered`.
     let node_event = |registered: NodeChange| -> Option<(Option<&NodeObject>, &NodeObject)> {
         match event {
@@ -172,11 +184,38 @@ pub fn fine_hint(
         "NodePorts" => match event {
             AssignedPodDelete { .. } => {
                 let deleted = objs.old_pod.as_ref()?;
-                let freed = pod.host_ports.iter().any(|p| conflicts(&deleted.host_ports, p, wildcard_ip));
+                let freed = pod.host_ports.iter().any(|p| conflicts(&deleted.host_ports, p, syms.wildcard_ip));
                 Some(hint(freed))
             }
             _ => None,
         },
+        _ => None,
+    }
+}
+
+/// The rejected pod itself changed (upstream's `TargetPod` events from `PodSchedulingPropertiesChange`):
+/// NodeResourcesFit queues on `UpdatePodScaleDown`, TaintToleration on `UpdatePodToleration`,
+/// NodeUnschedulable on `UpdatePodToleration` when the new tolerations tolerate its taint;
+/// NodeAffinity, NodePorts and NodeName register no pod update (Skip). `None`: the coarse table.
+fn own_update_hint(plugin: &str, objs: &EventObjects, syms: HintSyms) -> Option<QueueingHint> {
+    let (old, new) = (objs.old_pod.as_ref()?, objs.new_pod.as_ref()?);
+    let tolerations_changed = old.tolerations != new.tolerations;
+    match plugin {
+        "NodeResourcesFit" => {
+            let (o, n) = (&old.requests, &new.requests);
+            let scalar_down = o.scalars.iter().any(|&(r, v)| n.scalar(r) < v);
+            Some(hint(
+                n.cpu_milli < o.cpu_milli
+                    || n.memory < o.memory
+                    || n.ephemeral_storage < o.ephemeral_storage
+                    || scalar_down,
+            ))
+        }
+        "TaintToleration" => Some(hint(tolerations_changed)),
+        "NodeUnschedulable" => {
+            Some(hint(tolerations_changed && tolerations_tolerate(&new.tolerations, &syms.unschedulable_taint)))
+        }
+        "NodeAffinity" | "NodePorts" | "NodeName" => Some(QueueingHint::Skip),
         _ => None,
     }
 }

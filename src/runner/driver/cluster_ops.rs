@@ -388,7 +388,14 @@ impl Driver {
                         if self.frameworks[profile].run_pre_enqueue(&info).is_success() && self.queue.remove_gate(uid) {
                             self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
                         } else {
-                            self.queue.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, now);
+                            let objs = self.queue.wants_event_objects().then(|| {
+                                Arc::new(EventObjects {
+                                    old_pod: Some(old.clone()),
+                                    new_pod: Some(info.clone()),
+                                    ..EventObjects::default()
+                                })
+                            });
+                            self.queue.on_event_with(ClusterEvent::UnscheduledPodUpdate { pod: uid }, objs, now);
                         }
                     }
                     PodState::Assumed(node) | PodState::Bound(node) => {

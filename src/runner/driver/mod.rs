@@ -43,7 +43,7 @@ use crate::snapshot::{PodInfo, Snapshot, Sym};
 
 pub use setup::run_workload;
 #[cfg(test)]
-pub(crate) use setup::{register_hints, run_workload_with};
+pub(crate) use setup::{hint_syms, register_hints, run_workload_with};
 
 /// How long an open-ended wait (a barrier, the end of a createPods op) lasts without any pod being
 /// bound or deleted before the driver stops waiting and reports the rest as unschedulable: 30 s of

@@ -17,7 +17,7 @@ use crate::error::InputError;
 use crate::framework::{Framework, Plugin, WaitingPods};
 use crate::metrics::{cpu_seconds, Histograms};
 use crate::plugins::compile_args;
-use crate::queue::{hint_fn, QueuedPod, SchedulingQueue};
+use crate::queue::{hint_fn, HintSyms, QueuedPod, SchedulingQueue};
 use crate::report::{Counters, RunReport};
 use crate::runner::objects::Templates;
 use crate::runner::{AgentSpec, RunError, RunOptions};
@@ -29,12 +29,11 @@ use super::{node_fingerprint, podgroup, Driver, PodRec, PodState, Window};
 /// Runs one workload once and returns its report entry.
 /// Registers the queueing hints of every profile's plugins ([`hint_fn`]: upstream's where the
 /// event's objects are known, the coarse table otherwise): profile `i`'s plugin `p` gets queue id
-/// `base[i] + p` (while ids last; see [`Driver::queue_ids`]). `wildcard_ip`: the interned
-/// `0.0.0.0`. Returns the bases.
+/// `base[i] + p` (while ids last; see [`Driver::queue_ids`]). Returns the bases.
 pub(crate) fn register_hints(
     queue: &mut SchedulingQueue<()>,
     frameworks: &[Arc<Framework>],
-    wildcard_ip: crate::snapshot::Sym,
+    syms: HintSyms,
 ) -> Vec<usize> {
     let mut bases = Vec::with_capacity(frameworks.len());
     let mut next = 0;
@@ -44,13 +43,21 @@ pub(crate) fn register_hints(
             if next + p >= 63 {
                 break;
             }
-            if let Some(h) = hint_fn::<()>(plugin.name(), wildcard_ip) {
+            if let Some(h) = hint_fn::<()>(plugin.name(), syms) {
                 queue.register_hint((next + p) as u8, h);
             }
         }
         next += fw.plugins.len();
     }
     bases
+}
+
+/// The interned strings of [`HintSyms`].
+pub(crate) fn hint_syms(interner: &mut crate::snapshot::Interner, wk: &crate::snapshot::WellKnown) -> HintSyms {
+    use crate::snapshot::{Taint, TaintEffect};
+    let unschedulable_taint =
+        Taint { key: wk.taint_unschedulable, value: interner.intern(""), effect: TaintEffect::NoSchedule };
+    HintSyms { wildcard_ip: wk.default_host_ip, unschedulable_taint }
 }
 
 pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport, RunError> {
@@ -125,7 +132,7 @@ pub(crate) fn run_workload_with(
     if let Some(less) = frameworks[0].queue_sort_fn() {
         queue = queue.with_queue_sort(less);
     }
-    let hint_base = register_hints(&mut queue, &frameworks, snap.wk.default_host_ip);
+    let hint_base = register_hints(&mut queue, &frameworks, hint_syms(&mut snap.interner, &snap.wk));
     let (agent_tx, agent_rx) = crossbeam_channel::unbounded::<AgentEvent>();
     let agent: Arc<dyn NodeAgent> = match &opts.agent {
         AgentSpec::Sim(cfg) => {
