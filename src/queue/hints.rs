@@ -1,11 +1,26 @@
-//! Default queueing hints for the in-tree filter plugins, by event kind.
+//! Queueing hints for the in-tree filter plugins.
 //!
-//! Coarse versions of upstream's `QueueingHintFn`s: they look at what changed, not at whether the
-//! change matches the pod (a node's new labels against the pod's affinity, say). A coarse Queue only
-//! costs a retry; the engine may register finer hints for plugins it knows more about.
+//! [`default_hint`] is the coarse table: it looks at the event kind and what changed, not at
+//! whether the change matches the pod. [`fine_hint`] is upstream v1.37.2's `QueueingHintFn`s
+//! (`isSchedulableAfter*` of each plugin): it reads the event's objects ([`EventObjects`]) and the
+//! queued pod's spec, and answers `None` where it has no rule or the objects are missing, so the
+//! coarse table decides. Where upstream returns Queue on an error, so does [`fine_hint`].
+//!
+//! Fine rules: NodeResourcesFit (node add/allocatable update: does the pod fit the node's
+//! allocatable, and did a resource it requests grow; assigned pod scale-down: did a resource it
+//! requests shrink), NodeAffinity (node add/label update: does the node now match the pod's
+//! nodeSelector and required affinity, and did it not before), TaintToleration (node add/taint
+//! update: was a NoSchedule/NoExecute taint untolerated and now is not), NodeUnschedulable (node
+//! add/update: it is, or became, schedulable), NodePorts (assigned pod delete: it held a host port
+//! the pod asks for). NodeName, NodePorts' node add and NodeResourcesFit's assigned pod delete have
+//! no hint function upstream (Queue), as in the coarse table.
 
-use super::{ClusterEvent, HintFn, NodeChange, QueuedPod, QueueingHint};
+use super::{ClusterEvent, EventObjects, HintFn, NodeChange, NodeObject, QueuedPod, QueueingHint};
 use crate::ids::PodUid;
+use crate::plugins::node_ports::conflicts;
+use crate::snapshot::{
+    tolerations_tolerate, LabelOp, LabelRequirement, NodeTerm, PodInfo, Resources, Sym, Taint, TaintEffect,
+};
 
 /// The plugins [`default_hint`] knows.
 pub const DEFAULT_HINT_PLUGINS: &[&str] = &[
@@ -67,10 +82,227 @@ pub fn default_hint(plugin: &str, event: &ClusterEvent, pod: PodUid) -> Option<Q
     Some(if queue { QueueingHint::Queue } else { QueueingHint::Skip })
 }
 
-/// [`default_hint`] as a registrable hint function; `None` for an unknown plugin.
+/// [`default_hint`] as a registrable hint function (objects ignored); `None` for an unknown plugin.
 pub fn default_hint_fn<T: 'static>(plugin: &str) -> Option<HintFn<T>> {
     let name = DEFAULT_HINT_PLUGINS.iter().copied().find(|p| *p == plugin)?;
-    Some(Box::new(move |event: &ClusterEvent, pod: &QueuedPod<T>| {
+    Some(Box::new(move |event: &ClusterEvent, _: Option<&EventObjects>, pod: &QueuedPod<T>| {
         default_hint(name, event, pod.uid).expect("known plugin")
     }))
 }
+
+/// The interned strings the fine hints compare with.
+#[derive(Clone, Copy, Debug)]
+pub struct HintSyms {
+    /// `0.0.0.0` (NodePorts).
+    pub wildcard_ip: Sym,
+    /// NodeUnschedulable's taint `node.kubernetes.io/unschedulable:NoSchedule` (empty value).
+    pub unschedulable_taint: Taint,
+}
+
+/// [`fine_hint`] where it decides, else [`default_hint`], as a registrable hint function; `None`
+/// for an unknown plugin.
+pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms) -> Option<HintFn<T>> {
+    let name = DEFAULT_HINT_PLUGINS.iter().copied().find(|p| *p == plugin)?;
+    Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
+        if let (Some(objs), Some(spec)) = (objs, &pod.spec) {
+            if let Some(h) = fine_hint(name, event, objs, &spec.0, syms) {
+                return h;
+            }
+        }
+        default_hint(name, event, pod.uid).expect("known plugin")
+    }))
+}
+
+fn hint(queue: bool) -> QueueingHint {
+    if queue {
+        QueueingHint::Queue
+    } else {
+        QueueingHint::Skip
+    }
+}
+
+/// Upstream's hint of `plugin` for `event` with its objects `objs`, for the rejected pod `pod`;
+/// `None` when there is no fine rule or an object it needs is missing (use [`default_hint`]).
+pub fn fine_hint(
+    plugin: &str,
+    event: &ClusterEvent,
+    objs: &EventObjects,
+    pod: &PodInfo,
+    syms: HintSyms,
+) -> Option<QueueingHint> {
+    use ClusterEvent::*;
+    if let UnscheduledPodUpdate { pod: updated } = event {
+        return if *updated == pod.uid { own_update_hint(plugin, objs, syms) } else { None };
+    }
+    // (old, new) of a node add (old None) or an update whose change is in `registered`.
+    let node_event = |registered: NodeChange| -> Option<(Option<&NodeObject>, &NodeObject)> {
+        match event {
+            NodeAdd { .. } => Some((None, objs.new_node.as_ref()?)),
+            NodeUpdate { change, .. } if change.intersects(registered) => {
+                Some((Some(objs.old_node.as_ref()?), objs.new_node.as_ref()?))
+            }
+            _ => None,
+        }
+    };
+    match plugin {
+        // `Fit.isSchedulableAfterNodeChange`, `isSchedulableAfterAssignedPodScaleDown`.
+        "NodeResourcesFit" => {
+            if let AssignedPodUpdate { resources_scaled_down: true, .. } = event {
+                let (old, new) = (objs.old_pod.as_ref()?, objs.new_pod.as_ref()?);
+                return Some(hint(any_requested_decreased(&pod.requests, &old.requests, &new.requests)));
+            }
+            let (old, new) = node_event(NodeChange::ALLOCATABLE)?;
+            if !fits_empty_node(&pod.requests, new) {
+                return Some(QueueingHint::Skip);
+            }
+            Some(hint(old.is_none_or(|old| any_requested_increased(&pod.requests, old, new))))
+        }
+        // `NodeAffinity.isSchedulableAfterNodeChange` (without the plugin's addedAffinity).
+        "NodeAffinity" => {
+            let (old, new) = node_event(NodeChange::LABEL)?;
+            Some(match required_affinity_match(pod, new) {
+                Err(()) => QueueingHint::Queue,
+                Ok(false) => QueueingHint::Skip,
+                Ok(true) => match old.map(|o| required_affinity_match(pod, o)) {
+                    None | Some(Err(())) | Some(Ok(false)) => QueueingHint::Queue,
+                    Some(Ok(true)) => QueueingHint::Skip,
+                },
+            })
+        }
+        // `TaintToleration.isSchedulableAfterNodeChange` (spec.unschedulable is a taint update upstream).
+        "TaintToleration" => {
+            let (old, new) = node_event(NodeChange::TAINT.union(NodeChange::UNSCHEDULABLE))?;
+            let was = old.is_none_or(|o| has_untolerated_taint(pod, &o.spec.taints));
+            Some(hint(was && !has_untolerated_taint(pod, &new.spec.taints)))
+        }
+        // `NodeUnschedulable.isSchedulableAfterNodeChange`.
+        "NodeUnschedulable" => {
+            let (old, new) = node_event(NodeChange::TAINT.union(NodeChange::UNSCHEDULABLE))?;
+            Some(hint(!new.spec.unschedulable && old.is_none_or(|o| o.spec.unschedulable)))
+        }
+        // `NodePorts.isSchedulableAfterAssignedPodDeleted`.
+        "NodePorts" => match event {
+            AssignedPodDelete { .. } => {
+                let deleted = objs.old_pod.as_ref()?;
+                let freed = pod.host_ports.iter().any(|p| conflicts(&deleted.host_ports, p, syms.wildcard_ip));
+                Some(hint(freed))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The rejected pod itself changed (upstream's `TargetPod` events from `PodSchedulingPropertiesChange`):
+/// NodeResourcesFit queues on `UpdatePodScaleDown`, TaintToleration on `UpdatePodToleration`,
+/// NodeUnschedulable on `UpdatePodToleration` when the new tolerations tolerate its taint;
+/// NodeAffinity, NodePorts and NodeName register no pod update (Skip). `None`: the coarse table.
+fn own_update_hint(plugin: &str, objs: &EventObjects, syms: HintSyms) -> Option<QueueingHint> {
+    let (old, new) = (objs.old_pod.as_ref()?, objs.new_pod.as_ref()?);
+    let tolerations_changed = old.tolerations != new.tolerations;
+    match plugin {
+        "NodeResourcesFit" => {
+            let (o, n) = (&old.requests, &new.requests);
+            let scalar_down = o.scalars.iter().any(|&(r, v)| n.scalar(r) < v);
+            Some(hint(
+                n.cpu_milli < o.cpu_milli
+                    || n.memory < o.memory
+                    || n.ephemeral_storage < o.ephemeral_storage
+                    || scalar_down,
+            ))
+        }
+        "TaintToleration" => Some(hint(tolerations_changed)),
+        "NodeUnschedulable" => {
+            Some(hint(tolerations_changed && tolerations_tolerate(&new.tolerations, &syms.unschedulable_taint)))
+        }
+        "NodeAffinity" | "NodePorts" | "NodeName" => Some(QueueingHint::Skip),
+        _ => None,
+    }
+}
+
+/// Upstream's `isFit`: the pod's requests against the node's allocatable with nothing on it.
+fn fits_empty_node(req: &Resources, node: &NodeObject) -> bool {
+    let a = &node.spec.allocatable;
+    node.spec.allowed_pod_number >= 1
+        && (req.cpu_milli == 0 || req.cpu_milli <= a.cpu_milli)
+        && (req.memory == 0 || req.memory <= a.memory)
+        && (req.ephemeral_storage == 0 || req.ephemeral_storage <= a.ephemeral_storage)
+        && req.scalars.iter().all(|&(n, v)| v == 0 || v <= a.scalar(n))
+}
+
+/// Upstream's `haveAnyRequestedResourcesIncreased`.
+fn any_requested_increased(req: &Resources, old: &NodeObject, new: &NodeObject) -> bool {
+    let (o, n) = (&old.spec.allocatable, &new.spec.allocatable);
+    if new.spec.allowed_pod_number > old.spec.allowed_pod_number {
+        return true;
+    }
+    (req.cpu_milli > 0 && n.cpu_milli > o.cpu_milli)
+        || (req.memory > 0 && n.memory > o.memory)
+        || (req.ephemeral_storage > 0 && n.ephemeral_storage > o.ephemeral_storage)
+        || req.scalars.iter().any(|&(r, v)| v != 0 && n.scalar(r) > o.scalar(r))
+}
+
+/// Upstream's `haveEnoughRelevantResourcesDecreased` for an assigned pod (`old` → `new` requests).
+fn any_requested_decreased(req: &Resources, old: &Resources, new: &Resources) -> bool {
+    (req.cpu_milli > 0 && old.cpu_milli > new.cpu_milli)
+        || (req.memory > 0 && old.memory > new.memory)
+        || (req.ephemeral_storage > 0 && old.ephemeral_storage > new.ephemeral_storage)
+        || req.scalars.iter().any(|&(r, v)| v != 0 && old.scalar(r) > new.scalar(r))
+}
+
+/// `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`: a NoSchedule or
+/// NoExecute taint the pod does not tolerate.
+fn has_untolerated_taint(pod: &PodInfo, taints: &[Taint]) -> bool {
+    taints
+        .iter()
+        .filter(|t| matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute))
+        .any(|t| !tolerations_tolerate(&pod.tolerations, t))
+}
+
+fn node_label(node: &NodeObject, key: Sym) -> (Sym, Option<i64>) {
+    match node.spec.labels.binary_search_by_key(&key, |(k, _)| *k) {
+        Ok(i) => (node.spec.labels[i].1, node.label_ints.get(i).copied().flatten()),
+        Err(_) => (Sym::NONE, None),
+    }
+}
+
+fn requirement_matches(r: &LabelRequirement, node: &NodeObject) -> bool {
+    let (v, int) = node_label(node, r.key);
+    match &r.op {
+        LabelOp::In(vals) => !v.is_none() && vals.contains(&v),
+        LabelOp::NotIn(vals) => v.is_none() || !vals.contains(&v),
+        LabelOp::Exists => !v.is_none(),
+        LabelOp::DoesNotExist => v.is_none(),
+        LabelOp::Gt(n) => int.is_some_and(|x| x > *n),
+        LabelOp::Lt(n) => int.is_some_and(|x| x < *n),
+    }
+}
+
+fn term_matches(t: &NodeTerm, node: &NodeObject) -> bool {
+    t.valid
+        && t.labels.iter().all(|r| requirement_matches(r, node))
+        && t.fields.iter().all(|f| (node.spec.name == f.name) == f.in_set)
+}
+
+/// `RequiredNodeAffinity.Match`: the nodeSelector and then the required terms (ORed). A term that
+/// failed to parse is skipped and, when no term matches, makes it an error (`Err`).
+fn required_affinity_match(pod: &PodInfo, node: &NodeObject) -> Result<bool, ()> {
+    if !pod.node_selector.iter().all(|&(k, v)| node_label(node, k).0 == v) {
+        return Ok(false);
+    }
+    let Some(sel) = &pod.required_affinity else { return Ok(true) };
+    if sel.terms.iter().any(|t| term_matches(t, node)) {
+        return Ok(true);
+    }
+    // An empty term matches nothing without an error; an invalid non-empty one is a parse error.
+    let parse_error = sel.terms.iter().any(|t| !t.valid && (!t.labels.is_empty() || !t.fields.is_empty()));
+    if parse_error {
+        Err(())
+    } else {
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+#[path = "hint_tests.rs"]
+mod tests;

@@ -36,15 +36,17 @@
 
 mod hints;
 
-pub use hints::{default_hint, default_hint_fn, DEFAULT_HINT_PLUGINS};
+pub use hints::{default_hint, default_hint_fn, fine_hint, hint_fn, HintSyms, DEFAULT_HINT_PLUGINS};
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 use ahash::AHashMap as HashMap;
 
 use crate::framework::{QueueSortFn, QueueSortKey};
 use crate::ids::PodUid;
+use crate::snapshot::{NodeSpec, PodInfo};
 
 /// kube-scheduler's `podInitialBackoffSeconds` default: 1 s.
 pub const DEFAULT_INITIAL_BACKOFF_NANOS: u64 = 1_000_000_000;
@@ -206,8 +208,44 @@ pub enum QueueingHint {
     Skip,
 }
 
-/// A queueing hint function, registered per plugin id.
-pub type HintFn<T> = Box<dyn Fn(&ClusterEvent, &QueuedPod<T>) -> QueueingHint + Send>;
+/// A node as an event carries it (upstream's `oldObj`/`newObj`): the compiled spec and, for
+/// NodeAffinity's `Gt`/`Lt`, each label value parsed as an integer (parallel to `spec.labels`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeObject {
+    pub spec: Arc<NodeSpec>,
+    pub label_ints: Vec<Option<i64>>,
+}
+
+/// The objects of a [`ClusterEvent`] that the fine hints read, as they were when the event
+/// happened (the queue keeps them for in-flight pods, as upstream keeps `oldObj`/`newObj`).
+/// A field left `None` makes the hints fall back to the coarse table ([`default_hint`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventObjects {
+    /// The node before an update.
+    pub old_node: Option<NodeObject>,
+    /// The node added, or after an update.
+    pub new_node: Option<NodeObject>,
+    /// The assigned pod deleted (AssignedPodDelete), or the pod before an update.
+    pub old_pod: Option<Arc<PodInfo>>,
+    /// The pod after an update.
+    pub new_pod: Option<Arc<PodInfo>>,
+}
+
+/// The queued pod's compiled spec, for the fine hints (compared by identity).
+#[derive(Clone, Debug)]
+pub struct PodSpecRef(pub Arc<PodInfo>);
+
+impl PartialEq for PodSpecRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for PodSpecRef {}
+
+/// A queueing hint function, registered per plugin id: the event, its objects when the caller
+/// delivered them ([`SchedulingQueue::on_event_with`]), and the rejected pod.
+pub type HintFn<T> = Box<dyn Fn(&ClusterEvent, Option<&EventObjects>, &QueuedPod<T>) -> QueueingHint + Send>;
 
 /// A pod in the queue, with the caller's payload `data` (a pod index, for instance).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,6 +268,9 @@ pub struct QueuedPod<T> {
     pub gated: bool,
     /// The plugins that rejected the pod in its last attempt.
     pub unschedulable_plugins: PluginSet,
+    /// The pod's compiled spec, when the caller gave it ([`QueuedPod::with_spec`]): the fine hints
+    /// need it; without it they use the coarse table.
+    pub spec: Option<PodSpecRef>,
     pub data: T,
 }
 
@@ -245,8 +286,14 @@ impl<T> QueuedPod<T> {
             consecutive_errors: 0,
             gated: false,
             unschedulable_plugins: PluginSet::EMPTY,
+            spec: None,
             data,
         }
+    }
+
+    pub fn with_spec(mut self, spec: Arc<PodInfo>) -> Self {
+        self.spec = Some(PodSpecRef(spec));
+        self
     }
 
     pub fn gated(mut self, gated: bool) -> Self {
@@ -416,7 +463,7 @@ pub struct SchedulingQueue<T> {
     /// Popped pods not yet requeued or done, with the event sequence number at their pop.
     in_flight: HashMap<PodUid, u64>,
     /// Events received while some pod was in flight: (event sequence number, event).
-    event_log: VecDeque<(u64, ClusterEvent)>,
+    event_log: VecDeque<(u64, ClusterEvent, Option<Arc<EventObjects>>)>,
     next_event_seq: u64,
     /// In-flight pods [`activate`](Self::activate)d during their attempt: they come back to
     /// activeQ or backoffQ whatever the hints say (upstream's `EventForceActivate` for the pod).
@@ -721,24 +768,30 @@ impl<T> SchedulingQueue<T> {
             self.event_log.clear();
         } else if self.event_log.len() > EVENT_LOG_TRIM_LEN {
             let oldest = self.in_flight.values().copied().min().unwrap_or(self.next_event_seq);
-            while self.event_log.front().is_some_and(|&(s, _)| s < oldest) {
+            while self.event_log.front().is_some_and(|(s, _, _)| *s < oldest) {
                 self.event_log.pop_front();
             }
         }
     }
 
-    fn hint(&self, plugin: PluginId, event: &ClusterEvent, pod: &QueuedPod<T>) -> QueueingHint {
+    fn hint(
+        &self,
+        plugin: PluginId,
+        event: &ClusterEvent,
+        objs: Option<&EventObjects>,
+        pod: &QueuedPod<T>,
+    ) -> QueueingHint {
         match &self.hints[plugin as usize] {
-            Some(f) => f(event, pod),
+            Some(f) => f(event, objs, pod),
             None => QueueingHint::Queue,
         }
     }
 
     /// Whether `event` may make `pod` schedulable: some rejecting plugin says Queue.
-    fn worth_requeuing(&self, event: &ClusterEvent, pod: &QueuedPod<T>) -> bool {
+    fn worth_requeuing(&self, event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>) -> bool {
         pod.unschedulable_plugins.is_empty()
             || matches!(event, ClusterEvent::UnschedulableTimeout)
-            || pod.unschedulable_plugins.iter().any(|p| self.hint(p, event, pod) == QueueingHint::Queue)
+            || pod.unschedulable_plugins.iter().any(|p| self.hint(p, event, objs, pod) == QueueingHint::Queue)
     }
 
     /// A popped pod was rejected by `rejectors` (its timestamp becomes `now_nanos`). If an event that
@@ -758,7 +811,10 @@ impl<T> SchedulingQueue<T> {
         let moved = rejectors.is_empty()
             || forced
             || popped_at.is_some_and(|from| {
-                self.event_log.iter().filter(|(s, _)| *s >= from).any(|(_, e)| self.worth_requeuing(e, &pod))
+                self.event_log
+                    .iter()
+                    .filter(|(s, _, _)| *s >= from)
+                    .any(|(_, e, o)| self.worth_requeuing(e, o.as_deref(), &pod))
             });
         self.trim_event_log();
         if moved {
@@ -797,7 +853,13 @@ impl<T> SchedulingQueue<T> {
     /// A cluster event: unschedulable pods for which a rejecting plugin's hint says Queue move to
     /// backoffQ or activeQ. Returns how many moved.
     pub fn on_event(&mut self, event: ClusterEvent, now_nanos: u64) -> usize {
-        self.log_for_in_flight(event);
+        self.on_event_with(event, None, now_nanos)
+    }
+
+    /// [`SchedulingQueue::on_event`] with the event's objects, for the hints that read them. The
+    /// objects are only read when some pod is unschedulable or in flight.
+    pub fn on_event_with(&mut self, event: ClusterEvent, objs: Option<Arc<EventObjects>>, now_nanos: u64) -> usize {
+        self.log_for_in_flight(event, objs.clone());
         // A pod DefaultPreemption's PreEnqueue blocked is re-evaluated only by the plugin's event.
         let gating_event = matches!(event, ClusterEvent::AssignedPodDelete { .. });
         let to_move: Vec<PodUid> = self
@@ -806,7 +868,7 @@ impl<T> SchedulingQueue<T> {
             .map(|&(_, uid)| uid)
             .filter(|uid| {
                 let e = &self.pods[uid];
-                (gating_event || !e.preemption_gated) && self.worth_requeuing(&event, &e.pod)
+                (gating_event || !e.preemption_gated) && self.worth_requeuing(&event, objs.as_deref(), &e.pod)
             })
             .collect();
         let mut moved = 0;
@@ -820,9 +882,9 @@ impl<T> SchedulingQueue<T> {
     }
 
     /// Keeps `event` for the pods in flight (replayed through their hints when they come back).
-    fn log_for_in_flight(&mut self, event: ClusterEvent) {
+    fn log_for_in_flight(&mut self, event: ClusterEvent, objs: Option<Arc<EventObjects>>) {
         if !self.in_flight.is_empty() {
-            self.event_log.push_back((self.next_event_seq, event));
+            self.event_log.push_back((self.next_event_seq, event, objs));
             self.next_event_seq += 1;
             self.trim_event_log();
         }
@@ -848,7 +910,7 @@ impl<T> SchedulingQueue<T> {
             self.pods.get_mut(uid).expect("gated pod").flushed_nanos = now_nanos;
         }
         if !due.is_empty() || !gated.is_empty() {
-            self.log_for_in_flight(ClusterEvent::UnschedulableTimeout);
+            self.log_for_in_flight(ClusterEvent::UnschedulableTimeout, None);
         }
         let mut moved = 0;
         for &uid in &due {
@@ -860,6 +922,18 @@ impl<T> SchedulingQueue<T> {
             }
         }
         moved
+    }
+
+    /// Whether an event's objects would be read now: some pod is unschedulable or in flight.
+    pub fn wants_event_objects(&self) -> bool {
+        !self.unschedulable.is_empty() || !self.in_flight.is_empty()
+    }
+
+    /// The queued pod `uid` changed: its spec for the hints becomes `spec` (no-op when not queued).
+    pub fn update_spec(&mut self, uid: PodUid, spec: Arc<PodInfo>) {
+        if let Some(e) = self.pods.get_mut(&uid) {
+            e.pod.spec = Some(PodSpecRef(spec));
+        }
     }
 
     /// DefaultPreemption's asynchronous preemption for `uid` starts (`true`) or its last victim is

@@ -161,7 +161,8 @@ impl Driver {
         self.snap.unplace_pod(uid);
         let now = self.now();
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
-        self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node: idx }, now);
+        let objs = self.deleted_pod_objects(uid);
+        self.queue.on_event_with(ClusterEvent::AssignedPodDelete { pod: uid, node: idx }, objs, now);
         let rec = self.rec_mut(uid);
         rec.state = PodState::Queued;
         let (priority, attempts) = (rec.info.priority, rec.attempts);
@@ -169,7 +170,8 @@ impl Driver {
         if self.requeue_group_member(uid) {
             return;
         }
-        let mut qp = QueuedPod::new(uid, priority, ());
+        let spec = self.rec(uid).info.clone();
+        let mut qp = QueuedPod::new(uid, priority, ()).with_spec(spec);
         qp.attempts = attempts;
         qp.timestamp_nanos = now;
         self.queue.add_backoff(qp, now);

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use crate::api::{self, Object};
 use crate::error::InputError;
 use crate::ids::PodUid;
-use crate::queue::{ClusterEvent, NodeChange, QueuedPod};
+use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod};
 use crate::snapshot::compile::{compile_node, compile_pod};
-use crate::snapshot::{PodInfo, Sym};
+use crate::snapshot::{NodeSpec, PodInfo, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
 
@@ -65,6 +65,19 @@ fn node_change(old: [u64; 4], new: [u64; 4]) -> NodeChange {
 }
 
 impl Driver {
+    /// A node as the queue's hints read it: its spec and label values as integers.
+    fn node_object(&self, spec: NodeSpec) -> NodeObject {
+        let label_ints = spec.labels.iter().map(|&(_, v)| self.snap.interner.as_int(v)).collect();
+        NodeObject { spec: Arc::new(spec), label_ints }
+    }
+
+    /// The objects of an assigned pod's deletion: the pod (when some pod would read them).
+    pub(super) fn deleted_pod_objects(&self, uid: PodUid) -> Option<Arc<EventObjects>> {
+        self.queue
+            .wants_event_objects()
+            .then(|| Arc::new(EventObjects { old_pod: Some(self.rec(uid).info.clone()), ..EventObjects::default() }))
+    }
+
     pub(super) fn create_node(&mut self, mut node: api::Node, file: &str) -> Result<String, InputError> {
         if node.metadata.name.is_empty() {
             node.metadata.name = node_name(&node.metadata, self.nodes_created);
@@ -76,7 +89,13 @@ impl Driver {
         let idx = self.snap.add_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
         self.node_fingerprints.insert(node.metadata.name.clone(), node_fingerprint(&node));
         let now = self.now();
-        self.queue.on_event(ClusterEvent::NodeAdd { node: idx.0 }, now);
+        let obj = self.node_object(spec);
+        let objs = self
+            .queue
+            .wants_event_objects()
+            .then(|| Arc::new(EventObjects { new_node: Some(obj.clone()), ..EventObjects::default() }));
+        self.node_objects.insert(node.metadata.name.clone(), obj);
+        self.queue.on_event_with(ClusterEvent::NodeAdd { node: idx.0 }, objs, now);
         Ok(node.metadata.name)
     }
 
@@ -139,7 +158,8 @@ impl Driver {
             self.enqueue_group_member(uid, key, now);
             return Ok(uid);
         }
-        let mut qp = QueuedPod::new(uid, priority, ()).gated(gated);
+        let spec = self.rec(uid).info.clone();
+        let mut qp = QueuedPod::new(uid, priority, ()).gated(gated).with_spec(spec);
         qp.timestamp_nanos = now;
         self.queue.add(qp, now);
         Ok(uid)
@@ -242,7 +262,8 @@ impl Driver {
                 self.remove_group_member(uid);
                 if let Some(placed) = self.snap.unplace_pod(uid) {
                     let node = self.snap.nodes.idx_of(placed.node).map_or(u32::MAX, |n| n.0);
-                    self.queue.on_event(ClusterEvent::AssignedPodDelete { pod: uid, node }, now);
+                    let objs = self.deleted_pod_objects(uid);
+                    self.queue.on_event_with(ClusterEvent::AssignedPodDelete { pod: uid, node }, objs, now);
                 }
                 let r = self.cache.delete(uid);
                 self.note_cache(r);
@@ -278,6 +299,7 @@ impl Driver {
         }
         let idx = self.snap.nodes.idx_of(sym).expect("node still there");
         self.snap.remove_node(sym);
+        self.node_objects.remove(name);
         let now = self.now();
         self.queue.on_event(ClusterEvent::NodeDelete { node: idx.0 }, now);
     }
@@ -344,9 +366,15 @@ impl Driver {
                 let spec = compile_node(node, &mut self.snap.interner);
                 let idx = self.snap.update_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
                 let new = node_fingerprint(node);
-                let old = self.node_fingerprints.insert(name, new).unwrap_or([u64::MAX; 4]);
+                let old = self.node_fingerprints.insert(name.clone(), new).unwrap_or([u64::MAX; 4]);
                 let change = node_change(old, new);
-                self.queue.on_event(ClusterEvent::NodeUpdate { node: idx.0, change }, now);
+                let obj = self.node_object(spec);
+                let old_obj = self.node_objects.insert(name, obj.clone());
+                // Without the node as it was (a node of the loaded cluster), the coarse table decides.
+                let objs = (self.queue.wants_event_objects() && old_obj.is_some()).then(|| {
+                    Arc::new(EventObjects { old_node: old_obj, new_node: Some(obj), ..EventObjects::default() })
+                });
+                self.queue.on_event_with(ClusterEvent::NodeUpdate { node: idx.0, change }, objs, now);
             }
             Object::Pod(pod) => {
                 let ns = namespace.map(str::to_string).unwrap_or_else(|| pod.namespace().to_string());
@@ -377,19 +405,37 @@ impl Driver {
                 }
                 match state {
                     PodState::Queued => {
+                        self.queue.update_spec(uid, info.clone());
                         let profile = self.rec(uid).profile;
                         if self.frameworks[profile].run_pre_enqueue(&info).is_success() && self.queue.remove_gate(uid) {
                             self.trace(now, uid, "ungated", |_| serde_json::Value::Null);
                         } else {
-                            self.queue.on_event(ClusterEvent::UnscheduledPodUpdate { pod: uid }, now);
+                            let objs = self.queue.wants_event_objects().then(|| {
+                                Arc::new(EventObjects {
+                                    old_pod: Some(old.clone()),
+                                    new_pod: Some(info.clone()),
+                                    ..EventObjects::default()
+                                })
+                            });
+                            self.queue.on_event_with(ClusterEvent::UnscheduledPodUpdate { pod: uid }, objs, now);
                         }
                     }
                     PodState::Assumed(node) | PodState::Bound(node) => {
                         self.snap.unplace_pod(uid);
-                        self.snap.place_pod(info, node).map_err(|e| InputError::new(file, "metadata.name", e))?;
+                        self.snap
+                            .place_pod(info.clone(), node)
+                            .map_err(|e| InputError::new(file, "metadata.name", e))?;
                         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
-                        self.queue.on_event(
+                        let objs = self.queue.wants_event_objects().then(|| {
+                            Arc::new(EventObjects {
+                                old_pod: Some(old.clone()),
+                                new_pod: Some(info.clone()),
+                                ..EventObjects::default()
+                            })
+                        });
+                        self.queue.on_event_with(
                             ClusterEvent::AssignedPodUpdate { pod: uid, node: idx, resources_scaled_down: scaled_down },
+                            objs,
                             now,
                         );
                     }

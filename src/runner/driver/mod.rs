@@ -45,7 +45,7 @@ use binding::AgentTemplate;
 
 pub use setup::run_workload;
 #[cfg(test)]
-pub(crate) use setup::{register_hints, run_workload_with};
+pub(crate) use setup::{hint_syms, register_hints, run_workload_with};
 
 /// How long an open-ended wait (a barrier, the end of a createPods op) lasts without any pod being
 /// bound or deleted before the driver stops waiting and reports the rest as unschedulable: 30 s of
@@ -251,6 +251,9 @@ struct Driver {
     /// Per node name: fingerprints of labels, taints, allocatable and `unschedulable`, to tell an
     /// `updateAny` which of them changed (the queue's `NodeChange`).
     node_fingerprints: ahash::AHashMap<String, [u64; 4]>,
+    /// Per node name: the node as the queue's hints last saw it (the `old` of an update). Nodes
+    /// of a loaded `--cluster` are not here: their updates get the coarse hints.
+    node_objects: ahash::AHashMap<String, crate::queue::NodeObject>,
     /// Position of the op being run, for failure messages.
     op_index: usize,
     /// SchedulerAsyncPreemption: victims are deleted after the preemptor's cycle.

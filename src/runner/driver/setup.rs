@@ -17,7 +17,7 @@ use crate::error::InputError;
 use crate::framework::{Framework, Plugin, WaitingPods};
 use crate::metrics::{cpu_seconds, Histograms};
 use crate::plugins::compile_args;
-use crate::queue::{default_hint_fn, QueuedPod, SchedulingQueue};
+use crate::queue::{hint_fn, HintSyms, QueuedPod, SchedulingQueue};
 use crate::report::{Counters, RunReport};
 use crate::runner::objects::Templates;
 use crate::runner::{AgentSpec, RunError, RunOptions};
@@ -27,9 +27,14 @@ use crate::workload::ResolvedWorkload;
 use super::{node_fingerprint, podgroup, Driver, PodRec, PodState, Window};
 
 /// Runs one workload once and returns its report entry.
-/// Registers the default queueing hints of every profile's plugins: profile `i`'s plugin `p` gets
-/// queue id `base[i] + p` (while ids last; see [`Driver::queue_ids`]). Returns the bases.
-pub(crate) fn register_hints(queue: &mut SchedulingQueue<()>, frameworks: &[Arc<Framework>]) -> Vec<usize> {
+/// Registers the queueing hints of every profile's plugins ([`hint_fn`]: upstream's where the
+/// event's objects are known, the coarse table otherwise): profile `i`'s plugin `p` gets queue id
+/// `base[i] + p` (while ids last; see [`Driver::queue_ids`]). Returns the bases.
+pub(crate) fn register_hints(
+    queue: &mut SchedulingQueue<()>,
+    frameworks: &[Arc<Framework>],
+    syms: HintSyms,
+) -> Vec<usize> {
     let mut bases = Vec::with_capacity(frameworks.len());
     let mut next = 0;
     for fw in frameworks {
@@ -38,13 +43,21 @@ pub(crate) fn register_hints(queue: &mut SchedulingQueue<()>, frameworks: &[Arc<
             if next + p >= 63 {
                 break;
             }
-            if let Some(h) = default_hint_fn::<()>(plugin.name()) {
+            if let Some(h) = hint_fn::<()>(plugin.name(), syms) {
                 queue.register_hint((next + p) as u8, h);
             }
         }
         next += fw.plugins.len();
     }
     bases
+}
+
+/// The interned strings of [`HintSyms`].
+pub(crate) fn hint_syms(interner: &mut crate::snapshot::Interner, wk: &crate::snapshot::WellKnown) -> HintSyms {
+    use crate::snapshot::{Taint, TaintEffect};
+    let unschedulable_taint =
+        Taint { key: wk.taint_unschedulable, value: interner.intern(""), effect: TaintEffect::NoSchedule };
+    HintSyms { wildcard_ip: wk.default_host_ip, unschedulable_taint }
 }
 
 pub fn run_workload(w: &ResolvedWorkload, opts: &RunOptions) -> Result<RunReport, RunError> {
@@ -119,7 +132,7 @@ pub(crate) fn run_workload_with(
     if let Some(less) = frameworks[0].queue_sort_fn() {
         queue = queue.with_queue_sort(less);
     }
-    let hint_base = register_hints(&mut queue, &frameworks);
+    let hint_base = register_hints(&mut queue, &frameworks, hint_syms(&mut snap.interner, &snap.wk));
     let (agent_tx, agent_rx) = crossbeam_channel::unbounded::<AgentEvent>();
     let agent: Arc<dyn NodeAgent> = match &opts.agent {
         AgentSpec::Sim(cfg) => {
@@ -225,6 +238,7 @@ pub(crate) fn run_workload_with(
         snap: Snapshot::new(),
         cluster: Cluster::default(),
         node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
+        node_objects: Default::default(),
         op_index: 0,
         async_preemption: gate("SchedulerAsyncPreemption"),
         preemptions: Vec::new(),
@@ -268,7 +282,7 @@ pub(crate) fn run_workload_with(
         };
         d.rec_mut(info.uid).profile = profile;
         let gated = !d.frameworks[profile].run_pre_enqueue(&info).is_success();
-        let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(gated);
+        let mut qp = QueuedPod::new(info.uid, info.priority, ()).gated(gated).with_spec(d.rec(info.uid).info.clone());
         qp.timestamp_nanos = 0;
         d.queue.add(qp, 0);
     }
