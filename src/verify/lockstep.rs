@@ -11,9 +11,10 @@
 //! oracle's node with the same victims; schedperf then follows the oracle's victims and
 //! nomination so the states stay equal, and the preemptor is retried at once on both sides.
 //! Unschedulable pods stay pending; pending pods are retried (in PrioritySort order) after pods
-//! are deleted.
+//! are deleted and after each `updateAny` op (whose templated nodes and pods replace the ones of
+//! that name on both sides, as upstream's Update + UpdateStatus do).
 //!
-//! What a workload does that lockstep cannot replay (churn, steady state, updates) makes it skip
+//! What a workload does that lockstep cannot replay (churn, steady state, volumes) makes it skip
 //! that workload with the reason, never count it as agreement.
 
 use std::collections::BTreeMap;
@@ -31,7 +32,7 @@ use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::Framework;
 use crate::plugins::compile_args;
-use crate::runner::driver::{group_trial, member_failure, validate_group, GroupOutcome, Trial};
+use crate::runner::driver::{group_trial, member_failure, pod_name, validate_group, GroupOutcome, Trial};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::{
@@ -144,7 +145,6 @@ fn unsupported(w: &ResolvedWorkload) -> Option<String> {
     w.ops.iter().find_map(|op| match op {
         ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
         ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
-        ResolvedOp::UpdateAny { .. } => Some("updateAny".to_string()),
         ResolvedOp::CreatePods { persistent_volume_claim_template_path: Some(_), .. } => {
             Some("persistent volumes".to_string())
         }
@@ -196,6 +196,40 @@ struct Ours {
     attempts: BTreeMap<String, u32>,
 }
 
+impl Ours {
+    /// schedperf's side of a replay: an empty snapshot and the config's frameworks.
+    fn new(config: &SchedulerConfig, gates: &BTreeMap<String, bool>) -> Result<Ours, InputError> {
+        let mut snap = Snapshot::new();
+        let mut frameworks = Vec::new();
+        for profile in &config.profiles {
+            let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
+            frameworks.push(
+                crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
+                    .map_err(|e| InputError::new(&config.source, "profiles", e))?,
+            );
+        }
+        Ok(Ours {
+            snap,
+            engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
+            batch_clock: 0,
+            batches: crate::runner::batching::Batches::new(
+                gates.get(crate::runner::batching::GATE).copied().unwrap_or(true),
+                &frameworks,
+            ),
+            frameworks,
+            priorities: Priorities::default(),
+            uids: UidGen::default(),
+            pods: BTreeMap::new(),
+            pending: Vec::new(),
+            labels: BTreeMap::new(),
+            groups_enabled: gates.get("GenericWorkload").copied().unwrap_or(false),
+            groups: BTreeMap::new(),
+            member_of: BTreeMap::new(),
+            attempts: BTreeMap::new(),
+        })
+    }
+}
+
 /// A PodGroup as the lockstep's schedperf side knows it.
 struct LockstepGroup {
     /// `gang.minCount` (None: basic).
@@ -223,34 +257,7 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
     // expires by wall-clock age upstream; schedperf takes each cycle's expiry from the oracle.
     let gates = w.feature_gates.clone();
     oracle.call(&json!({"op": "init", "config": config_text, "featureGates": gates}))?;
-    let mut snap = Snapshot::new();
-    let mut frameworks = Vec::new();
-    for profile in &config.profiles {
-        let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
-        frameworks.push(
-            crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
-                .map_err(|e| InputError::new(&config.source, "profiles", e))?,
-        );
-    }
-    let mut ours = Ours {
-        snap,
-        engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
-        batch_clock: 0,
-        batches: crate::runner::batching::Batches::new(
-            w.feature_gates.get(crate::runner::batching::GATE).copied().unwrap_or(true),
-            &frameworks,
-        ),
-        frameworks,
-        priorities: Priorities::default(),
-        uids: UidGen::default(),
-        pods: BTreeMap::new(),
-        pending: Vec::new(),
-        labels: BTreeMap::new(),
-        groups_enabled: w.feature_gates.get("GenericWorkload").copied().unwrap_or(false),
-        groups: BTreeMap::new(),
-        member_of: BTreeMap::new(),
-        attempts: BTreeMap::new(),
-    };
+    let mut ours = Ours::new(&config, &w.feature_gates)?;
     let mut objs = Objects { nodes_created: 0, pods_created: 0 };
     let mut out = Replay::default();
     for op in &w.ops {
@@ -347,12 +354,13 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                             "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
                                 "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}),
                     };
-                    let prefix = pod["metadata"]["generateName"]
-                        .as_str()
-                        .filter(|p| !p.is_empty())
-                        .unwrap_or("pod-")
-                        .to_string();
-                    pod["metadata"]["name"] = json!(format!("{prefix}{:06}", objs.pods_created));
+                    // Named as the driver names it (a template's own name, else generateName and the count).
+                    let meta = api::ObjectMeta {
+                        name: pod["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                        generate_name: pod["metadata"]["generateName"].as_str().unwrap_or("").to_string(),
+                        ..Default::default()
+                    };
+                    pod["metadata"]["name"] = json!(pod_name(&meta, objs.pods_created));
                     pod["metadata"]["namespace"] = json!(namespace);
                     objs.pods_created += 1;
                     let key = format!("{namespace}/{}", pod["metadata"]["name"].as_str().unwrap_or(""));
@@ -420,9 +428,19 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     }
                 }
             }
-            ResolvedOp::Churn { .. } | ResolvedOp::UpdateAny { .. } => {
-                unreachable!("unsupported() screens these ops out")
+            ResolvedOp::UpdateAny { template_path, namespace, count, .. } => {
+                // Upstream spaces the updates by a wall-clock ticker; in lockstep every update is
+                // applied on both sides, then the pending pods are retried (as after deletions).
+                for i in 0..*count {
+                    let docs = instantiate(template_path, i, *count, &BTreeMap::new())?;
+                    update(&mut ours, oracle, docs, namespace.as_deref(), template_path)?;
+                }
+                retry_pending(&mut ours, oracle, &mut out)?;
+                if out.first_divergence.is_some() {
+                    return Ok(out);
+                }
             }
+            ResolvedOp::Churn { .. } => unreachable!("unsupported() screens churn out"),
         }
     }
     Ok(out)
@@ -469,7 +487,39 @@ fn ensure_namespace(ours: &mut Ours, oracle: &mut Oracle, ns: &str) -> Result<()
     apply(ours, oracle, vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})], None)
 }
 
-/// Creates objects on both sides. Pods are created pending (they are scheduled by [`schedule`]).
+/// `updateAny`: replaces existing objects on both sides, as upstream's Update + UpdateStatus of
+/// the templated object do (a node or pod that does not exist is an error, as upstream's NotFound).
+fn update(
+    ours: &mut Ours,
+    oracle: &mut Oracle,
+    docs: Vec<Value>,
+    namespace: Option<&str>,
+    template: &Path,
+) -> Result<(), ReplayError> {
+    for d in &docs {
+        let name = d["metadata"]["name"].as_str().unwrap_or("");
+        let exists = match d["kind"].as_str() {
+            Some("Node") => ours.snap.interner.get(name).is_some_and(|s| ours.snap.nodes.idx_of(s).is_some()),
+            Some("Pod") => {
+                let ns = d["metadata"]["namespace"].as_str().filter(|n| !n.is_empty()).or(namespace);
+                ours.pods.contains_key(&format!("{}/{name}", ns.unwrap_or("default")))
+            }
+            _ => true,
+        };
+        if !exists {
+            return Err(InputError::new(
+                template.display().to_string(),
+                "metadata.name",
+                format!("updateAny: {} {name:?} does not exist", d["kind"]),
+            )
+            .into());
+        }
+    }
+    apply(ours, oracle, docs, namespace)
+}
+
+/// Creates objects on both sides, or replaces the nodes and pods that exist already (the
+/// oracle's `apply` does the same). Pods are created pending (they are scheduled by [`schedule`]).
 fn apply(
     ours: &mut Ours,
     oracle: &mut Oracle,
@@ -483,12 +533,22 @@ fn apply(
         }
     }
     oracle.call(&json!({"op": "apply", "objects": docs}))?;
-    let text = super::to_json_stream(&docs);
+    Ok(apply_ours(ours, &docs)?)
+}
+
+/// schedperf's side of [`apply`].
+fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
+    let text = super::to_json_stream(docs);
     for obj in api::parse_objects(&text, "<workload object>")? {
         match &obj {
             Object::Node(n) => {
                 let spec = compile_node(n, &mut ours.snap.interner);
-                ours.snap.add_node(&spec).map_err(|e| InputError::new("<workload node>", "metadata.name", e))?;
+                let exists = ours.snap.nodes.idx_of(spec.name).is_some();
+                if exists { ours.snap.update_node(&spec) } else { ours.snap.add_node(&spec) }
+                    .map_err(|e| InputError::new("<workload node>", "metadata.name", e))?;
+            }
+            Object::Pod(p) if ours.pods.contains_key(&format!("{}/{}", p.namespace(), p.metadata.name)) => {
+                update_pod(ours, p)?;
             }
             Object::Pod(p) => {
                 let key = format!("{}/{}", p.namespace(), p.metadata.name);
@@ -526,6 +586,34 @@ fn apply(
             other => register_object(&mut ours.snap, other),
         }
     }
+    Ok(())
+}
+
+/// Replaces a known pod's spec and labels, keeping its uid, its node (a bound pod is re-placed
+/// with its new requests) or its nomination.
+fn update_pod(ours: &mut Ours, p: &api::Pod) -> Result<(), InputError> {
+    let key = format!("{}/{}", p.namespace(), p.metadata.name);
+    let (old, node) = ours.pods[&key].clone();
+    let wk = ours.snap.wk.clone();
+    let mut info = compile_pod(p, &p.metadata.name, old.uid, &ours.priorities, &mut ours.snap.interner, &wk)
+        .map_err(|e| InputError::new("<workload pod>", "spec.priorityClassName", e))?;
+    info.nominated_node = info.nominated_node.or(old.nominated_node);
+    let info = Arc::new(info);
+    ours.snap.prepare_pod(&info);
+    match &node {
+        Some(n) => {
+            let sym = ours.snap.interner.intern(n);
+            ours.snap.unplace_pod(old.uid);
+            ours.snap.place_pod(info.clone(), sym).map_err(|e| InputError::new("<lockstep>", key.as_str(), e))?;
+        }
+        None => {
+            if let Some(n) = info.nominated_node {
+                ours.snap.nominate(info.clone(), n);
+            }
+        }
+    }
+    ours.labels.insert(key.clone(), p.metadata.labels.clone());
+    ours.pods.insert(key, (info, node));
     Ok(())
 }
 
@@ -881,5 +969,60 @@ fn describe(node: Option<&str>, message: Option<&str>, nominated: Option<&str>) 
             format!("left it unscheduled ({m}){}", nominated.map_or(String::new(), |n| format!(", nominated {n}")))
         }
         (None, None) => "left it unscheduled".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, unschedulable: bool, zone: Option<&str>) -> Value {
+        let labels = zone.map_or(json!({}), |z| json!({"topology.kubernetes.io/zone": z}));
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+               "spec": {"unschedulable": unschedulable},
+               "status": {"allocatable": {"pods": "110", "cpu": "4", "memory": "4Gi"}}})
+    }
+
+    fn pod(name: &str, memory: &str, color: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns", "labels": {"color": color}},
+               "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"memory": memory}}}]}})
+    }
+
+    /// `updateAny`'s schedperf side: a node or pod applied again replaces the one there, keeping
+    /// a pod's uid and its node (re-placed with its new requests) or its nomination.
+    #[test]
+    fn an_applied_again_node_or_pod_replaces_the_one_there() {
+        let mut ours = Ours::new(&SchedulerConfig::defaults(), &BTreeMap::new()).unwrap();
+        apply_ours(&mut ours, &[node("n1", true, None), node("n2", false, None)]).unwrap();
+        apply_ours(&mut ours, &[pod("bound", "1Gi", "green"), pod("nominated", "1Gi", "green")]).unwrap();
+        let n2 = ours.snap.interner.intern("n2");
+        let bound = ours.pods["ns/bound"].0.clone();
+        ours.snap.place_pod(bound.clone(), n2).unwrap();
+        ours.pods.get_mut("ns/bound").unwrap().1 = Some("n2".into());
+        let mut nominated = (*ours.pods["ns/nominated"].0).clone();
+        nominated.nominated_node = Some(n2);
+        let nominated = Arc::new(nominated);
+        ours.snap.nominate(nominated.clone(), n2);
+        ours.pods.get_mut("ns/nominated").unwrap().0 = nominated.clone();
+
+        apply_ours(
+            &mut ours,
+            &[node("n1", false, Some("z1")), pod("bound", "1Mi", "blue"), pod("nominated", "2Gi", "red")],
+        )
+        .unwrap();
+        let n1 = ours.snap.nodes.idx_of(ours.snap.interner.intern("n1")).unwrap();
+        assert!(!ours.snap.nodes.unschedulable[n1.ix()], "n1's spec.unschedulable is the update's");
+        assert_eq!(ours.snap.nodes.len(), 2, "no node is added");
+        let n2i = ours.snap.nodes.idx_of(n2).unwrap();
+        assert_eq!(ours.snap.nodes.req_memory[n2i.ix()], 1 << 20, "n2 holds the bound pod's new request");
+        assert_eq!(ours.snap.pods[&bound.uid].info.requests.memory, 1 << 20);
+        assert_eq!(ours.pods["ns/bound"].0.uid, bound.uid);
+        assert_eq!(ours.pods["ns/bound"].1.as_deref(), Some("n2"));
+        assert_eq!(ours.labels["ns/bound"]["color"], "blue");
+        let renominated = &ours.snap.nominated[&n2];
+        assert_eq!(renominated.len(), 1, "one nomination on n2");
+        assert_eq!((renominated[0].uid, renominated[0].requests.memory), (nominated.uid, 2 << 30));
+        assert_eq!(ours.pods["ns/nominated"].0.nominated_node, Some(n2));
+        assert_eq!(ours.pending, vec!["ns/bound".to_string(), "ns/nominated".to_string()], "no pod is added");
     }
 }

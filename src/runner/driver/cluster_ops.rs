@@ -14,7 +14,7 @@ use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, Pod
 /// The name of the `created`-th pod made from a template with `meta`: the template's name for the
 /// first pod when it has one; otherwise (and for every later pod of a `generateName` template)
 /// `generateName` (or `pod-`) and the six-digit count.
-fn pod_name(meta: &api::ObjectMeta, created: u64) -> String {
+pub(crate) fn pod_name(meta: &api::ObjectMeta, created: u64) -> String {
     if meta.name.is_empty() || created > 0 && !meta.generate_name.is_empty() {
         let prefix = if meta.generate_name.is_empty() { "pod-" } else { &meta.generate_name };
         let mut name = String::with_capacity(prefix.len() + 20);

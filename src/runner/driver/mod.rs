@@ -13,6 +13,7 @@ mod cycle;
 mod event_loop;
 mod ops;
 mod podgroup;
+pub(crate) use cluster_ops::pod_name;
 pub(crate) use podgroup::{group_trial, member_failure, validate_group, GroupOutcome, Trial};
 mod preemption;
 mod setup;
