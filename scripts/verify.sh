@@ -10,7 +10,8 @@
 # 4. the lockstep replay of upstream's own pod-group workloads (`short`: podgroup/basicscheduling,
 #    podgroup/gangscheduling, default_preemption, starvation), straight from the pinned module; every
 #    pod that is replayed must agree (what cannot be replayed is skipped with its reason);
-# 5. the shared conformance cases through the oracle's `explain`.
+# 5. the same for upstream's event_handling at its `integration-test` sizes (updateAny included);
+# 6. the shared conformance cases through the oracle's `explain`.
 # Steps 1 to 3 fail when agreement drops below the floor recorded here: the floors are the counts
 # measured at the last commit that changed them (a ratchet: raise them as divergences are fixed;
 # never lower them without saying why in the commit). Reproducers of every divergence land in
@@ -28,6 +29,9 @@ queue_floor=${VERIFY_QUEUE_FLOOR:-2000}
 # Upstream's podgroup/basicscheduling, podgroup/gangscheduling, default_preemption and starvation at
 # --label-filter short: every replayed pod (the rest are skipped: churn, disruptionMode).
 podgroup_floor=${VERIFY_PODGROUP_FLOOR:-73}
+# Upstream's event_handling at --label-filter integration-test (node and pod adds, updates through
+# updateAny; EventHandlingPodDelete is skipped: persistent volumes): every replayed pod.
+events_floor=${VERIFY_EVENTS_FLOOR:-541}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
 
 oracle=$(scripts/oracle.sh | tail -1)
@@ -99,6 +103,20 @@ else
   echo "verify: $U/podgroup is missing (the oracle build downloads the module)" >&2
   exit 1
 fi
+
+echo "== verify (lockstep) upstream's event_handling --label-filter integration-test (reproducers in $out/events)" >&2
+set +e
+"$schedperf" verify --oracle "$oracle" "$U/event_handling" --label-filter integration-test --out "$out/events" \
+  >"$out/events.txt" 2>&1
+rc=$?
+set -e
+grep '^verify: ' "$out/events.txt" | grep -v ' agree$' || true
+tail -1 "$out/events.txt"
+a=$(agreed "$out/events.txt")
+[ "$rc" -eq 0 ] && [ "${a:-0}" -ge "$events_floor" ] || {
+  echo "verify: upstream's event_handling: exit $rc, $a pods agree (floor $events_floor, and no divergence)" >&2
+  exit 1
+}
 
 echo "== conformance cases through the oracle" >&2
 for d in ../shared/conformance /work/shared/conformance; do
