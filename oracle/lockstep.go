@@ -444,15 +444,8 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 	}
 
 	batchBefore := batchCounters()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.ScheduleOne(l.e.ctx)
-	}()
-	select {
-	case <-done:
-	case <-time.After(settleTimeout):
-		return nil, fmt.Errorf("schedule: pod %s: the scheduling cycle did not finish", key)
+	if err := l.scheduleOneWithin(s); err != nil {
+		return nil, fmt.Errorf("schedule: pod %s: %w", key, err)
 	}
 	l.unpark()
 
@@ -648,4 +641,19 @@ func (l *lockstep) advance(seconds float64) (any, error) {
 	}
 	l.e.clock.Step(time.Duration(seconds * float64(time.Second)))
 	return map[string]any{"ok": true}, nil
+}
+
+// scheduleOneWithin runs one ScheduleOne, failing when the cycle does not finish within settleTimeout.
+func (l *lockstep) scheduleOneWithin(s *scheduler.Scheduler) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.ScheduleOne(l.e.ctx)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(settleTimeout):
+		return fmt.Errorf("the scheduling cycle did not finish")
+	}
 }

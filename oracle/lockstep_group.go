@@ -7,7 +7,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -130,15 +129,8 @@ func (l *lockstep) scheduleGroup(ns, name string) (any, error) {
 		l.group = nil
 		l.mu.Unlock()
 	}()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.ScheduleOne(l.e.ctx)
-	}()
-	select {
-	case <-done:
-	case <-time.After(settleTimeout):
-		return nil, fmt.Errorf("scheduleGroup: PodGroup %s: the scheduling cycle did not finish", key)
+	if err := l.scheduleOneWithin(s); err != nil {
+		return nil, fmt.Errorf("scheduleGroup: PodGroup %s: %w", key, err)
 	}
 	l.unpark()
 

@@ -480,27 +480,7 @@ func (r *runner) startScheduling() {
 			r.mu.Lock()
 			r.recordGroupAttempts()
 			if r.cycleUID != "" {
-				d := time.Since(r.cycleStart).Nanoseconds()
-				result := "scheduled"
-				if r.cycleFails {
-					result = "error"
-					if r.cycleFail == fwk.Unschedulable || r.cycleFail == fwk.UnschedulableAndUnresolvable {
-						result = "unschedulable"
-					}
-				}
-				r.attempts[result] = append(r.attempts[result], d)
-				r.counters.Attempts++
-				switch result {
-				case "scheduled":
-					r.counters.Scheduled++
-				case "unschedulable":
-					r.counters.Unschedulable++
-				default:
-					r.counters.Errors++
-				}
-				if r.cycleRetry {
-					r.counters.Retries++
-				}
+				r.recordAttempt(time.Since(r.cycleStart).Nanoseconds(), r.cycleFails, r.cycleFail, r.cycleRetry)
 			}
 			r.mu.Unlock()
 		}

@@ -68,26 +68,32 @@ func (r *runner) recordGroupAttempts() {
 	}
 	d := time.Since(r.cycleStart).Nanoseconds() / int64(len(r.cycleGroup))
 	for _, a := range r.cycleGroup {
-		result := "scheduled"
-		if a.failed {
-			result = "error"
-			if a.code == fwk.Unschedulable || a.code == fwk.UnschedulableAndUnresolvable {
-				result = "unschedulable"
-			}
-		}
-		r.attempts[result] = append(r.attempts[result], d)
-		r.counters.Attempts++
-		switch result {
-		case "scheduled":
-			r.counters.Scheduled++
-		case "unschedulable":
-			r.counters.Unschedulable++
-		default:
-			r.counters.Errors++
-		}
-		if a.retry {
-			r.counters.Retries++
-		}
+		r.recordAttempt(d, a.failed, a.code, a.retry)
 	}
 	r.cycleGroup = nil
+}
+
+// recordAttempt counts one pod's scheduling attempt of d nanoseconds under its result (scheduled,
+// unschedulable or error, as scheduler_perf's attempt metrics label it).
+func (r *runner) recordAttempt(d int64, failed bool, code fwk.Code, retry bool) {
+	result := "scheduled"
+	if failed {
+		result = "error"
+		if code == fwk.Unschedulable || code == fwk.UnschedulableAndUnresolvable {
+			result = "unschedulable"
+		}
+	}
+	r.attempts[result] = append(r.attempts[result], d)
+	r.counters.Attempts++
+	switch result {
+	case "scheduled":
+		r.counters.Scheduled++
+	case "unschedulable":
+		r.counters.Unschedulable++
+	default:
+		r.counters.Errors++
+	}
+	if retry {
+		r.counters.Retries++
+	}
 }
