@@ -60,6 +60,33 @@ pub struct ScoreTable {
     pub totals: Vec<i64>,
 }
 
+thread_local! {
+    /// The pool the calling thread works in as its thread 0 ([`home_pool`]), once built.
+    static HOME_POOL: std::cell::RefCell<Option<Arc<rayon::ThreadPool>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A pool of `threads` threads for an engine used on the calling thread. The calling thread is
+/// the pool's thread 0, so the cycle's parallel steps run inline on it (`install` needs no
+/// hand-off to another thread and back, two futex round trips) and the other threads steal halves
+/// of the work; a step the others are too slow to wake for runs on the calling thread alone. A
+/// thread can join only one pool, for good (rayon leaks such a pool), so the first one built is
+/// kept for every later engine of the thread with the same count; any other count, or a thread
+/// that is already some pool's worker, gets a pool of its own threads.
+fn home_pool(threads: usize) -> Arc<rayon::ThreadPool> {
+    let separate =
+        || Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts"));
+    HOME_POOL.with(|home| {
+        let mut home = home.borrow_mut();
+        if let Some(pool) = home.as_ref() {
+            return if pool.current_num_threads() == threads { pool.clone() } else { separate() };
+        }
+        match rayon::ThreadPoolBuilder::new().num_threads(threads).use_current_thread().build() {
+            Ok(pool) => home.insert(Arc::new(pool)).clone(),
+            Err(_) => separate(),
+        }
+    })
+}
+
 /// The scheduling-cycle engine: the rotating start index, the seeded RNG, the thread pool.
 pub struct Engine {
     /// `nextStartNodeIndex`.
@@ -85,9 +112,7 @@ pub struct Engine {
 impl Engine {
     /// `threads` = 1 keeps every pass on the calling thread.
     pub fn new(seed: u64, threads: usize, global_percentage_of_nodes_to_score: Option<i32>) -> Self {
-        let pool = (threads > 1).then(|| {
-            Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts"))
-        });
+        let pool = (threads > 1).then(|| home_pool(threads));
         Engine {
             next_start_node_index: 0,
             global_percentage_of_nodes_to_score,
