@@ -8,12 +8,24 @@
 //!
 //! Fine rules: NodeResourcesFit (node add/allocatable update: does the pod fit the node's
 //! allocatable, and did a resource it requests grow; assigned pod scale-down: did a resource it
-//! requests shrink), NodeAffinity (node add/label update: does the node now match the pod's
-//! nodeSelector and required affinity, and did it not before), TaintToleration (node add/taint
-//! update: was a NoSchedule/NoExecute taint untolerated and now is not), NodeUnschedulable (node
-//! add/update: it is, or became, schedulable), NodePorts (assigned pod delete: it held a host port
-//! the pod asks for). NodeName, NodePorts' node add and NodeResourcesFit's assigned pod delete have
-//! no hint function upstream (Queue), as in the coarse table.
+//! requests shrink), NodeAffinity (node add/label update: does the node match the profile's
+//! `addedAffinity` ([`HintArgs`]), and now match the pod's nodeSelector and required affinity when it
+//! did not before), TaintToleration (node add/taint update: was a NoSchedule/NoExecute taint
+//! untolerated and now is not), NodeUnschedulable (node add/update: it is, or became, schedulable),
+//! NodePorts (assigned pod delete: it held a host port the pod asks for), InterPodAffinity (assigned
+//! pod add/label update/delete: does it now match all required affinity terms, or no longer match
+//! an anti-affinity term, or did the deleted pod's anti-affinity match the pod; terms select
+//! namespaces as `AffinityTerm.Matches(pod, nil)` does, so a `namespaceSelector` is read against no
+//! labels; node add/label update: a required term's topology key appeared or changed domain, an
+//! anti-affinity one disappeared or changed, any node add for a pod with anti-affinity),
+//! PodTopologySpread on the pod's own DoNotSchedule constraints (assigned pod add/update/delete in
+//! the pod's namespace: its labels match a selector, or the update flips one; node add/delete: it
+//! has every topology key; node label/taint update: that changed, or it has them and a key's value
+//! or the taints changed; a pod without constraints reads the profile's defaults, which the hint
+//! does not have, so the coarse table decides). The rejected pod's own update as upstream's
+//! `TargetPod` events: scale-down, toleration, label change. NodeName, NodePorts' node add and
+//! NodeResourcesFit's assigned pod delete have no hint function upstream (Queue), as in the coarse
+//! table.
 
 use std::sync::Arc;
 
