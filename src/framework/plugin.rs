@@ -146,6 +146,12 @@ pub trait Plugin: Send + Sync {
         false
     }
 
+    /// The scheduler-enforced node selector this plugin's queueing hint checks a node against
+    /// before the pod's own (NodeAffinity's `addedAffinity`); `None` for the others.
+    fn enforced_node_selector(&self) -> Option<&crate::snapshot::NodeSelector> {
+        None
+    }
+
     /// PreEnqueue: `Success` lets the pod into the active queue; `Pending`/`UnschedulableAndUnresolvable` keep it out.
     fn pre_enqueue(&self, _pod: &PodInfo) -> Status {
         Status::success()

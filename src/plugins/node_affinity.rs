@@ -62,6 +62,10 @@ impl Plugin for NodeAffinity {
         true
     }
 
+    fn enforced_node_selector(&self) -> Option<&NodeSelector> {
+        self.added_required.as_ref()
+    }
+
     fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
         sig.put(keys::NODE_AFFINITY, &pod.sign.node_affinity);
         sig.put(keys::NODE_SELECTOR, &pod.node_selector);

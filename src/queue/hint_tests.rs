@@ -7,8 +7,11 @@ use super::super::{
     ClusterEvent, EventObjects, Location, NodeChange, NodeObject, PluginSet, QueuedPod, QueueingHint, SchedulingQueue,
 };
 use super::*;
-use crate::snapshot::testing::{MakeNode, MakePod};
-use crate::snapshot::{NodeSpec, Snapshot, Taint, TaintEffect, TolerationOp};
+use crate::snapshot::testing::{sel_exists, sel_labels, MakeNode, MakePod};
+use crate::snapshot::{
+    AffinityTerm, InclusionPolicy, LabelOp, LabelRequirement, LabelSelector, NamespaceSet, NodeSpec, Snapshot,
+    SpreadConstraint, Taint, TaintEffect, TolerationOp, WhenUnsatisfiable,
+};
 
 use QueueingHint::{Queue, Skip};
 
@@ -36,7 +39,7 @@ fn syms(snap: &mut Snapshot) -> HintSyms {
 }
 
 fn run(snap: &mut Snapshot, plugin: &str, pod: PodInfo, event: &ClusterEvent, objs: &EventObjects) -> QueueingHint {
-    let f = hint_fn::<()>(plugin, syms(snap)).expect("known plugin");
+    let f = hint_fn::<()>(plugin, syms(snap), HintArgs::default()).expect("known plugin");
     let qp = QueuedPod::new(pod.uid, 0, ()).with_spec(Arc::new(pod));
     f(event, Some(objs), &qp)
 }
@@ -235,7 +238,7 @@ fn node_ports_after_assigned_pod_deleted() {
 #[test]
 fn missing_objects_fall_back_to_the_coarse_table() {
     let mut s = Snapshot::new();
-    let f = hint_fn::<()>("NodeResourcesFit", syms(&mut s)).unwrap();
+    let f = hint_fn::<()>("NodeResourcesFit", syms(&mut s), HintArgs::default()).unwrap();
     let pod = Arc::new(MakePod::new(&mut s, "p").req(0, 2).build());
     let add = ClusterEvent::NodeAdd { node: 0 };
     let small =
@@ -259,7 +262,7 @@ fn in_flight_events_replay_with_their_objects() {
     let big = MakeNode::new(&mut s, "big").capacity(0, 4).spec();
     for (node, stays) in [(small, true), (big, false)] {
         let mut q = SchedulingQueue::<()>::new(0, 0);
-        q.register_hint(0, hint_fn("NodeResourcesFit", syms(&mut s)).unwrap());
+        q.register_hint(0, hint_fn("NodeResourcesFit", syms(&mut s), HintArgs::default()).unwrap());
         q.add(QueuedPod::new(pod.uid, 0, ()).with_spec(pod.clone()), 0);
         let qp = q.pop(0).unwrap();
         assert!(q.wants_event_objects());
@@ -310,5 +313,543 @@ fn own_update_hints() {
         let objs =
             EventObjects { old_pod: Some(old.clone()), new_pod: Some(Arc::new(new.clone())), ..Default::default() };
         assert_eq!(run(&mut s, "NodeResourcesFit", new, &event, &objs), want, "{name}");
+    }
+}
+
+/// nodeaffinity `Test_isSchedulableAfterNodeChange`, the `*-scheduler-enforced-node-affinity`
+/// cases (addedAffinity `foo In [bar]`), and one of ours where only addedAffinity rejects the node.
+#[test]
+fn node_affinity_after_node_change_with_added_affinity() {
+    let mut s = Snapshot::new();
+    let added = MakePod::new(&mut s, "a").affinity_in("foo", &["bar"]).build().required_affinity.map(Arc::new);
+    let args = HintArgs { added_affinity: added };
+    let plain = MakeNode::new(&mut s, "n").spec();
+    let foo_bar = MakeNode::new(&mut s, "n").label("foo", "bar").spec();
+    let with_affinity = MakePod::new(&mut s, "p").affinity_in("foo", &["bar"]).build();
+    let without = MakePod::new(&mut s, "p").build();
+    let cases = [
+        ("skip-queue-on-add-scheduler-enforced-node-affinity", with_affinity.clone(), plain.clone(), Skip),
+        ("queue-on-add-scheduler-enforced-node-affinity", with_affinity, foo_bar.clone(), Queue),
+        ("ours: skip-add-only-enforced-affinity-mismatches", without.clone(), plain, Skip),
+        ("ours: queue-add-enforced-affinity-matches", without, foo_bar, Queue),
+    ];
+    for (name, pod, new, want) in cases {
+        let f = hint_fn::<()>("NodeAffinity", syms(&mut s), args.clone()).unwrap();
+        let qp = QueuedPod::new(pod.uid, 0, ()).with_spec(Arc::new(pod));
+        let (event, objs) = node_event(None, new);
+        assert_eq!(f(&event, Some(&objs), &qp), want, "{name}");
+    }
+}
+
+/// An assigned pod's event with its objects: add (`old` None), update, or delete (`new` None).
+fn pod_event(old: Option<PodInfo>, new: Option<PodInfo>) -> (ClusterEvent, EventObjects) {
+    let uid = old.as_ref().or(new.as_ref()).expect("a pod").uid;
+    let event = match (&old, &new) {
+        (None, _) => ClusterEvent::AssignedPodAdd { pod: uid, node: 0 },
+        (Some(_), Some(_)) => ClusterEvent::AssignedPodUpdate { pod: uid, node: 0, resources_scaled_down: false },
+        (Some(_), None) => ClusterEvent::AssignedPodDelete { pod: uid, node: 0 },
+    };
+    (event, EventObjects { old_pod: old.map(Arc::new), new_pod: new.map(Arc::new), ..EventObjects::default() })
+}
+
+/// interpodaffinity `Test_isSchedulableAfterAssignedPodChange` (the assigned-pod cases; an
+/// unscheduled or only nominated pod raises no assigned-pod event here).
+#[test]
+fn inter_pod_affinity_after_assigned_pod_change() {
+    let mut s = Snapshot::new();
+    let vals: &[&str] = &["securityscan", "value2"];
+    let other = |s: &mut Snapshot, labels: &[(&str, &str)]| {
+        labels.iter().fold(MakePod::new(s, "other"), |p, (k, v)| p.label(k, v)).build()
+    };
+    let affinity = |s: &mut Snapshot| MakePod::new(s, "p").pod_affinity("service", Some(vals), "region").build();
+    let anti = |s: &mut Snapshot| MakePod::new(s, "p").pod_anti_affinity("service", Some(vals), "region").build();
+    let two_exists = |s: &mut Snapshot| {
+        MakePod::new(s, "p").pod_affinity("aaa", None, "hostname").pod_affinity("bbb", None, "hostname").build()
+    };
+    let two_anti = |s: &mut Snapshot| {
+        MakePod::new(s, "p")
+            .pod_anti_affinity("service", Some(&["securityscan"]), "region")
+            .pod_anti_affinity("app", Some(&["web"]), "region")
+            .build()
+    };
+    let sec = [("service", "securityscan")];
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, PodInfo, Option<PodInfo>, Option<PodInfo>, QueueingHint)> = vec![
+        ("add a pod which matches the pod affinity", affinity(&mut s), None, Some(other(&mut s, &sec)), Queue),
+        ("add a pod which doesn't match the pod affinity", affinity(&mut s), None, Some(other(&mut s, &[("aaa", "a")])), Skip),
+        (
+            "update a pod from non-match to match pod affinity",
+            affinity(&mut s),
+            Some(other(&mut s, &[("aaa", "a")])),
+            Some(other(&mut s, &sec)),
+            Queue,
+        ),
+        (
+            "the updating pod matches target pod's affinity both before and after label changes",
+            affinity(&mut s),
+            Some(other(&mut s, &[("service", "value2")])),
+            Some(other(&mut s, &sec)),
+            Skip,
+        ),
+        (
+            "update a pod from match to non-match the pod affinity",
+            affinity(&mut s),
+            Some(other(&mut s, &sec)),
+            Some(other(&mut s, &[("aaa", "a")])),
+            Skip,
+        ),
+        (
+            "update a pod from match to non-match pod's affinity - multiple terms case",
+            two_exists(&mut s),
+            Some(other(&mut s, &[("aaa", "a")])),
+            Some(other(&mut s, &sec)),
+            Skip,
+        ),
+        (
+            "update a pod from non-match to match pod's affinity - multiple terms case",
+            two_exists(&mut s),
+            Some(other(&mut s, &[("aaa", "a")])),
+            Some(other(&mut s, &[("aaa", ""), ("bbb", "")])),
+            Queue,
+        ),
+        (
+            "modify pod label to change it from satisfying pod anti-affinity to not satisfying anti-affinity",
+            anti(&mut s),
+            Some(other(&mut s, &sec)),
+            Some(other(&mut s, &[("service", "aaaa")])),
+            Queue,
+        ),
+        (
+            "modify pod label to change it from not satisfying pod anti-affinity to satisfying anti-affinity",
+            anti(&mut s),
+            Some(other(&mut s, &[("service", "bbb")])),
+            Some(other(&mut s, &sec)),
+            Skip,
+        ),
+        ("delete a pod which doesn't match pod's anti-affinity", anti(&mut s), Some(other(&mut s, &[("aaa", "a")])), None, Skip),
+        ("delete a pod which matches pod's anti-affinity", anti(&mut s), Some(other(&mut s, &sec)), None, Queue),
+        (
+            "delete a pod with anti-affinity that matches pending pod",
+            MakePod::new(&mut s, "p").label("service", "securityscan").build(),
+            Some(anti(&mut s)),
+            None,
+            Queue,
+        ),
+        (
+            "delete a pod with anti-affinity that doesn't match pending pod",
+            MakePod::new(&mut s, "p").label("service", "foo").build(),
+            Some(anti(&mut s)),
+            None,
+            Skip,
+        ),
+        (
+            "delete a pod which doesn't match pending pod's anti-affinity and has anti-affinity that doesn't match pending pod",
+            MakePod::new(&mut s, "p").pod_anti_affinity("service", Some(vals), "region").label("service", "foo").build(),
+            Some(MakePod::new(&mut s, "o").pod_anti_affinity("service", Some(vals), "region").label("service", "foo").build()),
+            None,
+            Skip,
+        ),
+        (
+            "modify pod label to change it from matching only one of target pod's anti-affinity terms to matching none",
+            two_anti(&mut s),
+            Some(other(&mut s, &[("service", "securityscan"), ("app", "bar")])),
+            Some(other(&mut s, &[("service", "foo"), ("app", "bar")])),
+            Queue,
+        ),
+        (
+            "modify pod label but it still matches one of target pod's anti-affinity terms",
+            two_anti(&mut s),
+            Some(other(&mut s, &[("service", "securityscan"), ("app", "bar")])),
+            Some(other(&mut s, &[("service", "foo"), ("app", "web")])),
+            Skip,
+        ),
+        ("delete a pod which matches only one of target pod's anti-affinity terms", two_anti(&mut s), Some(other(&mut s, &sec)), None, Queue),
+        (
+            "delete a pod with anti-affinity that matches pending pod on only one term",
+            MakePod::new(&mut s, "p").label("service", "securityscan").build(),
+            Some(two_anti(&mut s)),
+            None,
+            Queue,
+        ),
+    ];
+    for (name, pod, old, new, want) in cases {
+        let (event, objs) = pod_event(old, new);
+        assert_eq!(run(&mut s, "InterPodAffinity", pod, &event, &objs), want, "{name}");
+    }
+}
+
+/// Ours (upstream's table has no namespace case): the hint matches a term's namespaces as
+/// `AffinityTerm.Matches(pod, nil)` does, so a `namespaceSelector` is read against no labels.
+#[test]
+fn inter_pod_affinity_after_assigned_pod_add_namespaces() {
+    let mut s = Snapshot::new();
+    let (ns1, team) = (s.interner.intern("ns1"), sel_labels(&mut s, &[("team", "devops")]));
+    let not_team = {
+        let key = s.interner.intern("team");
+        LabelSelector::new(&[], vec![LabelRequirement { key, op: LabelOp::DoesNotExist }])
+    };
+    let app = sel_labels(&mut s, &[("app", "web")]);
+    let tk = s.interner.intern("zone");
+    let cases = [
+        ("listed namespace", NamespaceSet { names: vec![ns1], selector: None }, "ns1", Queue),
+        ("unlisted namespace", NamespaceSet { names: vec![ns1], selector: None }, "ns2", Skip),
+        (
+            "empty namespaceSelector selects all",
+            NamespaceSet { names: vec![], selector: Some(LabelSelector::everything()) },
+            "ns2",
+            Queue,
+        ),
+        (
+            "namespaceSelector on labels: no Namespace read",
+            NamespaceSet { names: vec![], selector: Some(team) },
+            "ns1",
+            Skip,
+        ),
+        (
+            "namespaceSelector that an empty set matches",
+            NamespaceSet { names: vec![], selector: Some(not_team) },
+            "ns2",
+            Queue,
+        ),
+    ];
+    for (name, namespaces, added_ns, want) in cases {
+        let term = AffinityTerm::new(namespaces, app.clone(), tk);
+        let pod = MakePod::new(&mut s, "p").namespace("ns1").affinity_term(term).build();
+        let added = MakePod::new(&mut s, "o").namespace(added_ns).label("app", "web").build();
+        let (event, objs) = pod_event(None, Some(added));
+        assert_eq!(run(&mut s, "InterPodAffinity", pod, &event, &objs), want, "{name}");
+    }
+}
+
+/// interpodaffinity `Test_isSchedulableAfterNodeChange`.
+#[test]
+fn inter_pod_affinity_after_node_change() {
+    let mut s = Snapshot::new();
+    let node = |s: &mut Snapshot, labels: &[(&str, &str)]| {
+        labels.iter().fold(MakeNode::new(s, "node-a"), |n, (k, v)| n.label(k, v)).spec()
+    };
+    let vals: &[&str] = &["securityscan", "value2"];
+    let aff = |s: &mut Snapshot, tk: &str| MakePod::new(s, "p").pod_affinity("service", Some(vals), tk).build();
+    let anti = |s: &mut Snapshot| MakePod::new(s, "p").pod_anti_affinity("another", Some(&["label"]), "zone").build();
+    let z1 = [("zone", "zone1")];
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, PodInfo, Option<NodeSpec>, NodeSpec, QueueingHint)> = vec![
+        ("add a new node with matched pod affinity topologyKey", aff(&mut s, "zone"), None, node(&mut s, &z1), Queue),
+        ("add a new node without matched topologyKey", aff(&mut s, "region"), None, node(&mut s, &z1), Skip),
+        (
+            "update node label but not topologyKey",
+            aff(&mut s, "zone"),
+            Some(node(&mut s, &[("aaa", "a")])),
+            node(&mut s, &[("aaa", "b")]),
+            Skip,
+        ),
+        (
+            "update node label that isn't related to the pod affinity",
+            aff(&mut s, "zone"),
+            Some(node(&mut s, &z1)),
+            node(&mut s, &[("zone", "zone1"), ("unrelated-label", "unrelated")]),
+            Skip,
+        ),
+        (
+            "update node with different affinity topologyKey value",
+            aff(&mut s, "zone"),
+            Some(node(&mut s, &z1)),
+            node(&mut s, &[("zone", "zone2")]),
+            Queue,
+        ),
+        (
+            "update node to have the affinity topology label",
+            aff(&mut s, "zone"),
+            Some(node(&mut s, &[("aaa", "a")])),
+            node(&mut s, &z1),
+            Queue,
+        ),
+        ("add a new node with matched pod anti-affinity topologyKey", anti(&mut s), None, node(&mut s, &z1), Queue),
+        ("add a new node without matched pod anti-affinity topologyKey", anti(&mut s), None, node(&mut s, &[]), Queue),
+        (
+            "update node label that isn't related to the pod anti-affinity",
+            anti(&mut s),
+            Some(node(&mut s, &z1)),
+            node(&mut s, &[("zone", "zone1"), ("unrelated-label", "unrelated")]),
+            Skip,
+        ),
+        (
+            "update node with different anti-affinity topologyKey value",
+            anti(&mut s),
+            Some(node(&mut s, &z1)),
+            node(&mut s, &[("zone", "zone2")]),
+            Queue,
+        ),
+        (
+            "update node to have the anti-affinity topology label",
+            anti(&mut s),
+            Some(node(&mut s, &[("aaa", "a")])),
+            node(&mut s, &z1),
+            Skip,
+        ),
+        (
+            "update node label not to have anti-affinity topology label",
+            anti(&mut s),
+            Some(node(&mut s, &z1)),
+            node(&mut s, &[("aaa", "a")]),
+            Queue,
+        ),
+    ];
+    for (name, pod, old, new, want) in cases {
+        let (event, objs) = node_event(old, new);
+        assert_eq!(run(&mut s, "InterPodAffinity", pod, &event, &objs), want, "{name}");
+    }
+}
+
+/// A pod with DoNotSchedule constraints on `keys`, with selectors `foo Exists` then `bar Exists`
+/// (upstream's `fooSelector`, `barSelector`), labelled `foo: ""`.
+fn spread_pod(s: &mut Snapshot, keys: &[&str]) -> PodInfo {
+    let sels = [sel_exists(s, "foo"), sel_exists(s, "bar")];
+    keys.iter()
+        .zip(sels)
+        .fold(MakePod::new(s, "p").label("foo", ""), |p, (k, sel)| {
+            p.spread(1, k, WhenUnsatisfiable::DoNotSchedule, sel)
+        })
+        .build()
+}
+
+/// podtopologyspread `Test_isSchedulableAfterNodeChange` (`fooSelector` on every constraint).
+#[test]
+fn pod_topology_spread_after_node_change() {
+    let mut s = Snapshot::new();
+    let node = |s: &mut Snapshot, labels: &[(&str, &str)], taint: Option<&str>| {
+        let n = labels.iter().fold(MakeNode::new(s, "node-a"), |n, (k, v)| n.label(k, v));
+        match taint {
+            Some(k) => n.taint(k, "bbb", TaintEffect::NoSchedule),
+            None => n,
+        }
+        .spec()
+    };
+    let one = |s: &mut Snapshot| {
+        let foo = sel_exists(s, "foo");
+        MakePod::new(s, "p").spread(1, "zone", WhenUnsatisfiable::DoNotSchedule, foo).build()
+    };
+    let two = |s: &mut Snapshot| {
+        let foo = sel_exists(s, "foo");
+        MakePod::new(s, "p")
+            .spread(1, "zone", WhenUnsatisfiable::DoNotSchedule, foo.clone())
+            .spread(1, "node", WhenUnsatisfiable::DoNotSchedule, foo)
+            .build()
+    };
+    let (z1, zn) = ([("zone", "zone1")], [("zone", "zone1"), ("node", "node1")]);
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, PodInfo, Option<NodeSpec>, Option<NodeSpec>, QueueingHint)> = vec![
+        (
+            "node updates label which matches topologyKey",
+            one(&mut s),
+            Some(node(&mut s, &z1, None)),
+            Some(node(&mut s, &[("zone", "zone2")], None)),
+            Queue,
+        ),
+        (
+            "node that doesn't match topologySpreadConstraints updates non-related label",
+            one(&mut s),
+            Some(node(&mut s, &[("foo", "bar1")], None)),
+            Some(node(&mut s, &[("foo", "bar2")], None)),
+            Skip,
+        ),
+        (
+            "node that match topologySpreadConstraints adds non-related label",
+            two(&mut s),
+            Some(node(&mut s, &[("zone", "zone1"), ("node", "node1"), ("foo", "bar")], None)),
+            Some(node(&mut s, &zn, None)),
+            Skip,
+        ),
+        ("create node with non-related labels", one(&mut s), None, Some(node(&mut s, &[("foo", "bar")], None)), Skip),
+        ("create node with related labels", one(&mut s), None, Some(node(&mut s, &z1, None)), Queue),
+        ("delete node with non-related labels", one(&mut s), Some(node(&mut s, &[("foo", "bar")], None)), None, Skip),
+        ("delete node with related labels", one(&mut s), Some(node(&mut s, &z1, None)), None, Queue),
+        (
+            "add node with related labels that only match one of topologySpreadConstraints",
+            two(&mut s),
+            None,
+            Some(node(&mut s, &z1, None)),
+            Skip,
+        ),
+        (
+            "add node with related labels that match all topologySpreadConstraints",
+            two(&mut s),
+            None,
+            Some(node(&mut s, &zn, None)),
+            Queue,
+        ),
+        (
+            "update node with related labels that only match one of topologySpreadConstraints",
+            two(&mut s),
+            Some(node(&mut s, &z1, None)),
+            Some(node(&mut s, &z1, None)),
+            Skip,
+        ),
+        (
+            "update node with related labels that match all topologySpreadConstraints",
+            two(&mut s),
+            Some(node(&mut s, &zn, None)),
+            Some(node(&mut s, &[("zone", "zone1"), ("node", "node2")], None)),
+            Queue,
+        ),
+        (
+            "update node with different taints that match all topologySpreadConstraints",
+            two(&mut s),
+            Some(node(&mut s, &zn, Some("aaa"))),
+            Some(node(&mut s, &zn, Some("ccc"))),
+            Queue,
+        ),
+        (
+            "update node with different taints that only match one of topologySpreadConstraints",
+            two(&mut s),
+            Some(node(&mut s, &[("node", "node1")], Some("aaa"))),
+            Some(node(&mut s, &[("node", "node1")], Some("ccc"))),
+            Skip,
+        ),
+    ];
+    for (name, pod, old, new, want) in cases {
+        let (event, objs) = match new {
+            Some(new) => node_event(old, new),
+            None => (
+                ClusterEvent::NodeDelete { node: 0 },
+                EventObjects { old_node: old.map(obj), ..EventObjects::default() },
+            ),
+        };
+        assert_eq!(run(&mut s, "PodTopologySpread", pod, &event, &objs), want, "{name}");
+    }
+}
+
+/// podtopologyspread `Test_isSchedulableAfterAssignedPodChange` (the assigned-pod cases).
+#[test]
+fn pod_topology_spread_after_assigned_pod_change() {
+    let mut s = Snapshot::new();
+    let other = |s: &mut Snapshot, labels: &[(&str, &str)]| {
+        labels.iter().fold(MakePod::new(s, "p2"), |p, (k, v)| p.label(k, v)).build()
+    };
+    let foo = [("foo", "")];
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, &[&str], Option<PodInfo>, Option<PodInfo>, QueueingHint)> = vec![
+        ("add pod with labels match topologySpreadConstraints selector", &["zone"], None, Some(other(&mut s, &foo)), Queue),
+        (
+            "add pod with different namespace",
+            &["zone"],
+            None,
+            Some(MakePod::new(&mut s, "p2").namespace("fake-namespace").label("foo", "").build()),
+            Skip,
+        ),
+        ("add pod with labels don't match topologySpreadConstraints selector", &["zone"], None, Some(other(&mut s, &[("bar", "")])), Skip),
+        ("delete pod with labels that match topologySpreadConstraints selector", &["zone"], Some(other(&mut s, &foo)), None, Queue),
+        ("delete pod with labels that don't match topologySpreadConstraints selector", &["zone"], Some(other(&mut s, &[("bar", "")])), None, Skip),
+        (
+            "update pod's non-related label",
+            &["zone"],
+            Some(other(&mut s, &[("foo", ""), ("bar", "bar1")])),
+            Some(other(&mut s, &[("foo", ""), ("bar", "bar2")])),
+            Skip,
+        ),
+        ("add pod's label that matches topologySpreadConstraints selector", &["zone"], Some(other(&mut s, &[])), Some(other(&mut s, &foo)), Queue),
+        ("delete pod label that matches topologySpreadConstraints selector", &["zone"], Some(other(&mut s, &foo)), Some(other(&mut s, &[])), Queue),
+        (
+            "change pod's label that matches topologySpreadConstraints selector",
+            &["zone"],
+            Some(other(&mut s, &[("foo", "foo1")])),
+            Some(other(&mut s, &[("foo", "foo2")])),
+            Skip,
+        ),
+        (
+            "add pod's label that matches topologySpreadConstraints selector with multi topologySpreadConstraints",
+            &["zone", "node"],
+            Some(other(&mut s, &foo)),
+            Some(other(&mut s, &[("foo", ""), ("bar", "bar2")])),
+            Queue,
+        ),
+        (
+            "change pod's label that doesn't match topologySpreadConstraints selector with multi topologySpreadConstraints",
+            &["zone", "node"],
+            Some(other(&mut s, &foo)),
+            Some(other(&mut s, &[("foo", ""), ("baz", "")])),
+            Skip,
+        ),
+        (
+            "change pod's label that match topologySpreadConstraints selector with multi topologySpreadConstraints",
+            &["zone", "node"],
+            Some(other(&mut s, &[("foo", ""), ("bar", "")])),
+            Some(other(&mut s, &[("foo", ""), ("bar", "bar2")])),
+            Skip,
+        ),
+    ];
+    for (name, keys, old, new, want) in cases {
+        let pod = spread_pod(&mut s, keys);
+        let (event, objs) = pod_event(old, new);
+        assert_eq!(run(&mut s, "PodTopologySpread", pod, &event, &objs), want, "{name}");
+    }
+}
+
+/// The rejected pod's own update: podtopologyspread `Test_isSchedulableAfterTargetPodChange`
+/// (zone constraint with `nodeTaintsPolicy` as given, node constraint on `bar`) and interpodaffinity
+/// `Test_isSchedulableAfterTargetPodUpdateLabel` (any label change queues).
+#[test]
+fn own_update_hints_of_spread_and_inter_pod_affinity() {
+    let mut s = Snapshot::new();
+    let pod = |s: &mut Snapshot, policy: InclusionPolicy, labels: &[&str], toleration: bool| {
+        let (foo, bar) = (sel_exists(s, "foo"), sel_exists(s, "bar"));
+        let zone = s.interner.intern("zone");
+        let c = SpreadConstraint {
+            node_taints_policy: policy,
+            ..SpreadConstraint::new(1, zone, WhenUnsatisfiable::DoNotSchedule, foo)
+        };
+        let mut p = MakePod::new(s, "p").spread_constraint(c).spread(1, "node", WhenUnsatisfiable::DoNotSchedule, bar);
+        for l in labels {
+            p = p.label(l, "");
+        }
+        if toleration {
+            p = p.toleration("node.kubernetes.io/unschedulable", TolerationOp::Exists, "", None);
+        }
+        p.build()
+    };
+    use InclusionPolicy::{Honor, Ignore};
+    let cases = [
+        (
+            "PodTopologySpread",
+            "has NodeTaintsPolicy:Honor and has got a new toleration",
+            Honor,
+            &["foo"][..],
+            false,
+            &["foo"][..],
+            true,
+            Queue,
+        ),
+        (
+            "PodTopologySpread",
+            "without NodeTaintsPolicy:Honor and has got a new toleration",
+            Ignore,
+            &["foo"],
+            false,
+            &["foo"],
+            true,
+            Skip,
+        ),
+        (
+            "PodTopologySpread",
+            "has got a new label matching the selector of the constraint",
+            Ignore,
+            &[],
+            false,
+            &["foo"],
+            false,
+            Queue,
+        ),
+        ("PodTopologySpread", "has got a new unrelated label", Ignore, &[], false, &["unrelated"], false, Skip),
+        ("InterPodAffinity", "ours: label change", Ignore, &["foo"], false, &["baz"], false, Queue),
+        ("InterPodAffinity", "ours: no label change", Ignore, &["foo"], false, &["foo"], true, Skip),
+    ];
+    for (plugin, name, policy, old_labels, old_tol, new_labels, new_tol, want) in cases {
+        let old = Arc::new(pod(&mut s, policy, old_labels, old_tol));
+        let mut new = pod(&mut s, policy, new_labels, new_tol);
+        new.uid = old.uid;
+        let event = ClusterEvent::UnscheduledPodUpdate { pod: old.uid };
+        let objs =
+            EventObjects { old_pod: Some(old.clone()), new_pod: Some(Arc::new(new.clone())), ..Default::default() };
+        assert_eq!(run(&mut s, plugin, new, &event, &objs), want, "{plugin} {name}");
     }
 }

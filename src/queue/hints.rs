@@ -8,18 +8,33 @@
 //!
 //! Fine rules: NodeResourcesFit (node add/allocatable update: does the pod fit the node's
 //! allocatable, and did a resource it requests grow; assigned pod scale-down: did a resource it
-//! requests shrink), NodeAffinity (node add/label update: does the node now match the pod's
-//! nodeSelector and required affinity, and did it not before), TaintToleration (node add/taint
-//! update: was a NoSchedule/NoExecute taint untolerated and now is not), NodeUnschedulable (node
-//! add/update: it is, or became, schedulable), NodePorts (assigned pod delete: it held a host port
-//! the pod asks for). NodeName, NodePorts' node add and NodeResourcesFit's assigned pod delete have
-//! no hint function upstream (Queue), as in the coarse table.
+//! requests shrink), NodeAffinity (node add/label update: does the node match the profile's
+//! `addedAffinity` ([`HintArgs`]), and now match the pod's nodeSelector and required affinity when it
+//! did not before), TaintToleration (node add/taint update: was a NoSchedule/NoExecute taint
+//! untolerated and now is not), NodeUnschedulable (node add/update: it is, or became, schedulable),
+//! NodePorts (assigned pod delete: it held a host port the pod asks for), InterPodAffinity (assigned
+//! pod add/label update/delete: does it now match all required affinity terms, or no longer match
+//! an anti-affinity term, or did the deleted pod's anti-affinity match the pod; terms select
+//! namespaces as `AffinityTerm.Matches(pod, nil)` does, so a `namespaceSelector` is read against no
+//! labels; node add/label update: a required term's topology key appeared or changed domain, an
+//! anti-affinity one disappeared or changed, any node add for a pod with anti-affinity),
+//! PodTopologySpread on the pod's own DoNotSchedule constraints (assigned pod add/update/delete in
+//! the pod's namespace: its labels match a selector, or the update flips one; node add/delete: it
+//! has every topology key; node label/taint update: that changed, or it has them and a key's value
+//! or the taints changed; a pod without constraints reads the profile's defaults, which the hint
+//! does not have, so the coarse table decides). The rejected pod's own update as upstream's
+//! `TargetPod` events: scale-down, toleration, label change. NodeName, NodePorts' node add and
+//! NodeResourcesFit's assigned pod delete have no hint function upstream (Queue), as in the coarse
+//! table.
+
+use std::sync::Arc;
 
 use super::{ClusterEvent, EventObjects, HintFn, NodeChange, NodeObject, QueuedPod, QueueingHint};
 use crate::ids::PodUid;
 use crate::plugins::node_ports::conflicts;
 use crate::snapshot::{
-    tolerations_tolerate, LabelOp, LabelRequirement, NodeTerm, PodInfo, Resources, Sym, Taint, TaintEffect,
+    tolerations_tolerate, AffinityTerm, InclusionPolicy, LabelRequirement, NodeSelector, NodeTerm, PodInfo, Resources,
+    SpreadConstraint, Sym, Taint, TaintEffect, WhenUnsatisfiable,
 };
 
 /// The plugins [`default_hint`] knows.
@@ -99,13 +114,20 @@ pub struct HintSyms {
     pub unschedulable_taint: Taint,
 }
 
+/// What a plugin's configuration adds to its hint: NodeAffinity's `addedAffinity`
+/// (NodeAffinityArgs), the scheduler-enforced selector a node must match before the pod's own.
+#[derive(Clone, Debug, Default)]
+pub struct HintArgs {
+    pub added_affinity: Option<Arc<NodeSelector>>,
+}
+
 /// [`fine_hint`] where it decides, else [`default_hint`], as a registrable hint function; `None`
 /// for an unknown plugin.
-pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms) -> Option<HintFn<T>> {
+pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms, args: HintArgs) -> Option<HintFn<T>> {
     let name = DEFAULT_HINT_PLUGINS.iter().copied().find(|p| *p == plugin)?;
     Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
         if let (Some(objs), Some(spec)) = (objs, &pod.spec) {
-            if let Some(h) = fine_hint(name, event, objs, &spec.0, syms) {
+            if let Some(h) = fine_hint(name, event, objs, &spec.0, syms, &args) {
                 return h;
             }
         }
@@ -129,11 +151,21 @@ pub fn fine_hint(
     objs: &EventObjects,
     pod: &PodInfo,
     syms: HintSyms,
+    args: &HintArgs,
 ) -> Option<QueueingHint> {
     use ClusterEvent::*;
     if let UnscheduledPodUpdate { pod: updated } = event {
-        return if *updated == pod.uid { own_update_hint(plugin, objs, syms) } else { None };
+        return if *updated == pod.uid { own_update_hint(plugin, objs, pod, syms) } else { None };
     }
+    // (old, new) of an assigned pod's add (old None), label update, or delete (new None).
+    let pod_event = || -> Option<(Option<&PodInfo>, Option<&PodInfo>)> {
+        match event {
+            AssignedPodAdd { .. } => Some((None, Some(objs.new_pod.as_deref()?))),
+            AssignedPodUpdate { .. } => Some((Some(objs.old_pod.as_deref()?), Some(objs.new_pod.as_deref()?))),
+            AssignedPodDelete { .. } => Some((Some(objs.old_pod.as_deref()?), None)),
+            _ => None,
+        }
+    };
     // (old, new) of a node add (old None) or an update whose change is in `registered`.
     let node_event = |registered: NodeChange| -> Option<(Option<&NodeObject>, &NodeObject)> {
         match event {
@@ -157,9 +189,12 @@ pub fn fine_hint(
             }
             Some(hint(old.is_none_or(|old| any_requested_increased(&pod.requests, old, new))))
         }
-        // `NodeAffinity.isSchedulableAfterNodeChange` (without the plugin's addedAffinity).
+        // `NodeAffinity.isSchedulableAfterNodeChange`: the profile's addedAffinity first.
         "NodeAffinity" => {
             let (old, new) = node_event(NodeChange::LABEL)?;
+            if args.added_affinity.as_ref().is_some_and(|sel| !sel.terms.iter().any(|t| term_matches(t, new))) {
+                return Some(QueueingHint::Skip);
+            }
             Some(match required_affinity_match(pod, new) {
                 Err(()) => QueueingHint::Queue,
                 Ok(false) => QueueingHint::Skip,
@@ -189,18 +224,135 @@ pub fn fine_hint(
             }
             _ => None,
         },
+        // `InterPodAffinity.isSchedulableAfterAssignedPodChange` / `isSchedulableAfterNodeChange`.
+        "InterPodAffinity" => {
+            let a = &pod.constraints.affinity;
+            if let Some((old, new)) = pod_event() {
+                return Some(hint(match (old, new) {
+                    (Some(old), Some(new)) => {
+                        (!matches_all_terms(&a.required_affinity, old) && matches_all_terms(&a.required_affinity, new))
+                            || (matches_any_term(&a.required_anti_affinity, old)
+                                && !matches_any_term(&a.required_anti_affinity, new))
+                    }
+                    (None, Some(added)) => matches_all_terms(&a.required_affinity, added),
+                    (Some(deleted), None) => {
+                        matches_any_term(&a.required_anti_affinity, deleted)
+                            || matches_any_term(&deleted.constraints.affinity.required_anti_affinity, pod)
+                    }
+                    (None, None) => unreachable!("a pod event has a pod"),
+                }));
+            }
+            let (old, new) = node_event(NodeChange::LABEL)?;
+            let Some(old) = old else {
+                let affinity_key = a.required_affinity.iter().any(|t| has_label(new, t.topology_key));
+                return Some(hint(affinity_key || !a.required_anti_affinity.is_empty()));
+            };
+            let moved = |t: &AffinityTerm| {
+                let (o, n) = (node_label(old, t.topology_key).0, node_label(new, t.topology_key).0);
+                !o.is_none() && !n.is_none() && o != n
+            };
+            // Affinity: the node gained the key or changed domain; anti-affinity: it lost the key (a
+            // node without it always accepts the pod) or changed domain.
+            let gained = |t: &AffinityTerm| !has_label(old, t.topology_key) && has_label(new, t.topology_key);
+            let lost = |t: &AffinityTerm| has_label(old, t.topology_key) && !has_label(new, t.topology_key);
+            Some(hint(
+                a.required_affinity.iter().any(|t| gained(t) || moved(t))
+                    || a.required_anti_affinity.iter().any(|t| lost(t) || moved(t)),
+            ))
+        }
+        // `PodTopologySpread.isSchedulableAfterAssignedPodChange` / `isSchedulableAfterNodeChange`,
+        // on the pod's own DoNotSchedule constraints. A pod without constraints would read the
+        // profile's default constraints, which the hint does not have: the coarse table decides.
+        "PodTopologySpread" => {
+            if pod.constraints.topology_spread.is_empty() {
+                return None;
+            }
+            let hard = || hard_constraints(pod);
+            if let Some((old, new)) = pod_event() {
+                if old.or(new).is_some_and(|p| p.namespace != pod.namespace) {
+                    return Some(QueueingHint::Skip);
+                }
+                return Some(hint(match (old, new) {
+                    (Some(old), Some(new)) => label_change_matters(hard(), old, new),
+                    (Some(p), None) | (None, Some(p)) => hard().any(|c| c.selector.matches_labels(&p.labels)),
+                    (None, None) => unreachable!("a pod event has a pod"),
+                }));
+            }
+            let (old, new) = match event {
+                NodeDelete { .. } => (Some(objs.old_node.as_ref()?), None),
+                _ => {
+                    let (old, new) = node_event(NodeChange::LABEL.union(NodeChange::TAINT))?;
+                    (old, Some(new))
+                }
+            };
+            let keys_present = |n: &NodeObject| hard().all(|c| has_label(n, c.topology_key));
+            Some(hint(match (old, new) {
+                (Some(old), Some(new)) => {
+                    let (was, is) = (keys_present(old), keys_present(new));
+                    was != is
+                        || (is
+                            && (hard().any(|c| node_label(old, c.topology_key).0 != node_label(new, c.topology_key).0)
+                                || old.spec.taints != new.spec.taints))
+                }
+                (Some(n), None) | (None, Some(n)) => keys_present(n),
+                (None, None) => unreachable!("a node event has a node"),
+            }))
+        }
         _ => None,
     }
+}
+
+/// `AffinityTerm.Matches(pod, nil)` as the hints call it: the namespace is listed, or the
+/// `namespaceSelector` matches an empty label set (the hint reads no Namespace object), and the
+/// pod's labels match.
+fn term_matches_pod(t: &AffinityTerm, p: &PodInfo) -> bool {
+    let ns = &t.selector.namespaces;
+    let ns_ok =
+        ns.names.binary_search(&p.namespace).is_ok() || ns.selector.as_ref().is_some_and(|s| s.matches_labels(&[]));
+    ns_ok && t.selector.labels.matches_labels(&p.labels)
+}
+
+/// `podMatchesAllAffinityTerms`: false for no terms.
+fn matches_all_terms(terms: &[AffinityTerm], p: &PodInfo) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| term_matches_pod(t, p))
+}
+
+/// `podMatchesAnyAffinityTerms`.
+fn matches_any_term(terms: &[AffinityTerm], p: &PodInfo) -> bool {
+    terms.iter().any(|t| term_matches_pod(t, p))
+}
+
+/// `getConstraints` for a pod with constraints: its `DoNotSchedule` ones.
+fn hard_constraints(pod: &PodInfo) -> impl Iterator<Item = &SpreadConstraint> {
+    pod.constraints.topology_spread.iter().filter(|c| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
+}
+
+/// `isSchedulableAfterPodLabelChange`: the labels changed and some constraint's selector matches
+/// one side only.
+fn label_change_matters<'a>(
+    mut constraints: impl Iterator<Item = &'a SpreadConstraint>,
+    old: &PodInfo,
+    new: &PodInfo,
+) -> bool {
+    old.labels != new.labels
+        && constraints.any(|c| c.selector.matches_labels(&old.labels) != c.selector.matches_labels(&new.labels))
 }
 
 /// The rejected pod itself changed (upstream's `TargetPod` events from `PodSchedulingPropertiesChange`):
 /// NodeResourcesFit queues on `UpdatePodScaleDown`, TaintToleration on `UpdatePodToleration`,
 /// NodeUnschedulable on `UpdatePodToleration` when the new tolerations tolerate its taint;
 /// NodeAffinity, NodePorts and NodeName register no pod update (Skip). `None`: the coarse table.
-fn own_update_hint(plugin: &str, objs: &EventObjects, syms: HintSyms) -> Option<QueueingHint> {
+fn own_update_hint(plugin: &str, objs: &EventObjects, pod: &PodInfo, syms: HintSyms) -> Option<QueueingHint> {
     let (old, new) = (objs.old_pod.as_ref()?, objs.new_pod.as_ref()?);
     let tolerations_changed = old.tolerations != new.tolerations;
     match plugin {
+        // `isSchedulableAfterTargetPodUpdateLabel`: registered for label updates only.
+        "InterPodAffinity" => Some(hint(old.labels != new.labels)),
+        // `isSchedulableAfterTargetPodChange`, on the pod's (new) constraints.
+        "PodTopologySpread" if !pod.constraints.topology_spread.is_empty() => {
+            let honor = hard_constraints(pod).any(|c| c.node_taints_policy == InclusionPolicy::Honor);
+            Some(hint((tolerations_changed && honor) || label_change_matters(hard_constraints(pod), old, new)))
+        }
         "NodeResourcesFit" => {
             let (o, n) = (&old.requests, &new.requests);
             let scalar_down = o.scalars.iter().any(|&(r, v)| n.scalar(r) < v);
@@ -266,16 +418,13 @@ fn node_label(node: &NodeObject, key: Sym) -> (Sym, Option<i64>) {
     }
 }
 
+fn has_label(node: &NodeObject, key: Sym) -> bool {
+    !node_label(node, key).0.is_none()
+}
+
 fn requirement_matches(r: &LabelRequirement, node: &NodeObject) -> bool {
     let (v, int) = node_label(node, r.key);
-    match &r.op {
-        LabelOp::In(vals) => !v.is_none() && vals.contains(&v),
-        LabelOp::NotIn(vals) => v.is_none() || !vals.contains(&v),
-        LabelOp::Exists => !v.is_none(),
-        LabelOp::DoesNotExist => v.is_none(),
-        LabelOp::Gt(n) => int.is_some_and(|x| x > *n),
-        LabelOp::Lt(n) => int.is_some_and(|x| x < *n),
-    }
+    r.matches_parsed(v, || int)
 }
 
 fn term_matches(t: &NodeTerm, node: &NodeObject) -> bool {

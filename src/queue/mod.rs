@@ -36,7 +36,7 @@
 
 mod hints;
 
-pub use hints::{default_hint, default_hint_fn, fine_hint, hint_fn, HintSyms, DEFAULT_HINT_PLUGINS};
+pub use hints::{default_hint, default_hint_fn, fine_hint, hint_fn, HintArgs, HintSyms, DEFAULT_HINT_PLUGINS};
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};

@@ -15,6 +15,8 @@ pub mod driver;
 mod extension_point_tests;
 #[cfg(test)]
 mod gate_tests;
+#[cfg(test)]
+mod hint_run_tests;
 pub mod objects;
 #[cfg(test)]
 mod podgroup_tests;

@@ -114,13 +114,20 @@ impl LabelRequirement {
     /// `labels.Requirement.Matches` given the object's value for `key` (`Sym::NONE` when absent).
     #[inline]
     pub fn matches_value(&self, value: Sym, interner: &Interner) -> bool {
+        self.matches_parsed(value, || interner.as_int(value))
+    }
+
+    /// [`Self::matches_value`] with the value's integer reading given by `int` (asked only for
+    /// `Gt`/`Lt`).
+    #[inline]
+    pub fn matches_parsed(&self, value: Sym, int: impl FnOnce() -> Option<i64>) -> bool {
         match &self.op {
             LabelOp::In(vals) => !value.is_none() && vals.contains(&value),
             LabelOp::NotIn(vals) => value.is_none() || !vals.contains(&value),
             LabelOp::Exists => !value.is_none(),
             LabelOp::DoesNotExist => value.is_none(),
-            LabelOp::Gt(n) => interner.as_int(value).is_some_and(|v| v > *n),
-            LabelOp::Lt(n) => interner.as_int(value).is_some_and(|v| v < *n),
+            LabelOp::Gt(n) => int().is_some_and(|v| v > *n),
+            LabelOp::Lt(n) => int().is_some_and(|v| v < *n),
         }
     }
 }
@@ -308,6 +315,17 @@ impl LabelSelector {
 
     /// `labels.Selector.Matches` against labels sorted by key.
     pub fn matches(&self, labels: &[(Sym, Sym)], interner: &Interner) -> bool {
+        self.matches_by(labels, |r, v| r.matches_value(v, interner))
+    }
+
+    /// [`Self::matches`] for a selector compiled from a `metav1.LabelSelector`
+    /// ([`super::compile::compile_label_selector`]), which has no `Gt`/`Lt` requirement and so
+    /// needs no interner.
+    pub fn matches_labels(&self, labels: &[(Sym, Sym)]) -> bool {
+        self.matches_by(labels, |r, v| r.matches_parsed(v, || None))
+    }
+
+    fn matches_by(&self, labels: &[(Sym, Sym)], req: impl Fn(&LabelRequirement, Sym) -> bool) -> bool {
         if self.matches_nothing {
             return false;
         }
@@ -316,7 +334,7 @@ impl LabelSelector {
                 Ok(i) => labels[i].1,
                 Err(_) => Sym::NONE,
             };
-            r.matches_value(v, interner)
+            req(r, v)
         })
     }
 

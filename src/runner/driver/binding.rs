@@ -11,7 +11,7 @@ use crate::binder::{BindJob, BindOutcome, BindingCycle};
 use crate::framework::{BindingPod, CycleCx, CycleState};
 use crate::ids::PodUid;
 use crate::metrics::Hist;
-use crate::queue::{ClusterEvent, QueuedPod};
+use crate::queue::{ClusterEvent, EventObjects, QueuedPod};
 use crate::snapshot::Sym;
 
 use super::{Driver, PodState};
@@ -137,7 +137,12 @@ impl Driver {
         }
         let idx = self.snap.nodes.idx_of(node).map_or(u32::MAX, |n| n.0);
         let now = self.now();
-        self.queue.on_event(ClusterEvent::AssignedPodAdd { pod: uid, node: idx }, now);
+        // The pod as bound (InterPodAffinity and PodTopologySpread read its labels and namespace).
+        let objs = self
+            .queue
+            .wants_event_objects()
+            .then(|| Arc::new(EventObjects { new_pod: Some(self.rec(uid).info.clone()), ..EventObjects::default() }));
+        self.queue.on_event_with(ClusterEvent::AssignedPodAdd { pod: uid, node: idx }, objs, now);
         self.trace(at_nanos, uid, "bound", |d| serde_json::json!({"node": d.snap.interner.resolve(node)}));
     }
 

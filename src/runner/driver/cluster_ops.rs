@@ -299,9 +299,12 @@ impl Driver {
         }
         let idx = self.snap.nodes.idx_of(sym).expect("node still there");
         self.snap.remove_node(sym);
-        self.node_objects.remove(name);
+        // The node as it was (PodTopologySpread reads its labels); unknown for a loaded cluster's node.
+        let old = self.node_objects.remove(name);
+        let objs = (self.queue.wants_event_objects() && old.is_some())
+            .then(|| Arc::new(EventObjects { old_node: old, ..EventObjects::default() }));
         let now = self.now();
-        self.queue.on_event(ClusterEvent::NodeDelete { node: idx.0 }, now);
+        self.queue.on_event_with(ClusterEvent::NodeDelete { node: idx.0 }, objs, now);
     }
 
     /// `createAny` and churn: adds any object to the cluster.

@@ -17,7 +17,7 @@ use crate::error::InputError;
 use crate::framework::{Framework, Plugin, WaitingPods};
 use crate::metrics::{cpu_seconds, Histograms};
 use crate::plugins::compile_args;
-use crate::queue::{hint_fn, HintSyms, QueuedPod, SchedulingQueue};
+use crate::queue::{hint_fn, HintArgs, HintSyms, QueuedPod, SchedulingQueue};
 use crate::report::{Counters, RunReport};
 use crate::runner::objects::Templates;
 use crate::runner::{AgentSpec, RunError, RunOptions};
@@ -43,7 +43,8 @@ pub(crate) fn register_hints(
             if next + p >= 63 {
                 break;
             }
-            if let Some(h) = hint_fn::<()>(plugin.name(), syms) {
+            let args = HintArgs { added_affinity: plugin.enforced_node_selector().cloned().map(Arc::new) };
+            if let Some(h) = hint_fn::<()>(plugin.name(), syms, args) {
                 queue.register_hint((next + p) as u8, h);
             }
         }
