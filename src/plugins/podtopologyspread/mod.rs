@@ -284,6 +284,18 @@ fn eligible_counts(
     };
     let mut counts = vec![0u32; t.num_domains()];
     let mut present = vec![false; t.num_domains()];
+    if let (None, [_], Some(taints_ok)) = (&elig.affinity, elig.doms.as_slice(), &elig.taints_ok) {
+        // Only the taint policy narrows the nodes (nodeTaintsPolicy: Honor, one key): one pass
+        // over three columns, no per-node call.
+        let taint_set = &snap.nodes.taint_set[..t.dom_of_node.len()];
+        for ((&d, &c), &s) in t.dom_of_node.iter().zip(per_node.iter()).zip(taint_set) {
+            if d != NO_DOMAIN && taints_ok[s as usize] {
+                present[d as usize] = true;
+                counts[d as usize] += c;
+            }
+        }
+        return (counts, present);
+    }
     for (n, &d) in t.dom_of_node.iter().enumerate() {
         if d != NO_DOMAIN && elig.eligible(snap, n) {
             present[d as usize] = true;
@@ -323,8 +335,15 @@ struct PreScoreState {
 }
 
 impl PreScoreState {
-    fn ignored(&self, snap: &Snapshot, n: NodeIdx) -> bool {
-        self.require_all && self.domains.iter().any(|d| d.get(snap).dom_of_node[n.ix()] == NO_DOMAIN)
+    /// Each constraint's node-to-domain column, looked up once per call (not per node).
+    fn dom_columns<'a>(&'a self, snap: &'a Snapshot) -> Vec<&'a [u32]> {
+        self.domains.iter().map(|d| d.get(snap).dom_of_node.as_slice()).collect()
+    }
+
+    /// A node lacking a key the constraints require scores 0 (`doms` from [`Self::dom_columns`]).
+    #[inline]
+    fn ignored(&self, doms: &[&[u32]], n: NodeIdx) -> bool {
+        self.require_all && doms.iter().any(|d| d[n.ix()] == NO_DOMAIN)
     }
 }
 
@@ -422,7 +441,8 @@ impl Plugin for PodTopologySpread {
         let require_all = !pod.constraints.topology_spread.is_empty() || !self.system_defaulted;
         let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
         let mut s = PreScoreState { domains, constraints: Vec::new(), require_all };
-        let scored: Vec<NodeIdx> = feasible.iter().copied().filter(|n| !s.ignored(snap, *n)).collect();
+        let doms = s.dom_columns(snap);
+        let scored: Vec<NodeIdx> = feasible.iter().copied().filter(|n| !s.ignored(&doms, *n)).collect();
         let hostname_key = snap.wk.hostname_key;
         let mut constraints = Vec::with_capacity(cs.len());
         for (i, c) in cs.iter().enumerate() {
@@ -464,9 +484,9 @@ impl Plugin for PodTopologySpread {
         let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else {
             return Err(Status::new(Code::Error, "reading PreScorePodTopologySpread from cycleState: not found"));
         };
-        let doms: Vec<&[u32]> = s.domains.iter().map(|d| d.get(cx.snap).dom_of_node.as_slice()).collect();
+        let doms = s.dom_columns(cx.snap);
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            if s.ignored(cx.snap, *n) {
+            if s.ignored(&doms, *n) {
                 *o = 0;
                 continue;
             }
@@ -486,16 +506,17 @@ impl Plugin for PodTopologySpread {
 
     fn normalize(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], scores: &mut [i64]) {
         let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else { return };
+        let doms = s.dom_columns(cx.snap);
         let mut min = i64::MAX;
         let mut max = 0i64;
         for (n, sc) in nodes.iter().zip(scores.iter()) {
-            if !s.ignored(cx.snap, *n) {
+            if !s.ignored(&doms, *n) {
                 min = min.min(*sc);
                 max = max.max(*sc);
             }
         }
         for (n, sc) in nodes.iter().zip(scores.iter_mut()) {
-            *sc = if s.ignored(cx.snap, *n) {
+            *sc = if s.ignored(&doms, *n) {
                 0
             } else if max == 0 {
                 MAX_NODE_SCORE
