@@ -324,8 +324,11 @@ struct ScoreConstraint {
     max_skew: i64,
     weight: f64,
     hostname: bool,
-    /// Per-domain counts (non-hostname) or per-node counts (hostname).
+    /// Per-domain counts (non-hostname) or per-node counts (hostname); empty when `tracked`.
     counts: Vec<u32>,
+    /// A hostname constraint whose query the pod index counts: Score reads the index's per-node
+    /// counts (looked up once per call) instead of a copy of them made per cycle.
+    tracked: Option<PodQuery>,
 }
 
 struct PreScoreState {
@@ -448,13 +451,22 @@ impl Plugin for PodTopologySpread {
         for (i, c) in cs.iter().enumerate() {
             let t = s.domains[i].get(snap);
             if c.topology_key == hostname_key {
-                let counts = if counts_no_pod(c) {
-                    vec![0; snap.nodes.len()]
+                let q = constraint_query(pod, c);
+                let (counts, tracked) = if counts_no_pod(c) {
+                    (vec![0; snap.nodes.len()], None)
+                } else if snap.pod_index.query(&q).is_some() {
+                    (Vec::new(), Some(q))
                 } else {
-                    pod_index::per_node_counts(snap, &constraint_query(pod, c)).into_owned()
+                    (pod_index::per_node_counts(snap, &q).into_owned(), None)
                 };
                 let weight = topology_normalizing_weight(scored.len());
-                constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: true, counts });
+                constraints.push(ScoreConstraint {
+                    max_skew: c.max_skew as i64,
+                    weight,
+                    hostname: true,
+                    counts,
+                    tracked,
+                });
                 continue;
             }
             // Distinct values on the scored nodes; a node lacking the key adds the empty value.
@@ -473,7 +485,13 @@ impl Plugin for PodTopologySpread {
             }
             let (counts, _) = eligible_counts(snap, pod, c, &s.domains, i, require_all);
             let weight = topology_normalizing_weight(size + missing as usize);
-            constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: false, counts });
+            constraints.push(ScoreConstraint {
+                max_skew: c.max_skew as i64,
+                weight,
+                hostname: false,
+                counts,
+                tracked: None,
+            });
         }
         s.constraints = constraints;
         state.write(PRE_SCORE_KEY, s);
@@ -485,21 +503,29 @@ impl Plugin for PodTopologySpread {
             return Err(Status::new(Code::Error, "reading PreScorePodTopologySpread from cycleState: not found"));
         };
         let doms = s.dom_columns(cx.snap);
+        let counts: Vec<std::borrow::Cow<'_, [u32]>> = s
+            .constraints
+            .iter()
+            .map(|c| match &c.tracked {
+                Some(q) => pod_index::per_node_counts(cx.snap, q),
+                None => std::borrow::Cow::Borrowed(c.counts.as_slice()),
+            })
+            .collect();
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             if s.ignored(&doms, *n) {
                 *o = 0;
                 continue;
             }
             let mut score = 0f64;
-            for (c, dom) in s.constraints.iter().zip(&doms) {
+            for ((c, dom), counts) in s.constraints.iter().zip(&doms).zip(&counts) {
                 let d = dom[n.ix()];
                 if d == NO_DOMAIN {
                     continue;
                 }
-                let cnt = if c.hostname { c.counts[n.ix()] } else { c.counts.get(d as usize).copied().unwrap_or(0) };
+                let cnt = if c.hostname { counts[n.ix()] } else { counts.get(d as usize).copied().unwrap_or(0) };
                 score += score_for_count(cnt as i64, c.max_skew, c.weight);
             }
-            *o = score.round() as i64;
+            *o = round_half_away_from_zero(score);
         }
         Ok(())
     }
@@ -525,6 +551,19 @@ impl Plugin for PodTopologySpread {
             };
         }
     }
+}
+
+/// `math.Round(x)` as an integer (half away from zero), as `x.round() as i64` but without a
+/// libm call on the baseline x86-64 target: the truncation is one instruction and, below 2^52,
+/// `x - trunc(x)` is exact. Larger magnitudes are integers already (or saturate, as the cast does).
+#[inline]
+pub fn round_half_away_from_zero(x: f64) -> i64 {
+    if !(x.abs() < (1u64 << 52) as f64) {
+        return x as i64;
+    }
+    let t = x as i64;
+    let frac = x - t as f64;
+    t + (frac >= 0.5) as i64 - (frac <= -0.5) as i64
 }
 
 /// `topologyNormalizingWeight`: ln(size + 2).

@@ -729,3 +729,39 @@ proptest::proptest! {
         proptest::prop_assert_eq!(present, want_present);
     }
 }
+
+proptest::proptest! {
+    /// The cast-based rounding is `f64::round` (half away from zero) wherever an i64 holds it:
+    /// halves, values next to halves, large magnitudes, NaN.
+    #[test]
+    fn round_half_away_from_zero_is_f64_round(
+        whole in -(1i64 << 53)..(1i64 << 53),
+        frac in proptest::prop_oneof![0.0f64..1.0, proptest::strategy::Just(0.5), proptest::strategy::Just(0.49999999999999994)],
+        scale in proptest::prop_oneof![proptest::strategy::Just(1.0f64), proptest::strategy::Just(1e-3), proptest::strategy::Just(1e6)],
+    ) {
+        let x = (whole as f64 + frac) * scale;
+        proptest::prop_assert_eq!(round_half_away_from_zero(x), x.round() as i64, "{}", x);
+        proptest::prop_assert_eq!(round_half_away_from_zero(-x), (-x).round() as i64, "{}", -x);
+    }
+}
+
+#[test]
+fn round_half_away_from_zero_edges() {
+    for x in [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        0.49999999999999994,
+        4503599627370495.5,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+    ] {
+        assert_eq!(round_half_away_from_zero(x), x.round() as i64, "{x}");
+    }
+}
