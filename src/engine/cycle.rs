@@ -1236,10 +1236,12 @@ mod tests {
             use crate::snapshot::testing::{MakeNode, MakePod};
             use crate::snapshot::TaintEffect;
             let mut snap = Snapshot::new();
-            for (i, &(kind, rare, _)) in nodes.iter().enumerate() {
-                // kind 0-2: carries `rare` units of example.com/rare; 3: unschedulable; 4: tainted.
-                let mut n = MakeNode::new(&mut snap, &format!("n{i}")).capacity(4000, 1 << 34);
-                if kind < 3 {
+            // kind 0-2: carries `rare` units of example.com/rare; 3: unschedulable; 4: tainted.
+            // The carriers get the resource once every node exists, so its column stays sparse.
+            let make = |snap: &mut Snapshot, i: usize, carry: bool| {
+                let (kind, rare, _) = nodes[i];
+                let mut n = MakeNode::new(snap, &format!("n{i}")).capacity(4000, 1 << 34);
+                if carry {
                     n = n.scalar("example.com/rare", rare);
                 }
                 if kind == 3 || kind == 0 && rare == 2 {
@@ -1248,7 +1250,17 @@ mod tests {
                 if kind == 4 {
                     n = n.taint("dedicated", "x", TaintEffect::NoSchedule);
                 }
-                n.add();
+                n.spec()
+            };
+            for i in 0..nodes.len() {
+                let spec = make(&mut snap, i, false);
+                snap.add_node(&spec).expect("test node names are unique");
+            }
+            for i in 0..nodes.len() {
+                if nodes[i].0 < 3 {
+                    let spec = make(&mut snap, i, true);
+                    snap.update_node(&spec).expect("the node exists");
+                }
             }
             for (i, &(kind, _, used)) in nodes.iter().enumerate() {
                 if kind < 3 && used > 0 {
@@ -1277,6 +1289,40 @@ mod tests {
             proptest::prop_assert!(fit.is_some());
             let listed: Vec<NodeFailure> = failures.iter().copied().filter(|x| cands.contains(&x.node)).collect();
             proptest::prop_assert_eq!(x, listed);
+        }
+    }
+
+    #[test]
+    fn sparse_filter_pass_runs_up_to_one_candidate_in_eight_nodes() {
+        use crate::snapshot::testing::{MakeNode, MakePod};
+        // (nodes, carriers of the pod's resource, sparse pass taken)
+        for (n, carriers, sparse) in [(16, 2, true), (16, 3, false), (64, 8, true), (64, 9, false), (16, 0, false)] {
+            let mut snap = Snapshot::new();
+            for i in 0..n {
+                MakeNode::new(&mut snap, &format!("n{i}")).capacity(4000, 1 << 34).add();
+            }
+            // Carriers added once every node exists: the column stays sparse.
+            for i in (0..n).filter(|i| i % 5 == 1 && i / 5 < carriers) {
+                let spec = MakeNode::new(&mut snap, &format!("n{i}"))
+                    .capacity(4000, 1 << 34)
+                    .scalar("example.com/rare", 1)
+                    .spec();
+                snap.update_node(&spec).expect("the node exists");
+            }
+            let pod = MakePod::new(&mut snap, "p").req(100, 1 << 20).scalar_req("example.com/rare", 1).build();
+            let fw = default_fw(&mut snap);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let mut state = CycleState::new();
+            let (skip, _, _) = Engine::run_pre_filter(&fw, cx, &mut state).expect("no PreFilter rejects this pod");
+            let engine = Engine::new(1, 1, None);
+            let got = engine.sparse_filter_pass(&fw, cx, &state, &skip, n, 3, 1);
+            // With no carrier no node fits: the plain pass runs for the diagnosis.
+            assert_eq!(got.is_some(), sparse, "{n} nodes, {carriers} carriers");
+            if let Some((feasible, failures, unlisted)) = got {
+                let (want, want_failures) = engine.find_feasible(&fw, cx, &state, &skip, None, n, 3, 1);
+                assert_eq!(feasible, want);
+                assert_eq!(failures.len() + unlisted, want_failures.len());
+            }
         }
     }
 
