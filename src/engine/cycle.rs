@@ -1256,8 +1256,8 @@ mod tests {
                 let spec = make(&mut snap, i, false);
                 snap.add_node(&spec).expect("test node names are unique");
             }
-            for i in 0..nodes.len() {
-                if nodes[i].0 < 3 {
+            for (i, &(kind, _, _)) in nodes.iter().enumerate() {
+                if kind < 3 {
                     let spec = make(&mut snap, i, true);
                     snap.update_node(&spec).expect("the node exists");
                 }

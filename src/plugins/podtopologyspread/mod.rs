@@ -558,7 +558,7 @@ impl Plugin for PodTopologySpread {
 /// `x - trunc(x)` is exact. Larger magnitudes are integers already (or saturate, as the cast does).
 #[inline]
 pub fn round_half_away_from_zero(x: f64) -> i64 {
-    if !(x.abs() < (1u64 << 52) as f64) {
+    if x.is_nan() || x.abs() >= (1u64 << 52) as f64 {
         return x as i64;
     }
     let t = x as i64;
