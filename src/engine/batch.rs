@@ -79,6 +79,12 @@ impl SortedScoredNodes {
         &self.items
     }
 
+    /// The items in the heap's internal order, leaving the heap empty (no copy of each node's
+    /// raw scores, as `unordered().to_vec()` would make).
+    pub fn take_unordered(&mut self) -> Vec<Scored> {
+        std::mem::take(&mut self.items)
+    }
+
     fn less(&self, i: usize, j: usize) -> bool {
         self.items[i].total > self.items[j].total
     }
@@ -291,9 +297,19 @@ impl OpportunisticBatch {
             plugin.score(cx, state, &[last], &mut out).map_err(|_| flush::RESCORE_ERROR)?;
             fresh.push((pid, out[0]));
         }
-        let mut all: Vec<Scored> = cached.to_vec();
+        // The ranking's own items (moved, not copied); on a normalize error they go back as they
+        // were, totals included (a ranking used as it stands pops by them).
+        let mut all = batch.sorted.take_unordered();
+        let totals: Vec<i64> = all.iter().map(|s| s.total).collect();
         all.push(Scored { node: self.last.chosen, raw: fresh, total: 0 });
-        normalize_totals(fw, cx, state, &active, &nodes, &mut all)?;
+        if let Err(reason) = normalize_totals(fw, cx, state, &active, &nodes, &mut all) {
+            all.pop();
+            for (s, t) in all.iter_mut().zip(totals) {
+                s.total = t;
+            }
+            batch.sorted.items = all;
+            return Err(reason);
+        }
         batch.sorted = SortedScoredNodes::new(all);
         Ok(())
     }

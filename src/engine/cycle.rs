@@ -36,6 +36,14 @@ pub const PARALLEL_MIN_FILTER_NODES: usize = 16_384;
 pub const PARALLEL_MIN_WAVE_NODES: usize = 4096;
 /// Below this many feasible nodes, scoring stays on the calling thread (the same crossover).
 pub const PARALLEL_MIN_SCORE_NODES: usize = 16_384;
+/// The filter pass evaluates only a filter plugin's candidate nodes ([`Plugin::filter_candidates`])
+/// when they are at most `nodes / SPARSE_FILTER_DIVISOR`: the other nodes are rejected by that
+/// plugin, so only their number matters while some node fits (it moves `nextStartNodeIndex` and
+/// makes `EvaluatedNodes`). Past that share the candidates' rotation and blocks cost about what
+/// the plain pass's early stop saves.
+///
+/// [`Plugin::filter_candidates`]: crate::framework::Plugin::filter_candidates
+pub const SPARSE_FILTER_DIVISOR: usize = 8;
 
 /// The outcome of one cycle.
 #[derive(Debug)]
@@ -107,6 +115,8 @@ pub struct Engine {
     /// [`ScoreTable`] hands back through [`Engine::recycle`] (no allocation or zeroing per cycle).
     score_buf: std::cell::RefCell<Vec<i64>>,
     spare_totals: std::cell::RefCell<Vec<i64>>,
+    /// A filter plugin's candidate nodes ([`Engine::sparse_filter_pass`]), kept across cycles.
+    candidates: std::cell::RefCell<Vec<NodeIdx>>,
 }
 
 impl Engine {
@@ -125,6 +135,7 @@ impl Engine {
             filter_chunks: Default::default(),
             score_buf: Default::default(),
             spare_totals: Default::default(),
+            candidates: Default::default(),
         }
     }
 
@@ -216,10 +227,10 @@ impl Engine {
             }
         }
 
-        let (feasible, failures) = self.sampled_filter_pass(fw, cx, state, &skip, names, nominated_failure, diag);
+        let (feasible, failures, evaluated_nodes) =
+            self.sampled_filter_pass(fw, cx, state, &skip, names, nominated_failure, diag, true);
         diag.failures = failures;
 
-        let evaluated_nodes = feasible.len() + diag.failures.len();
         if feasible.is_empty() {
             return CycleResult::Unschedulable(std::mem::take(diag));
         }
@@ -305,6 +316,10 @@ impl Engine {
     /// ([`Snapshot::scan_order`]). The index then moves past every node with a status of its own:
     /// the feasible and failed ones, plus a failed nominated node the pass did not reach (nodes
     /// outside a PreFilterResult have none: `(next + len(feasible) + NodeToStatus.Len()) % len(allNodes)`).
+    /// Returns the feasible nodes, the failures and the number of nodes evaluated. With `sparse`,
+    /// the pass may evaluate only a filter plugin's candidates ([`Engine::sparse_filter_pass`]):
+    /// then, when some node fits, the failures list only the candidates that failed (the count
+    /// includes every node).
     #[allow(clippy::too_many_arguments)]
     fn sampled_filter_pass(
         &mut self,
@@ -315,7 +330,8 @@ impl Engine {
         names: Option<Vec<Sym>>,
         nominated_failure: Option<NodeFailure>,
         diag: &mut Diagnosis,
-    ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
+        sparse: bool,
+    ) -> (Vec<NodeIdx>, Vec<NodeFailure>, usize) {
         let n_all = cx.snap.nodes.len();
         let restricted: Option<Vec<NodeIdx>> =
             names.map(|ns| ns.iter().filter_map(|n| cx.snap.nodes.idx_of(*n)).collect());
@@ -329,15 +345,88 @@ impl Engine {
             num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, self.global_percentage_of_nodes_to_score, n)
         };
         let start = if n == 0 { 0 } else { self.next_start_node_index % n };
-        let (feasible, mut failures) = self.find_feasible(fw, cx, state, skip, restricted.as_deref(), n, start, k);
+        let pass = (sparse && restricted.is_none()).then(|| self.sparse_filter_pass(fw, cx, state, skip, n, start, k));
+        let (feasible, mut failures, unlisted) = match pass.flatten() {
+            Some(v) => v,
+            None => {
+                let (feasible, failures) = self.find_feasible(fw, cx, state, skip, restricted.as_deref(), n, start, k);
+                (feasible, failures, 0)
+            }
+        };
+        let mut processed = feasible.len() + failures.len() + unlisted;
         if let Some(f) = nominated_failure {
-            if !failures.iter().any(|x| x.node == f.node) {
+            // Unlisted failures are the scan positions before `processed` (row order, from `start`).
+            let unlisted_there = unlisted > 0 && (f.node.ix() + n - start) % n < processed;
+            if !unlisted_there && !failures.iter().any(|x| x.node == f.node) {
                 failures.push(f);
+                processed += 1;
             }
         }
-        let processed = feasible.len() + failures.len();
         self.next_start_node_index = (self.next_start_node_index + processed) % n_all;
-        (feasible, failures)
+        (feasible, failures, processed)
+    }
+
+    /// The filter pass over a filter plugin's candidate nodes ([`Plugin::filter_candidates`]),
+    /// when the scan order is the row order and some plugin offers at most `n /`
+    /// [`SPARSE_FILTER_DIVISOR`] of them: every other node is rejected by that plugin, so the
+    /// first `k` feasible nodes and the scan position of the (k+1)-th (the nodes evaluated) are
+    /// the plain pass's. Returns them with the candidates that failed before that position and
+    /// the number of other nodes before it (failed, not listed); `None` when no plugin offers
+    /// candidates, or when no node fits (the diagnosis then needs every node's status: the
+    /// plain pass runs).
+    ///
+    /// [`Plugin::filter_candidates`]: crate::framework::Plugin::filter_candidates
+    #[allow(clippy::too_many_arguments)]
+    fn sparse_filter_pass(
+        &self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        skip: &[bool],
+        n: usize,
+        start: usize,
+        k: usize,
+    ) -> Option<(Vec<NodeIdx>, Vec<NodeFailure>, usize)> {
+        if k == 0 || n == 0 || n != cx.snap.nodes.len() || !cx.snap.scan_order_is_row_order() {
+            return None;
+        }
+        let skip = effective_skip(fw, cx, state, skip);
+        let mut cands_guard = self.candidates.borrow_mut();
+        let cands: &mut Vec<NodeIdx> = &mut cands_guard;
+        let offered = fw.filter.iter().any(|&pid| !skip[pid] && fw.plugin(pid).filter_candidates(cx, state, cands));
+        if !offered || cands.len().saturating_mul(SPARSE_FILTER_DIVISOR) > n {
+            return None;
+        }
+        // Scan positions run from `start`: the candidates at or after it, then those before it.
+        let split = cands.partition_point(|c| c.ix() < start);
+        cands.rotate_left(split);
+        let pos = |node: NodeIdx| if node.ix() >= start { node.ix() - start } else { node.ix() + n - start };
+        let mut chunks_guard = self.filter_chunks.borrow_mut();
+        if chunks_guard.is_empty() {
+            chunks_guard.push(FilterChunk::default());
+        }
+        let FilterChunk { verdicts, scratch, .. } = &mut chunks_guard[0];
+        let mut feasible = Vec::with_capacity(k.min(cands.len()));
+        let mut failures = Vec::new();
+        let mut end = n;
+        'blocks: for block in cands.chunks(FILTER_BLOCK_NODES) {
+            let rejected = filter_nodes_with(fw, cx, state, &skip, block, verdicts, scratch);
+            for (j, &node) in block.iter().enumerate() {
+                match if rejected { verdicts[j] } else { None } {
+                    None if feasible.len() == k => {
+                        end = pos(node);
+                        break 'blocks;
+                    }
+                    None => feasible.push(node),
+                    Some((plugin, reject)) => failures.push(NodeFailure { node, plugin, reject }),
+                }
+            }
+        }
+        if feasible.is_empty() {
+            return None;
+        }
+        let unlisted = end - feasible.len() - failures.len();
+        Some((feasible, failures, unlisted))
     }
 
     /// The filter pass: evaluates nodes in rotation order from `start` in blocks until `k` are
@@ -373,13 +462,7 @@ impl Engine {
         if k == 0 || n == 0 {
             return (feasible, failures);
         }
-        // Filters that can reject no node for this pod are left out of the pass (same verdicts).
-        let mut skip_owned: smallvec::SmallVec<[bool; 32]> = skip.iter().copied().collect();
-        for &pid in &fw.filter {
-            if !skip_owned[pid] && fw.plugin(pid).filter_rejects_none(cx, state) {
-                skip_owned[pid] = true;
-            }
-        }
+        let skip_owned = effective_skip(fw, cx, state, skip);
         let skip = &skip_owned[..];
         if !fw.filter.iter().any(|&p| !skip[p]) {
             feasible.extend((0..k.min(n)).map(node_at));
@@ -611,7 +694,10 @@ impl Engine {
                         Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
                     }
                 }
-                self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag)
+                // Every failure listed: a node that fits only with the nominated pods may not.
+                let (feasible, failures, _) =
+                    self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag, false);
+                (feasible, failures)
             })
         };
         for (uid, _) in &added {
@@ -687,6 +773,23 @@ impl Engine {
     pub fn select(&mut self, feasible: &[NodeIdx], totals: &[i64]) -> NodeIdx {
         feasible[select_host(&mut self.heap, totals)]
     }
+}
+
+/// `skip` plus the filters that can reject no node for this pod: they are left out of the pass
+/// (same verdicts).
+fn effective_skip(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+) -> smallvec::SmallVec<[bool; 32]> {
+    let mut skip_owned: smallvec::SmallVec<[bool; 32]> = skip.iter().copied().collect();
+    for &pid in &fw.filter {
+        if !skip_owned[pid] && fw.plugin(pid).filter_rejects_none(cx, state) {
+            skip_owned[pid] = true;
+        }
+    }
+    skip_owned
 }
 
 /// Adds `scores` times `weight` to `totals` (or, with `set`, writes them: the first plugin's), in
@@ -1155,6 +1258,111 @@ mod tests {
             proptest::prop_assert!(full.totals.iter().zip(&lean.totals).all(|(f, l)| f - l == shift));
             let mut heap = Vec::new();
             proptest::prop_assert_eq!(select_host(&mut heap, &full.totals), select_host(&mut heap, &lean.totals));
+        }
+    }
+
+    proptest::proptest! {
+        /// The pass over NodeResourcesFit's candidates (the nodes carrying a rare extended
+        /// resource) finds what the plain pass finds from any start: the same first k feasible
+        /// nodes, the same number of nodes evaluated, and, among the failures, exactly the plain
+        /// pass's failing candidates; when no node fits it leaves the pass to the plain one.
+        #[test]
+        fn sparse_filter_pass_is_the_plain_pass(
+            nodes in proptest::collection::vec((0u8..40, 0i64..3, 0u8..3), 16..90),
+            want in 1i64..3,
+            start_seed in 0usize..1000,
+            k in 1usize..4,
+        ) {
+            use crate::snapshot::testing::{MakeNode, MakePod};
+            use crate::snapshot::TaintEffect;
+            let mut snap = Snapshot::new();
+            // kind 0-2: carries `rare` units of example.com/rare; 3: unschedulable; 4: tainted.
+            // The carriers get the resource once every node exists, so its column stays sparse.
+            let make = |snap: &mut Snapshot, i: usize, carry: bool| {
+                let (kind, rare, _) = nodes[i];
+                let mut n = MakeNode::new(snap, &format!("n{i}")).capacity(4000, 1 << 34);
+                if carry {
+                    n = n.scalar("example.com/rare", rare);
+                }
+                if kind == 3 || kind == 0 && rare == 2 {
+                    n = n.unschedulable();
+                }
+                if kind == 4 {
+                    n = n.taint("dedicated", "x", TaintEffect::NoSchedule);
+                }
+                n.spec()
+            };
+            for i in 0..nodes.len() {
+                let spec = make(&mut snap, i, false);
+                snap.add_node(&spec).expect("test node names are unique");
+            }
+            for (i, &(kind, _, _)) in nodes.iter().enumerate() {
+                if kind < 3 {
+                    let spec = make(&mut snap, i, true);
+                    snap.update_node(&spec).expect("the node exists");
+                }
+            }
+            for (i, &(kind, _, used)) in nodes.iter().enumerate() {
+                if kind < 3 && used > 0 {
+                    MakePod::new(&mut snap, &format!("e{i}")).scalar_req("example.com/rare", used as i64).place(&format!("n{i}"));
+                }
+            }
+            let pod = MakePod::new(&mut snap, "p").req(100, 1 << 20).scalar_req("example.com/rare", want).build();
+            let fw = default_fw(&mut snap);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let mut state = CycleState::new();
+            let (skip, _, _) = Engine::run_pre_filter(&fw, cx, &mut state).expect("no PreFilter rejects this pod");
+            let n = snap.nodes.len();
+            let start = start_seed % n;
+            let engine = Engine::new(1, 1, None);
+            let (feasible, failures) = engine.find_feasible(&fw, cx, &state, &skip, None, n, start, k);
+            let Some((f, x, unlisted)) = engine.sparse_filter_pass(&fw, cx, &state, &skip, n, start, k) else {
+                let mut cands = Vec::new();
+                let offered = fw.filter.iter().any(|&pid| fw.plugin(pid).filter_candidates(cx, &state, &mut cands));
+                proptest::prop_assert!(feasible.is_empty() || !offered || cands.len() * SPARSE_FILTER_DIVISOR > n);
+                return Ok(());
+            };
+            proptest::prop_assert_eq!(&f, &feasible);
+            proptest::prop_assert_eq!(f.len() + x.len() + unlisted, feasible.len() + failures.len());
+            let mut cands = Vec::new();
+            let fit = fw.filter.iter().find(|&&pid| fw.plugin(pid).filter_candidates(cx, &state, &mut cands));
+            proptest::prop_assert!(fit.is_some());
+            let listed: Vec<NodeFailure> = failures.iter().copied().filter(|x| cands.contains(&x.node)).collect();
+            proptest::prop_assert_eq!(x, listed);
+        }
+    }
+
+    #[test]
+    fn sparse_filter_pass_runs_up_to_one_candidate_in_eight_nodes() {
+        use crate::snapshot::testing::{MakeNode, MakePod};
+        // (nodes, carriers of the pod's resource, sparse pass taken)
+        for (n, carriers, sparse) in [(16, 2, true), (16, 3, false), (64, 8, true), (64, 9, false), (16, 0, false)] {
+            let mut snap = Snapshot::new();
+            for i in 0..n {
+                MakeNode::new(&mut snap, &format!("n{i}")).capacity(4000, 1 << 34).add();
+            }
+            // Carriers added once every node exists: the column stays sparse.
+            for i in (0..n).filter(|i| i % 5 == 1 && i / 5 < carriers) {
+                let spec = MakeNode::new(&mut snap, &format!("n{i}"))
+                    .capacity(4000, 1 << 34)
+                    .scalar("example.com/rare", 1)
+                    .spec();
+                snap.update_node(&spec).expect("the node exists");
+            }
+            let pod = MakePod::new(&mut snap, "p").req(100, 1 << 20).scalar_req("example.com/rare", 1).build();
+            let fw = default_fw(&mut snap);
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let mut state = CycleState::new();
+            let (skip, _, _) = Engine::run_pre_filter(&fw, cx, &mut state).expect("no PreFilter rejects this pod");
+            let engine = Engine::new(1, 1, None);
+            let got = engine.sparse_filter_pass(&fw, cx, &state, &skip, n, 3, 1);
+            // With no carrier no node fits: the plain pass runs for the diagnosis.
+            assert_eq!(got.is_some(), sparse, "{n} nodes, {carriers} carriers");
+            if let Some((feasible, failures, unlisted)) = got {
+                let (want, want_failures) = engine.find_feasible(&fw, cx, &state, &skip, None, n, 3, 1);
+                assert_eq!(feasible, want);
+                assert_eq!(failures.len() + unlisted, want_failures.len());
+            }
         }
     }
 

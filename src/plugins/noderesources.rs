@@ -377,6 +377,36 @@ impl Plugin for Fit {
         Some(self.filter_rows(cx, state, nodes, out))
     }
 
+    /// A pod requesting a scalar resource fits only where its allocatable covers the request: the
+    /// carriers of the requested resource held by the fewest nodes when its column is sparse (a
+    /// resource no node has: none).
+    fn filter_candidates(&self, cx: CycleCx<'_>, state: &CycleState, out: &mut Vec<NodeIdx>) -> bool {
+        let Some(st) = state.read::<FitState>(FIT) else { return false };
+        let columns = cx.snap.nodes.scalar_columns();
+        let mut best: Option<(usize, i64, Option<u32>)> = None;
+        for &(_, q, col) in &st.scalars {
+            if q <= 0 {
+                continue;
+            }
+            let carriers = match col {
+                None => 0,
+                Some(c) if columns[c as usize].is_dense() => continue,
+                Some(c) => columns[c as usize].carriers(),
+            };
+            if best.is_none_or(|(b, _, _)| carriers < b) {
+                best = Some((carriers, q, col));
+            }
+        }
+        match best {
+            None => false,
+            Some((_, _, None)) => {
+                out.clear();
+                true
+            }
+            Some((_, q, Some(c))) => columns[c as usize].sparse_nodes_allocating(q, out),
+        }
+    }
+
     fn reasons(&self, cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
         let owned;
         let st = match state.read::<FitState>(FIT) {

@@ -172,6 +172,19 @@ impl ScalarColumn {
         }
     }
 
+    /// When the column is sparse: the nodes whose allocatable amount is at least `q`, in node
+    /// order, into `out` (cleared first); false (and `out` untouched) when it is dense.
+    pub fn sparse_nodes_allocating(&self, q: i64, out: &mut Vec<NodeIdx>) -> bool {
+        match &self.values {
+            ScalarValues::Dense { .. } => false,
+            ScalarValues::Sparse(e) => {
+                out.clear();
+                out.extend(e.iter().filter(|e| e.allocatable >= q).map(|e| NodeIdx(e.node)));
+                true
+            }
+        }
+    }
+
     /// The nodes carrying the resource with their (allocatable, requested), in node order.
     pub fn carrier_rows(&self) -> Vec<(NodeIdx, i64, i64)> {
         match &self.values {

@@ -284,6 +284,18 @@ fn eligible_counts(
     };
     let mut counts = vec![0u32; t.num_domains()];
     let mut present = vec![false; t.num_domains()];
+    if let (None, [_], Some(taints_ok)) = (&elig.affinity, elig.doms.as_slice(), &elig.taints_ok) {
+        // Only the taint policy narrows the nodes (nodeTaintsPolicy: Honor, one key): one pass
+        // over three columns, no per-node call.
+        let taint_set = &snap.nodes.taint_set[..t.dom_of_node.len()];
+        for ((&d, &c), &s) in t.dom_of_node.iter().zip(per_node.iter()).zip(taint_set) {
+            if d != NO_DOMAIN && taints_ok[s as usize] {
+                present[d as usize] = true;
+                counts[d as usize] += c;
+            }
+        }
+        return (counts, present);
+    }
     for (n, &d) in t.dom_of_node.iter().enumerate() {
         if d != NO_DOMAIN && elig.eligible(snap, n) {
             present[d as usize] = true;
@@ -312,8 +324,11 @@ struct ScoreConstraint {
     max_skew: i64,
     weight: f64,
     hostname: bool,
-    /// Per-domain counts (non-hostname) or per-node counts (hostname).
+    /// Per-domain counts (non-hostname) or per-node counts (hostname); empty when `tracked`.
     counts: Vec<u32>,
+    /// A hostname constraint whose query the pod index counts: Score reads the index's per-node
+    /// counts (looked up once per call) instead of a copy of them made per cycle.
+    tracked: Option<PodQuery>,
 }
 
 struct PreScoreState {
@@ -323,8 +338,15 @@ struct PreScoreState {
 }
 
 impl PreScoreState {
-    fn ignored(&self, snap: &Snapshot, n: NodeIdx) -> bool {
-        self.require_all && self.domains.iter().any(|d| d.get(snap).dom_of_node[n.ix()] == NO_DOMAIN)
+    /// Each constraint's node-to-domain column, looked up once per call (not per node).
+    fn dom_columns<'a>(&'a self, snap: &'a Snapshot) -> Vec<&'a [u32]> {
+        self.domains.iter().map(|d| d.get(snap).dom_of_node.as_slice()).collect()
+    }
+
+    /// A node lacking a key the constraints require scores 0 (`doms` from [`Self::dom_columns`]).
+    #[inline]
+    fn ignored(&self, doms: &[&[u32]], n: NodeIdx) -> bool {
+        self.require_all && doms.iter().any(|d| d[n.ix()] == NO_DOMAIN)
     }
 }
 
@@ -422,19 +444,29 @@ impl Plugin for PodTopologySpread {
         let require_all = !pod.constraints.topology_spread.is_empty() || !self.system_defaulted;
         let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
         let mut s = PreScoreState { domains, constraints: Vec::new(), require_all };
-        let scored: Vec<NodeIdx> = feasible.iter().copied().filter(|n| !s.ignored(snap, *n)).collect();
+        let doms = s.dom_columns(snap);
+        let scored: Vec<NodeIdx> = feasible.iter().copied().filter(|n| !s.ignored(&doms, *n)).collect();
         let hostname_key = snap.wk.hostname_key;
         let mut constraints = Vec::with_capacity(cs.len());
         for (i, c) in cs.iter().enumerate() {
             let t = s.domains[i].get(snap);
             if c.topology_key == hostname_key {
-                let counts = if counts_no_pod(c) {
-                    vec![0; snap.nodes.len()]
+                let q = constraint_query(pod, c);
+                let (counts, tracked) = if counts_no_pod(c) {
+                    (vec![0; snap.nodes.len()], None)
+                } else if snap.pod_index.query(&q).is_some() {
+                    (Vec::new(), Some(q))
                 } else {
-                    pod_index::per_node_counts(snap, &constraint_query(pod, c)).into_owned()
+                    (pod_index::per_node_counts(snap, &q).into_owned(), None)
                 };
                 let weight = topology_normalizing_weight(scored.len());
-                constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: true, counts });
+                constraints.push(ScoreConstraint {
+                    max_skew: c.max_skew as i64,
+                    weight,
+                    hostname: true,
+                    counts,
+                    tracked,
+                });
                 continue;
             }
             // Distinct values on the scored nodes; a node lacking the key adds the empty value.
@@ -453,7 +485,13 @@ impl Plugin for PodTopologySpread {
             }
             let (counts, _) = eligible_counts(snap, pod, c, &s.domains, i, require_all);
             let weight = topology_normalizing_weight(size + missing as usize);
-            constraints.push(ScoreConstraint { max_skew: c.max_skew as i64, weight, hostname: false, counts });
+            constraints.push(ScoreConstraint {
+                max_skew: c.max_skew as i64,
+                weight,
+                hostname: false,
+                counts,
+                tracked: None,
+            });
         }
         s.constraints = constraints;
         state.write(PRE_SCORE_KEY, s);
@@ -464,38 +502,47 @@ impl Plugin for PodTopologySpread {
         let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else {
             return Err(Status::new(Code::Error, "reading PreScorePodTopologySpread from cycleState: not found"));
         };
-        let doms: Vec<&[u32]> = s.domains.iter().map(|d| d.get(cx.snap).dom_of_node.as_slice()).collect();
+        let doms = s.dom_columns(cx.snap);
+        let counts: Vec<std::borrow::Cow<'_, [u32]>> = s
+            .constraints
+            .iter()
+            .map(|c| match &c.tracked {
+                Some(q) => pod_index::per_node_counts(cx.snap, q),
+                None => std::borrow::Cow::Borrowed(c.counts.as_slice()),
+            })
+            .collect();
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            if s.ignored(cx.snap, *n) {
+            if s.ignored(&doms, *n) {
                 *o = 0;
                 continue;
             }
             let mut score = 0f64;
-            for (c, dom) in s.constraints.iter().zip(&doms) {
+            for ((c, dom), counts) in s.constraints.iter().zip(&doms).zip(&counts) {
                 let d = dom[n.ix()];
                 if d == NO_DOMAIN {
                     continue;
                 }
-                let cnt = if c.hostname { c.counts[n.ix()] } else { c.counts.get(d as usize).copied().unwrap_or(0) };
+                let cnt = if c.hostname { counts[n.ix()] } else { counts.get(d as usize).copied().unwrap_or(0) };
                 score += score_for_count(cnt as i64, c.max_skew, c.weight);
             }
-            *o = score.round() as i64;
+            *o = round_half_away_from_zero(score);
         }
         Ok(())
     }
 
     fn normalize(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], scores: &mut [i64]) {
         let Some(s) = state.read::<PreScoreState>(PRE_SCORE_KEY) else { return };
+        let doms = s.dom_columns(cx.snap);
         let mut min = i64::MAX;
         let mut max = 0i64;
         for (n, sc) in nodes.iter().zip(scores.iter()) {
-            if !s.ignored(cx.snap, *n) {
+            if !s.ignored(&doms, *n) {
                 min = min.min(*sc);
                 max = max.max(*sc);
             }
         }
         for (n, sc) in nodes.iter().zip(scores.iter_mut()) {
-            *sc = if s.ignored(cx.snap, *n) {
+            *sc = if s.ignored(&doms, *n) {
                 0
             } else if max == 0 {
                 MAX_NODE_SCORE
@@ -504,6 +551,19 @@ impl Plugin for PodTopologySpread {
             };
         }
     }
+}
+
+/// `math.Round(x)` as an integer (half away from zero), as `x.round() as i64` but without a
+/// libm call on the baseline x86-64 target: the truncation is one instruction and, below 2^52,
+/// `x - trunc(x)` is exact. Larger magnitudes are integers already (or saturate, as the cast does).
+#[inline]
+pub fn round_half_away_from_zero(x: f64) -> i64 {
+    if x.is_nan() || x.abs() >= (1u64 << 52) as f64 {
+        return x as i64;
+    }
+    let t = x as i64;
+    let frac = x - t as f64;
+    t + (frac >= 0.5) as i64 - (frac <= -0.5) as i64
 }
 
 /// `topologyNormalizingWeight`: ln(size + 2).

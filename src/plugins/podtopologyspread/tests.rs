@@ -676,3 +676,92 @@ fn compile_default_constraints_table() {
     assert_eq!(filter_one(&p, &snap, &pod, "node-a").err(), skew);
     assert_eq!(filter_one(&p, &snap, &pod, "node-x").err(), None);
 }
+
+proptest::proptest! {
+    /// With only the taint policy narrowing the nodes, `eligible_counts`'s one-pass loop counts
+    /// what the per-node eligibility test counts (nodes missing the key, tainted nodes, shared
+    /// domains, pods of other namespaces), on the counters path and the scan path.
+    #[test]
+    fn taint_policy_counts_are_the_per_node_counts(
+        nodes in proptest::collection::vec((0u8..4, 0u8..3, 0u8..3), 1..40),
+        prepared in proptest::bool::ANY,
+    ) {
+        let mut snap = Snapshot::new();
+        for (i, &(zone, taint, _)) in nodes.iter().enumerate() {
+            let mut b = MakeNode::new(&mut snap, &format!("n{i}"));
+            if zone > 0 {
+                b = b.label("zone", &format!("z{zone}"));
+            }
+            b = match taint {
+                1 => b.taint("k", "v", TaintEffect::NoSchedule),
+                2 => b.taint("k", "v", TaintEffect::PreferNoSchedule),
+                _ => b,
+            };
+            b.add();
+        }
+        for (i, &(_, _, pods)) in nodes.iter().enumerate() {
+            for j in 0..pods {
+                let ns = if j == 2 { "other" } else { "default" };
+                MakePod::new(&mut snap, &format!("e{i}-{j}")).namespace(ns).label("foo", "").place(&format!("n{i}"));
+            }
+        }
+        let sel = sel_exists(&mut snap, "foo");
+        let zone = snap.interner.intern("zone");
+        let mut c = SpreadConstraint::new(1, zone, DoNotSchedule, sel);
+        c.node_taints_policy = InclusionPolicy::Honor;
+        let pod = MakePod::new(&mut snap, "p").label("foo", "").spread_constraint(c.clone()).build();
+        if prepared {
+            snap.prepare_pod(&pod);
+        }
+        let domains = vec![KeyDomains::new(&snap, zone)];
+        let (counts, present) = eligible_counts(&snap, &pod, &c, &domains, 0, true);
+        let t = domains[0].get(&snap);
+        let elig = Eligibility::new(&snap, &pod, vec![&t.dom_of_node], &c);
+        let per_node = pod_index::per_node_counts(&snap, &constraint_query(&pod, &c));
+        let (mut want_counts, mut want_present) = (vec![0u32; t.num_domains()], vec![false; t.num_domains()]);
+        for (n, &d) in t.dom_of_node.iter().enumerate() {
+            if d != NO_DOMAIN && elig.eligible(&snap, n) {
+                want_present[d as usize] = true;
+                want_counts[d as usize] += per_node[n];
+            }
+        }
+        proptest::prop_assert_eq!(counts, want_counts);
+        proptest::prop_assert_eq!(present, want_present);
+    }
+}
+
+proptest::proptest! {
+    /// The cast-based rounding is `f64::round` (half away from zero) wherever an i64 holds it:
+    /// halves, values next to halves, large magnitudes, NaN.
+    #[test]
+    fn round_half_away_from_zero_is_f64_round(
+        whole in -(1i64 << 53)..(1i64 << 53),
+        frac in proptest::prop_oneof![0.0f64..1.0, proptest::strategy::Just(0.5), proptest::strategy::Just(0.49999999999999994)],
+        scale in proptest::prop_oneof![proptest::strategy::Just(1.0f64), proptest::strategy::Just(1e-3), proptest::strategy::Just(1e6)],
+    ) {
+        let x = (whole as f64 + frac) * scale;
+        proptest::prop_assert_eq!(round_half_away_from_zero(x), x.round() as i64, "{}", x);
+        proptest::prop_assert_eq!(round_half_away_from_zero(-x), (-x).round() as i64, "{}", -x);
+    }
+}
+
+#[test]
+fn round_half_away_from_zero_edges() {
+    for x in [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        0.49999999999999994,
+        4503599627370495.5,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+    ] {
+        assert_eq!(round_half_away_from_zero(x), x.round() as i64, "{x}");
+    }
+}
