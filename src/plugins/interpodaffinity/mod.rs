@@ -156,40 +156,47 @@ struct PreFilterState {
 }
 
 /// Filter over a block of nodes: writes each rejection into `out` and returns whether it wrote
-/// one. The terms' slices are resolved once per block.
+/// one. One pass per term over the block (its two slices resolved once), in upstream's order of
+/// checks: a node keeps the first rejection, so a later pass looks only at nodes still passing.
 fn filter_block(snap: &Snapshot, s: &PreFilterState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
-    let affinity = resolve_all(snap, &s.affinity);
-    let anti = resolve_all(snap, &s.anti);
-    let existing_anti = resolve_all(snap, &s.existing_anti);
-    let lone_pod_ok = s.affinity_counts_empty && s.self_match_all;
     let mut any = false;
-    for (&n, o) in nodes.iter().zip(out.iter_mut()) {
-        // satisfyPodAffinity
-        let mut pods_exist = true;
-        let mut keys_present = true;
-        for c in &affinity {
-            match c.at(n) {
-                None => {
-                    keys_present = false;
-                    break;
+    if !s.affinity.is_empty() {
+        // satisfyPodAffinity: every term's key present, and pods in every term's domain (or
+        // none anywhere and the pod matches its own terms).
+        let affinity = resolve_all(snap, &s.affinity);
+        let lone_pod_ok = s.affinity_counts_empty && s.self_match_all;
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            let mut pods_exist = true;
+            let mut keys_present = true;
+            for c in &affinity {
+                match c.at(n) {
+                    None => {
+                        keys_present = false;
+                        break;
+                    }
+                    Some(0) => pods_exist = false,
+                    Some(_) => {}
                 }
-                Some(0) => pods_exist = false,
-                Some(_) => {}
+            }
+            if !(keys_present && (pods_exist || lone_pod_ok)) {
+                *o = Some(Reject::unresolvable(DETAIL_AFFINITY));
+                any = true;
             }
         }
-        let affinity_ok = keys_present && (pods_exist || lone_pod_ok);
-        let reject = if !affinity_ok {
-            Some(Reject::unresolvable(DETAIL_AFFINITY))
-        } else if anti.iter().any(|c| c.positive(n)) {
-            Some(Reject::unschedulable(DETAIL_ANTI))
-        } else if existing_anti.iter().any(|c| c.positive(n)) {
-            Some(Reject::unschedulable(DETAIL_EXISTING_ANTI))
-        } else {
-            None
-        };
-        if reject.is_some() {
-            *o = reject;
-            any = true;
+    }
+    // satisfyPodAntiAffinity, then satisfyExistingPodsAntiAffinity.
+    for (terms, reject) in [
+        (&s.anti, Reject::unschedulable(DETAIL_ANTI)),
+        (&s.existing_anti, Reject::unschedulable(DETAIL_EXISTING_ANTI)),
+    ] {
+        for t in terms {
+            let c = t.resolve(snap);
+            for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+                if o.is_none() && c.positive(n) {
+                    *o = Some(reject);
+                    any = true;
+                }
+            }
         }
     }
     any
@@ -358,9 +365,13 @@ impl Plugin for InterPodAffinity {
 
 /// Each node's score: the sum over the terms of weight × the count in the node's domain (0 where
 /// the node lacks the term's key).
+/// One pass per term over the nodes.
 fn score_nodes(terms: &[(Column<'_>, i64)], nodes: &[NodeIdx], out: &mut [i64]) {
-    for (&n, o) in nodes.iter().zip(out.iter_mut()) {
-        *o = terms.iter().map(|(c, w)| w * c.at(n).unwrap_or(0) as i64).sum();
+    out.fill(0);
+    for (c, w) in terms {
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            *o += w * c.at(n).unwrap_or(0) as i64;
+        }
     }
 }
 
@@ -381,7 +392,8 @@ fn self_matches(snap: &Snapshot, pod: &crate::snapshot::PodInfo, sel: &crate::sn
 /// InterPodAffinity's NormalizeScore: lo = min, hi = max of the scores (the real ones, not
 /// clamped to 0); s' = ⌊100 · (s − lo) / (hi − lo)⌋ (float), 0 when hi = lo.
 pub fn normalize_scores(scores: &mut [i64]) {
-    let (Some(&hi), Some(&lo)) = (scores.iter().max(), scores.iter().min()) else { return };
+    let Some(&first) = scores.first() else { return };
+    let (lo, hi) = scores.iter().fold((first, first), |(lo, hi), &s| (lo.min(s), hi.max(s)));
     let diff = hi - lo;
     for s in scores.iter_mut() {
         *s = if diff > 0 { (MAX_NODE_SCORE as f64 * ((*s - lo) as f64 / diff as f64)) as i64 } else { 0 };
