@@ -185,10 +185,9 @@ fn filter_block(snap: &Snapshot, s: &PreFilterState, nodes: &[NodeIdx], out: &mu
         }
     }
     // satisfyPodAntiAffinity, then satisfyExistingPodsAntiAffinity.
-    for (terms, reject) in [
-        (&s.anti, Reject::unschedulable(DETAIL_ANTI)),
-        (&s.existing_anti, Reject::unschedulable(DETAIL_EXISTING_ANTI)),
-    ] {
+    for (terms, reject) in
+        [(&s.anti, Reject::unschedulable(DETAIL_ANTI)), (&s.existing_anti, Reject::unschedulable(DETAIL_EXISTING_ANTI))]
+    {
         for t in terms {
             let c = t.resolve(snap);
             for (&n, o) in nodes.iter().zip(out.iter_mut()) {
@@ -365,10 +364,16 @@ impl Plugin for InterPodAffinity {
 
 /// Each node's score: the sum over the terms of weight × the count in the node's domain (0 where
 /// the node lacks the term's key).
-/// One pass per term over the nodes.
+/// One pass per term over the nodes (the first writes, the others add).
 fn score_nodes(terms: &[(Column<'_>, i64)], nodes: &[NodeIdx], out: &mut [i64]) {
-    out.fill(0);
-    for (c, w) in terms {
+    let Some(((first, w0), rest)) = terms.split_first() else {
+        out.fill(0);
+        return;
+    };
+    for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+        *o = w0 * first.at(n).unwrap_or(0) as i64;
+    }
+    for (c, w) in rest {
         for (&n, o) in nodes.iter().zip(out.iter_mut()) {
             *o += w * c.at(n).unwrap_or(0) as i64;
         }
