@@ -5,7 +5,9 @@
 //! PreFilter reads per-domain counters from the snapshot's pod index instead of walking the
 //! placed pods: the incoming pod's terms are registered queries, and existing pods' terms are
 //! "carried" counters, one per distinct term, so the symmetry check tests the incoming pod once
-//! per distinct term rather than once per placed pod.
+//! per distinct term rather than once per placed pod. The cycle state names those counters and
+//! reads them in place (nothing is copied per pod); Filter and Score make one pass per term over
+//! the nodes, and Score reads counts only at the scored nodes.
 
 #[cfg(test)]
 mod tests;
