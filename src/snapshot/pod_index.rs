@@ -182,6 +182,15 @@ impl PodIndex {
         self.query(q)?.per_dom.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.as_slice())
     }
 
+    /// Where [`PodIndex::dom_counts`] finds its slice: the query's position in
+    /// [`PodIndex::queries`] and the slot of `key` in its `per_dom`, when both are tracked.
+    pub fn dom_counts_slot(&self, q: &PodQuery, key: Sym) -> Option<(usize, usize)> {
+        let k = self.key_position(key)?;
+        let qi = *self.query_idx.get(q)? as usize;
+        let slot = self.queries[qi].per_dom.iter().position(|(kk, _)| *kk == k)?;
+        Some((qi, slot))
+    }
+
     /// Tracks `key` (O(nodes) the first time).
     pub fn ensure_key(&mut self, nodes: &NodeTable, key: Sym) -> u32 {
         if let Some(&k) = self.key_idx.get(&key) {

@@ -5,7 +5,9 @@
 //! PreFilter reads per-domain counters from the snapshot's pod index instead of walking the
 //! placed pods: the incoming pod's terms are registered queries, and existing pods' terms are
 //! "carried" counters, one per distinct term, so the symmetry check tests the incoming pod once
-//! per distinct term rather than once per placed pod.
+//! per distinct term rather than once per placed pod. The cycle state names those counters and
+//! reads them in place (nothing is copied per pod); Filter and Score make one pass per term over
+//! the nodes, and Score reads counts only at the scored nodes.
 
 #[cfg(test)]
 mod tests;
@@ -15,6 +17,7 @@ use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Sta
 use crate::snapshot::pod_index::{self, ns_labels, CarriedKind, PodQuery, TopologyKeyIndex, NO_DOMAIN};
 use crate::snapshot::PodInfo;
 use crate::snapshot::{AffinityTerm, NodeIdx, Snapshot, Sym};
+use smallvec::SmallVec;
 
 pub const NAME: &str = "InterPodAffinity";
 pub const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
@@ -41,22 +44,55 @@ impl Default for InterPodAffinity {
 
 /// Domain ids of a key's nodes: the snapshot's when tracked, else owned.
 enum Domains {
-    Tracked(Sym),
+    Tracked(usize),
     Owned(TopologyKeyIndex),
 }
 
 impl Domains {
     fn new(snap: &Snapshot, key: Sym) -> Self {
-        match snap.pod_index.key_index(key) {
-            Some(_) => Domains::Tracked(key),
+        match snap.pod_index.key_position(key) {
+            Some(k) => Domains::Tracked(k as usize),
             None => Domains::Owned(TopologyKeyIndex::build(&snap.nodes, key)),
         }
     }
 
     fn get<'a>(&'a self, snap: &'a Snapshot) -> &'a TopologyKeyIndex {
         match self {
-            Domains::Tracked(k) => snap.pod_index.key_index(*k).expect("tracked keys stay tracked"),
+            Domains::Tracked(k) => &snap.pod_index.keys[*k],
             Domains::Owned(t) => t,
+        }
+    }
+}
+
+/// Where a term's per-domain counts are. The index's own counters are read in place, never
+/// copied: a cycle's state lives while the snapshot it was computed on is unchanged (a cycle's
+/// PreFilter and Filter, PreScore and Score, run on one snapshot; a preemption dry run that moves
+/// pods runs PreFilter again, `defaultpreemption::pre_filter_reads_pods`).
+enum Counts {
+    /// `pod_index.carried[i].per_dom`.
+    Carried(usize),
+    /// `pod_index.queries[q].per_dom[slot]`.
+    Query(usize, usize),
+    /// Aggregated now: the query or the key is not tracked.
+    Owned(Vec<u32>),
+}
+
+impl Counts {
+    /// `q`'s counts per domain of `domains` (`pod_index::dom_counts`, without the copy).
+    fn of_query(snap: &Snapshot, q: &PodQuery, domains: &TopologyKeyIndex) -> Self {
+        if let Some((qi, slot)) = snap.pod_index.dom_counts_slot(q, domains.key) {
+            if snap.pod_index.queries[qi].per_dom[slot].1.len() == domains.num_domains() {
+                return Counts::Query(qi, slot);
+            }
+        }
+        Counts::Owned(pod_index::dom_counts(snap, q, domains).into_owned())
+    }
+
+    fn get<'a>(&'a self, snap: &'a Snapshot) -> &'a [u32] {
+        match self {
+            Counts::Carried(i) => &snap.pod_index.carried[*i].per_dom,
+            Counts::Query(q, slot) => &snap.pod_index.queries[*q].per_dom[*slot].1,
+            Counts::Owned(v) => v,
         }
     }
 }
@@ -64,21 +100,48 @@ impl Domains {
 /// Per-domain counts of a term's key.
 struct DomCounts {
     domains: Domains,
-    counts: Vec<u32>,
+    counts: Counts,
 }
 
 impl DomCounts {
     fn compute(snap: &Snapshot, q: &PodQuery, key: Sym) -> Self {
         let domains = Domains::new(snap, key);
-        let counts = pod_index::dom_counts(snap, q, domains.get(snap)).into_owned();
+        let counts = Counts::of_query(snap, q, domains.get(snap));
         DomCounts { domains, counts }
     }
 
+    /// The two slices a node's count is read from, looked up once per call of a plugin point.
+    fn resolve<'a>(&'a self, snap: &'a Snapshot) -> Column<'a> {
+        Column { dom_of_node: &self.domains.get(snap).dom_of_node, counts: self.counts.get(snap) }
+    }
+}
+
+/// A term's count per node: its node's domain, then the domain's count.
+#[derive(Clone, Copy)]
+struct Column<'a> {
+    dom_of_node: &'a [u32],
+    counts: &'a [u32],
+}
+
+impl Column<'_> {
+    /// The count in node `n`'s domain; `None` when the node lacks the key.
     #[inline]
-    fn at(&self, snap: &Snapshot, n: NodeIdx) -> Option<u32> {
-        let d = self.domains.get(snap).dom_of_node[n.ix()];
+    fn at(&self, n: NodeIdx) -> Option<u32> {
+        let d = self.dom_of_node[n.ix()];
         (d != NO_DOMAIN).then(|| self.counts.get(d as usize).copied().unwrap_or(0))
     }
+
+    /// Whether node `n` is in a domain with a non-zero count.
+    #[inline]
+    fn positive(&self, n: NodeIdx) -> bool {
+        self.at(n).is_some_and(|c| c > 0)
+    }
+}
+
+type Columns<'a> = SmallVec<[Column<'a>; 4]>;
+
+fn resolve_all<'a>(snap: &'a Snapshot, terms: &'a [DomCounts]) -> Columns<'a> {
+    terms.iter().map(|t| t.resolve(snap)).collect()
 }
 
 struct PreFilterState {
@@ -94,12 +157,59 @@ struct PreFilterState {
     existing_anti: Vec<DomCounts>,
 }
 
+/// Filter over a block of nodes: writes each rejection into `out` and returns whether it wrote
+/// one. One pass per term over the block (its two slices resolved once), in upstream's order of
+/// checks: a node keeps the first rejection, so a later pass looks only at nodes still passing.
+fn filter_block(snap: &Snapshot, s: &PreFilterState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
+    let mut any = false;
+    if !s.affinity.is_empty() {
+        // satisfyPodAffinity: every term's key present, and pods in every term's domain (or
+        // none anywhere and the pod matches its own terms).
+        let affinity = resolve_all(snap, &s.affinity);
+        let lone_pod_ok = s.affinity_counts_empty && s.self_match_all;
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            let mut pods_exist = true;
+            let mut keys_present = true;
+            for c in &affinity {
+                match c.at(n) {
+                    None => {
+                        keys_present = false;
+                        break;
+                    }
+                    Some(0) => pods_exist = false,
+                    Some(_) => {}
+                }
+            }
+            if !(keys_present && (pods_exist || lone_pod_ok)) {
+                *o = Some(Reject::unresolvable(DETAIL_AFFINITY));
+                any = true;
+            }
+        }
+    }
+    // satisfyPodAntiAffinity, then satisfyExistingPodsAntiAffinity.
+    for (terms, reject) in
+        [(&s.anti, Reject::unschedulable(DETAIL_ANTI)), (&s.existing_anti, Reject::unschedulable(DETAIL_EXISTING_ANTI))]
+    {
+        for t in terms {
+            let c = t.resolve(snap);
+            for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+                if o.is_none() && c.positive(n) {
+                    *o = Some(reject);
+                    any = true;
+                }
+            }
+        }
+    }
+    any
+}
+
 const PRE_FILTER_KEY: &str = "PreFilterInterPodAffinity";
 const PRE_SCORE_KEY: &str = "PreScoreInterPodAffinity";
 
-/// Per topology key: the score of each domain.
+/// What scores a node: the weighted counts of every term that contributes, summed over the terms
+/// (upstream sums them per topology key and value first; the sum is the same).
 struct PreScoreState {
-    keys: Vec<(Domains, Vec<i64>)>,
+    terms: Vec<(DomCounts, i64)>,
 }
 
 fn required_affinity_query(terms: &[AffinityTerm]) -> PodQuery {
@@ -139,9 +249,10 @@ impl Plugin for InterPodAffinity {
             .pod_index
             .carried
             .iter()
-            .filter(|c| c.kind == CarriedKind::RequiredAntiAffinity && c.total > 0)
-            .filter(|c| c.term.selector.matches(pod.namespace, &pod.labels, pod_ns_labels, &snap.interner))
-            .map(|c| DomCounts { domains: Domains::Tracked(c.term.topology_key), counts: c.per_dom.clone() })
+            .enumerate()
+            .filter(|(_, c)| c.kind == CarriedKind::RequiredAntiAffinity && c.total > 0)
+            .filter(|(_, c)| c.term.selector.matches(pod.namespace, &pod.labels, pod_ns_labels, &snap.interner))
+            .map(|(i, c)| DomCounts { domains: Domains::Tracked(c.key_idx as usize), counts: Counts::Carried(i) })
             .collect();
         if a.required_affinity.is_empty() && a.required_anti_affinity.is_empty() && existing_anti.is_empty() {
             return (Status::skip(), PreFilterResult::default());
@@ -152,7 +263,7 @@ impl Plugin for InterPodAffinity {
             let q = required_affinity_query(&a.required_affinity);
             for t in &a.required_affinity {
                 let dc = DomCounts::compute(snap, &q, t.topology_key);
-                affinity_counts_empty &= dc.counts.iter().all(|&c| c == 0);
+                affinity_counts_empty &= dc.counts.get(snap).iter().all(|&c| c == 0);
                 affinity.push(dc);
             }
         }
@@ -170,31 +281,20 @@ impl Plugin for InterPodAffinity {
     }
 
     fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
-        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_KEY) else { return };
-        let snap = cx.snap;
-        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
-            // satisfyPodAffinity
-            let mut pods_exist = true;
-            let mut keys_present = true;
-            for dc in &s.affinity {
-                match dc.at(snap, n) {
-                    None => {
-                        keys_present = false;
-                        break;
-                    }
-                    Some(0) => pods_exist = false,
-                    Some(_) => {}
-                }
-            }
-            let affinity_ok = keys_present && (pods_exist || (s.affinity_counts_empty && s.self_match_all));
-            if !affinity_ok {
-                *o = Some(Reject::unresolvable(DETAIL_AFFINITY));
-            } else if s.anti.iter().any(|dc| dc.at(snap, n).is_some_and(|c| c > 0)) {
-                *o = Some(Reject::unschedulable(DETAIL_ANTI));
-            } else if s.existing_anti.iter().any(|dc| dc.at(snap, n).is_some_and(|c| c > 0)) {
-                *o = Some(Reject::unschedulable(DETAIL_EXISTING_ANTI));
-            }
+        if let Some(s) = state.read::<PreFilterState>(PRE_FILTER_KEY) {
+            filter_block(cx.snap, s, nodes, out);
         }
+    }
+
+    /// The loop knows whether it rejected a node (no scan of `out` afterwards).
+    fn filter_any(
+        &self,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        nodes: &[NodeIdx],
+        out: &mut [Option<Reject>],
+    ) -> Option<bool> {
+        Some(state.read::<PreFilterState>(PRE_FILTER_KEY).is_some_and(|s| filter_block(cx.snap, s, nodes, out)))
     }
 
     fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
@@ -210,40 +310,27 @@ impl Plugin for InterPodAffinity {
         let (snap, pod) = (cx.snap, cx.pod);
         let a = &pod.constraints.affinity;
         let has_preferred = !a.preferred_affinity.is_empty() || !a.preferred_anti_affinity.is_empty();
-        let mut s = PreScoreState { keys: Vec::new() };
         if self.ignore_preferred_terms_of_existing_pods && !has_preferred {
             return Status::skip();
         }
-        let add = |s: &mut PreScoreState, key: Sym, counts: &[u32], weight: i64| {
-            if weight == 0 || counts.iter().all(|&c| c == 0) {
-                return;
-            }
-            let i = match s.keys.iter().position(|(d, _)| d.get(snap).key == key) {
-                Some(i) => i,
-                None => {
-                    let d = Domains::new(snap, key);
-                    let n = d.get(snap).num_domains();
-                    s.keys.push((d, vec![0; n]));
-                    s.keys.len() - 1
-                }
-            };
-            let v = &mut s.keys[i].1;
-            for (d, &c) in counts.iter().enumerate().take(v.len()) {
-                v[d] += weight * c as i64;
+        // A term contributes when it has a weight and a pod it counts sits on a node with its key
+        // (upstream adds a topologyScore entry exactly then).
+        let mut terms = Vec::new();
+        let mut add = |dc: DomCounts, weight: i64| {
+            if weight != 0 && dc.counts.get(snap).iter().any(|&c| c != 0) {
+                terms.push((dc, weight));
             }
         };
         // The incoming pod's preferred terms against existing pods.
-        for (terms, sign) in [(&a.preferred_affinity, 1i64), (&a.preferred_anti_affinity, -1)] {
-            for w in terms.iter() {
+        for (ts, sign) in [(&a.preferred_affinity, 1i64), (&a.preferred_anti_affinity, -1)] {
+            for w in ts.iter() {
                 let q = PodQuery::single(w.term.selector.clone(), true);
-                let d = Domains::new(snap, w.term.topology_key);
-                let counts = pod_index::dom_counts(snap, &q, d.get(snap)).into_owned();
-                add(&mut s, w.term.topology_key, &counts, sign * w.weight as i64);
+                add(DomCounts::compute(snap, &q, w.term.topology_key), sign * w.weight as i64);
             }
         }
         // Existing pods' terms against the incoming pod.
         let pod_ns_labels = ns_labels(snap, pod.namespace);
-        for c in snap.pod_index.carried.iter().filter(|c| c.total > 0) {
+        for (i, c) in snap.pod_index.carried.iter().enumerate().filter(|(_, c)| c.total > 0) {
             let weight = match c.kind {
                 CarriedKind::RequiredAntiAffinity => continue,
                 CarriedKind::RequiredAffinity => self.hard_pod_affinity_weight,
@@ -251,14 +338,14 @@ impl Plugin for InterPodAffinity {
                 CarriedKind::PreferredAntiAffinity(w) => -(w as i64),
             };
             if c.term.selector.matches(pod.namespace, &pod.labels, pod_ns_labels, &snap.interner) {
-                add(&mut s, c.term.topology_key, &c.per_dom, weight);
+                add(DomCounts { domains: Domains::Tracked(c.key_idx as usize), counts: Counts::Carried(i) }, weight);
             }
         }
         // Nothing contributes a score: upstream returns Skip when its topologyScore map is empty.
-        if s.keys.is_empty() {
+        if terms.is_empty() {
             return Status::skip();
         }
-        state.write(PRE_SCORE_KEY, s);
+        state.write(PRE_SCORE_KEY, PreScoreState { terms });
         Status::success()
     }
 
@@ -267,22 +354,31 @@ impl Plugin for InterPodAffinity {
             out.fill(0);
             return Ok(());
         };
-        let keys: Vec<(&[u32], &[i64])> =
-            s.keys.iter().map(|(d, v)| (d.get(cx.snap).dom_of_node.as_slice(), v.as_slice())).collect();
-        for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            *o = keys
-                .iter()
-                .map(|(dom, v)| match dom[n.ix()] {
-                    NO_DOMAIN => 0,
-                    d => v.get(d as usize).copied().unwrap_or(0),
-                })
-                .sum();
-        }
+        let terms: SmallVec<[(Column<'_>, i64); 4]> = s.terms.iter().map(|(dc, w)| (dc.resolve(cx.snap), *w)).collect();
+        score_nodes(&terms, nodes, out);
         Ok(())
     }
 
     fn normalize(&self, _cx: CycleCx<'_>, _state: &CycleState, _nodes: &[NodeIdx], scores: &mut [i64]) {
         normalize_scores(scores);
+    }
+}
+
+/// Each node's score: the sum over the terms of weight × the count in the node's domain (0 where
+/// the node lacks the term's key).
+/// One pass per term over the nodes (the first writes, the others add).
+fn score_nodes(terms: &[(Column<'_>, i64)], nodes: &[NodeIdx], out: &mut [i64]) {
+    let Some(((first, w0), rest)) = terms.split_first() else {
+        out.fill(0);
+        return;
+    };
+    for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+        *o = w0 * first.at(n).unwrap_or(0) as i64;
+    }
+    for (c, w) in rest {
+        for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+            *o += w * c.at(n).unwrap_or(0) as i64;
+        }
     }
 }
 
@@ -303,7 +399,8 @@ fn self_matches(snap: &Snapshot, pod: &crate::snapshot::PodInfo, sel: &crate::sn
 /// InterPodAffinity's NormalizeScore: lo = min, hi = max of the scores (the real ones, not
 /// clamped to 0); s' = ⌊100 · (s − lo) / (hi − lo)⌋ (float), 0 when hi = lo.
 pub fn normalize_scores(scores: &mut [i64]) {
-    let (Some(&hi), Some(&lo)) = (scores.iter().max(), scores.iter().min()) else { return };
+    let Some(&first) = scores.first() else { return };
+    let (lo, hi) = scores.iter().fold((first, first), |(lo, hi), &s| (lo.min(s), hi.max(s)));
     let diff = hi - lo;
     for s in scores.iter_mut() {
         *s = if diff > 0 { (MAX_NODE_SCORE as f64 * ((*s - lo) as f64 / diff as f64)) as i64 } else { 0 };

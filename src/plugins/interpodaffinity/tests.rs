@@ -460,3 +460,237 @@ fn every_node_scoring_normalizes_from_the_lowest() {
         assert_eq!(scores(&InterPodAffinity::default(), &snap, &pod), Some(vec![0, 100]), "prepared {prepared}");
     }
 }
+
+/// Upstream's Filter and raw Score written plainly, by a scan of every placed pod
+/// (`filtering.go`'s three count maps, `scoring.go`'s `processExistingPod` and topology score map):
+/// the reference the counters read in place are checked against.
+mod reference {
+    use super::*;
+    use crate::snapshot::pod_index::ns_labels;
+    use ahash::AHashMap;
+
+    type Pair = (Sym, Sym);
+
+    fn node_value(snap: &Snapshot, n: NodeIdx, key: Sym) -> Option<Sym> {
+        let v = snap.nodes.label(n, key);
+        (!v.is_none()).then_some(v)
+    }
+
+    fn placed(snap: &Snapshot) -> Vec<(&PodInfo, NodeIdx)> {
+        snap.pods.values().map(|p| (&*p.info, snap.nodes.idx_of(p.node).expect("placed on a node"))).collect()
+    }
+
+    fn matches(snap: &Snapshot, t: &AffinityTerm, p: &PodInfo) -> bool {
+        t.selector.matches(p.namespace, &p.labels, ns_labels(snap, p.namespace), &snap.interner)
+    }
+
+    /// Each node's Filter verdict: `None` or (code, reason).
+    pub fn filter(snap: &Snapshot, pod: &PodInfo) -> Vec<Option<(Code, &'static str)>> {
+        let a = &pod.constraints.affinity;
+        let (mut existing_anti, mut affinity, mut anti) =
+            (AHashMap::<Pair, i64>::new(), AHashMap::<Pair, i64>::new(), AHashMap::<Pair, i64>::new());
+        for (p, n) in placed(snap) {
+            for t in &p.constraints.affinity.required_anti_affinity {
+                if let (true, Some(v)) = (matches(snap, t, pod), node_value(snap, n, t.topology_key)) {
+                    *existing_anti.entry((t.topology_key, v)).or_default() += 1;
+                }
+            }
+            if !a.required_affinity.is_empty() && a.required_affinity.iter().all(|t| matches(snap, t, p)) {
+                for t in &a.required_affinity {
+                    if let Some(v) = node_value(snap, n, t.topology_key) {
+                        *affinity.entry((t.topology_key, v)).or_default() += 1;
+                    }
+                }
+            }
+            for t in &a.required_anti_affinity {
+                if let (true, Some(v)) = (matches(snap, t, p), node_value(snap, n, t.topology_key)) {
+                    *anti.entry((t.topology_key, v)).or_default() += 1;
+                }
+            }
+        }
+        let self_all = a.required_affinity.iter().all(|t| self_matches(snap, pod, &t.selector));
+        (0..snap.nodes.len() as u32)
+            .map(NodeIdx)
+            .map(|n| {
+                let mut pods_exist = true;
+                let mut keys_present = true;
+                for t in &a.required_affinity {
+                    match node_value(snap, n, t.topology_key) {
+                        Some(v) => pods_exist &= affinity.get(&(t.topology_key, v)).is_some_and(|&c| c > 0),
+                        None => keys_present = false,
+                    }
+                }
+                let affinity_ok = keys_present && (pods_exist || (affinity.is_empty() && self_all));
+                let blocked = |m: &AHashMap<Pair, i64>, key: Sym| {
+                    node_value(snap, n, key).is_some_and(|v| m.get(&(key, v)).is_some_and(|&c| c > 0))
+                };
+                if !affinity_ok {
+                    Some((Code::UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH))
+                } else if a.required_anti_affinity.iter().any(|t| blocked(&anti, t.topology_key)) {
+                    Some((Code::Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH))
+                } else if snap.nodes.labels_of(n).iter().any(|&(k, _)| blocked(&existing_anti, k)) {
+                    Some((Code::Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH))
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Raw scores of every node, or `None` when the topology score map is empty (Skip).
+    pub fn raw_scores(plugin: &InterPodAffinity, snap: &Snapshot, pod: &PodInfo) -> Option<Vec<i64>> {
+        let a = &pod.constraints.affinity;
+        let has_preferred = !a.preferred_affinity.is_empty() || !a.preferred_anti_affinity.is_empty();
+        if plugin.ignore_preferred_terms_of_existing_pods && !has_preferred {
+            return None;
+        }
+        let mut m = AHashMap::<Pair, i64>::new();
+        let mut add = |n: NodeIdx, key: Sym, w: i64| {
+            if let Some(v) = node_value(snap, n, key) {
+                *m.entry((key, v)).or_default() += w;
+            }
+        };
+        for (p, n) in placed(snap) {
+            for w in &a.preferred_affinity {
+                if matches(snap, &w.term, p) {
+                    add(n, w.term.topology_key, w.weight as i64);
+                }
+            }
+            for w in &a.preferred_anti_affinity {
+                if matches(snap, &w.term, p) {
+                    add(n, w.term.topology_key, -(w.weight as i64));
+                }
+            }
+            let e = &p.constraints.affinity;
+            if plugin.hard_pod_affinity_weight > 0 {
+                for t in e.required_affinity.iter().filter(|t| matches(snap, t, pod)) {
+                    add(n, t.topology_key, plugin.hard_pod_affinity_weight);
+                }
+            }
+            for w in e.preferred_affinity.iter().filter(|w| matches(snap, &w.term, pod)) {
+                add(n, w.term.topology_key, w.weight as i64);
+            }
+            for w in e.preferred_anti_affinity.iter().filter(|w| matches(snap, &w.term, pod)) {
+                add(n, w.term.topology_key, -(w.weight as i64));
+            }
+        }
+        if m.is_empty() {
+            return None;
+        }
+        let keys: Vec<Sym> = m.keys().map(|(k, _)| *k).collect::<ahash::AHashSet<_>>().into_iter().collect();
+        Some(
+            (0..snap.nodes.len() as u32)
+                .map(NodeIdx)
+                .map(|n| keys.iter().filter_map(|&k| node_value(snap, n, k).and_then(|v| m.get(&(k, v)))).sum())
+                .collect(),
+        )
+    }
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A pod's shape: its `app` label (3 = none), terminating, and up to one term of each kind
+    /// (required affinity, required anti, preferred affinity, preferred anti), each as
+    /// (selected app (3 = `Exists`), hostname key or zone key, weight).
+    type Shape = (u8, bool, [Option<(u8, bool, i32)>; 4]);
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        let term = proptest::option::weighted(0.3, (0u8..4, any::<bool>(), 1i32..=5));
+        (0u8..4, proptest::bool::weighted(0.2), [term.clone(), term.clone(), term.clone(), term])
+    }
+
+    fn build(snap: &mut Snapshot, name: &str, (app, terminating, terms): &Shape) -> PodInfo {
+        let mut b = MakePod::new(snap, name);
+        if *app < 3 {
+            b = b.label("app", &format!("a{app}"));
+        }
+        if *terminating {
+            b = b.terminating();
+        }
+        for (kind, t) in terms.iter().enumerate() {
+            let Some((sel, host, w)) = *t else { continue };
+            let v = format!("a{sel}");
+            let values = (sel < 3).then_some([v.as_str()]);
+            let values = values.as_ref().map(|v| &v[..]);
+            let key = if host { "kubernetes.io/hostname" } else { "topology.kubernetes.io/zone" };
+            b = match kind {
+                0 => b.pod_affinity("app", values, key),
+                1 => b.pod_anti_affinity("app", values, key),
+                2 => b.preferred_pod_affinity(w, "app", values, key),
+                _ => b.preferred_pod_anti_affinity(w, "app", values, key),
+            };
+        }
+        b.build()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// Filter verdicts and raw scores from the pod index's counters, read in place, equal a
+        /// plain scan of the placed pods, after placements and removals, with the incoming pod's
+        /// queries registered or not.
+        #[test]
+        fn counters_read_in_place_equal_a_scan(
+            zones in proptest::collection::vec(0u8..4, 1..7),
+            existing in proptest::collection::vec((shape(), 0u8..8), 0..14),
+            removed in proptest::collection::vec(0u8..16, 0..4),
+            incoming in shape(),
+            register in any::<bool>(),
+            hard_weight in 0i64..3,
+            ignore_preferred in proptest::bool::weighted(0.2),
+        ) {
+            let mut snap = Snapshot::new();
+            for (i, z) in zones.iter().enumerate() {
+                let name = format!("n{i}");
+                let mut n = MakeNode::new(&mut snap, &name);
+                // Zone 3: the node lacks the zone key; every fourth node lacks a hostname.
+                if *z < 3 {
+                    n = n.label("topology.kubernetes.io/zone", &format!("z{z}"));
+                }
+                if i % 4 != 3 {
+                    n = n.label("kubernetes.io/hostname", &name);
+                }
+                n.add();
+            }
+            let mut uids = Vec::new();
+            for (i, (s, node)) in existing.iter().enumerate() {
+                let p = build(&mut snap, &format!("e{i}"), s);
+                uids.push(p.uid);
+                let node = snap.interner.intern(&format!("n{}", *node as usize % zones.len()));
+                snap.place_pod(std::sync::Arc::new(p), node).unwrap();
+            }
+            for r in removed {
+                if !uids.is_empty() {
+                    let uid = uids.remove(r as usize % uids.len());
+                    snap.unplace_pod(uid).unwrap();
+                }
+            }
+            let pod = build(&mut snap, "p", &incoming);
+            if register {
+                snap.prepare_pod(&pod);
+            }
+            let plugin = InterPodAffinity { hard_pod_affinity_weight: hard_weight, ignore_preferred_terms_of_existing_pods: ignore_preferred };
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let nodes: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
+            let mut state = CycleState::new();
+            let (st, _) = plugin.pre_filter(cx, &mut state);
+            let mut out = vec![None; nodes.len()];
+            if st.code != Code::Skip {
+                let any = plugin.filter_any(cx, &state, &nodes, &mut out).expect("the loop reports");
+                prop_assert_eq!(any, out.iter().any(Option::is_some));
+            }
+            let got: Vec<_> = out.iter().map(|r| r.map(|r| (r.code, plugin.reasons(cx, &state, r)[0].as_str().to_owned()))).collect();
+            let want: Vec<_> = reference::filter(&snap, &pod).into_iter().map(|r| r.map(|(c, s)| (c, s.to_owned()))).collect();
+            prop_assert_eq!(got, want, "filter");
+            let mut state = CycleState::new();
+            let st = plugin.pre_score(cx, &mut state, &nodes);
+            let got = (st.code != Code::Skip).then(|| {
+                let mut out = vec![0; nodes.len()];
+                plugin.score(cx, &state, &nodes, &mut out).unwrap();
+                out
+            });
+            prop_assert_eq!(got, reference::raw_scores(&plugin, &snap, &pod), "raw scores");
+        }
+    }
+}
