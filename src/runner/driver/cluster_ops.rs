@@ -7,7 +7,7 @@ use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod};
 use crate::snapshot::compile::{compile_node, compile_pod};
-use crate::snapshot::{NodeSpec, PodInfo, Sym};
+use crate::snapshot::{NodeSpec, PodInfo, Resources, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
 
@@ -56,6 +56,18 @@ fn node_name(meta: &api::ObjectMeta, created: u64) -> String {
 fn larger_shape(current: (i64, i64), candidate: (i64, i64)) -> Option<(i64, i64)> {
     let (c, m) = candidate;
     (c > current.0 || (c == current.0 && m > current.1)).then_some(candidate)
+}
+
+/// What a node update from `old` to `new` changes, as the queue's `NodeChange` bits (as
+/// `updateAny` computes it for the event it delivers).
+pub(crate) fn node_update_change(old: &api::Node, new: &api::Node) -> NodeChange {
+    node_change(node_fingerprint(old), node_fingerprint(new))
+}
+
+/// Whether an assigned pod's update from `old` to `new` requests scales it down (the
+/// `AssignedPodUpdate` flag `updateAny` sets).
+pub(crate) fn requests_scaled_down(old: &Resources, new: &Resources) -> bool {
+    new.cpu_milli < old.cpu_milli || new.memory < old.memory
 }
 
 /// What changed between two [`node_fingerprint`]s, as the queue's `NodeChange` bits.
@@ -396,8 +408,7 @@ impl Driver {
                 let info = compile_pod(&p, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
                     .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
                 let old = self.rec(uid).info.clone();
-                let scaled_down =
-                    info.requests.cpu_milli < old.requests.cpu_milli || info.requests.memory < old.requests.memory;
+                let scaled_down = requests_scaled_down(&old.requests, &info.requests);
                 let info = Arc::new(info);
                 self.snap.prepare_pod(&info);
                 let state = self.rec(uid).state;
