@@ -145,7 +145,9 @@ fn mutate_node(rng: &mut ChaCha8Rng, old: &Value) -> Value {
             1 => {
                 if let Some(labels) = n["metadata"]["labels"].as_object_mut() {
                     let keys: Vec<String> = labels.keys().cloned().collect();
-                    labels.remove(pick(rng, &keys));
+                    if !keys.is_empty() {
+                        labels.remove(pick(rng, &keys));
+                    }
                 }
             }
             2 => {
@@ -280,15 +282,15 @@ pub fn generate(seed: u64, index: u64) -> HintCase {
 pub fn ours(case: &HintCase) -> Result<QueueingHint, String> {
     let mut snap = Snapshot::new();
     let syms = hint_syms(&mut snap.interner, &snap.wk);
-    let mut args = HintArgs::default();
-    if let Some(text) = &case.config {
-        let config = SchedulerConfig::parse(text, "config.json").map_err(|e| e.to_string())?;
-        let profile = &config.profiles[0];
-        let compiled = compile_args(&profile.args, &mut snap.interner, &config.source).map_err(|e| e.to_string())?;
-        let fw = crate::plugins::build_framework(profile, &compiled, &mut snap.interner)?;
-        let plugin = fw.plugins.iter().find(|p| p.name() == case.plugin).ok_or("plugin not in the profile")?;
-        args.added_affinity = plugin.enforced_node_selector().cloned().map(Arc::new);
-    }
+    let config = match &case.config {
+        Some(text) => SchedulerConfig::parse(text, "config.json").map_err(|e| e.to_string())?,
+        None => SchedulerConfig::defaults(),
+    };
+    let profile = &config.profiles[0];
+    let compiled = compile_args(&profile.args, &mut snap.interner, &config.source).map_err(|e| e.to_string())?;
+    let fw = crate::plugins::build_framework(profile, &compiled, &mut snap.interner)?;
+    let plugin = fw.plugins.iter().find(|p| p.name() == case.plugin).ok_or("plugin not in the profile")?;
+    let args = HintArgs::of(&**plugin);
     let parse = |v: &Value, field: &str| -> Result<Object, String> {
         api::parse_objects(&v.to_string(), field).map_err(|e| e.to_string())?.pop().ok_or(format!("{field}: empty"))
     };

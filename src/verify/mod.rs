@@ -107,9 +107,11 @@ pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
     }
     match (args.random, args.paths.is_empty()) {
         (Some(_), false) => Err(InputError::new("--random", "", "give either --random N or workload paths, not both")),
-        (None, true) => {
-            Err(InputError::new("verify", "", "give --random N, --queue-random N, --hint-random N or one or more workload paths"))
-        }
+        (None, true) => Err(InputError::new(
+            "verify",
+            "",
+            "give --random N, --queue-random N, --hint-random N or one or more workload paths",
+        )),
         (Some(n), true) => run_random(args, n),
         (None, false) => lockstep::run(args),
     }
