@@ -21,8 +21,10 @@
 //! PodTopologySpread on the pod's own DoNotSchedule constraints (assigned pod add/update/delete in
 //! the pod's namespace: its labels match a selector, or the update flips one; node add/delete: it
 //! has every topology key; node label/taint update: that changed, or it has them and a key's value
-//! or the taints changed; a pod without constraints reads the profile's defaults, which the hint
-//! does not have, so the coarse table decides). The rejected pod's own update as upstream's
+//! or the taints changed; a pod without constraints of its own has none that are hard when every
+//! profile default is ScheduleAnyway, as the system defaults are ([`HintArgs`]), else the coarse
+//! table decides: a hard default's selector comes from the pod's services and controllers). The
+//! rejected pod's own update as upstream's
 //! `TargetPod` events: scale-down, toleration, label change. NodeName, NodePorts' node add and
 //! NodeResourcesFit's assigned pod delete have no hint function upstream (Queue), as in the coarse
 //! table.

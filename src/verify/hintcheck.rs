@@ -266,7 +266,8 @@ pub fn generate(seed: u64, index: u64) -> HintCase {
         if chance(&mut rng, 0.75) { *pick(&mut rng, registered_events(plugin)) } else { *pick(&mut rng, &EVENTS) };
     let nodes: Vec<String> = (0..4).map(|i| format!("node-{i}")).collect();
     let config = (plugin == "NodeAffinity" && chance(&mut rng, 0.3)).then(|| {
-        let term: Value = serde_json::from_str(*pick(&mut rng, &ADDED_AFFINITY)).expect("a valid term");
+        let text: &&str = pick(&mut rng, &ADDED_AFFINITY);
+        let term: Value = serde_json::from_str(text).expect("a valid term");
         json!({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeAffinity",
                "args": {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
