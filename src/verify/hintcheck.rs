@@ -471,7 +471,7 @@ mod tests {
     #[test]
     fn the_stream_covers_every_plugin_and_event_and_schedperf_answers() {
         let mut seen = std::collections::BTreeSet::new();
-        for i in 0..400 {
+        for i in 0..2000 {
             let case = generate(1, i);
             seen.insert((case.plugin, case.event));
             if let Err(e) = ours(&case) {
