@@ -6,6 +6,7 @@
 //	schedperf-oracle run PATH [--test-case T] [--workload W] [--label-filter L] [--out DIR] [--format table|json]
 //	schedperf-oracle serve   (JSON lines on stdin/stdout; see README.md)
 //	schedperf-oracle queue   (queue scripts on stdin, one per line; see README.md)
+//	schedperf-oracle hint    (queueing-hint cases on stdin, one per line; see README.md)
 package main
 
 import (
@@ -71,8 +72,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = serve(stdin, stdout, stderr)
 	case "queue":
 		err = cmdQueue(args[1:], stdin, stdout)
+	case "hint":
+		err = cmdHint(args[1:], stdin, stdout)
 	default:
-		err = badInput("unknown command %q (want version, explain, run, serve or queue)", args[0])
+		err = badInput("unknown command %q (want version, explain, run, serve, queue or hint)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedperf-oracle: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))

@@ -11,8 +11,10 @@
 #    podgroup/gangscheduling, default_preemption, starvation), straight from the pinned module; every
 #    pod that is replayed must agree (what cannot be replayed is skipped with its reason);
 # 5. the same for upstream's event_handling at its `integration-test` sizes (updateAny included);
-# 6. the shared conformance cases through the oracle's `explain`.
-# Steps 1 to 3 fail when agreement drops below the floor recorded here: the floors are the counts
+# 6. `schedperf verify --hint-random $VERIFY_HINT_CASES` generated queueing-hint cases (the 7 filter
+#    plugins' hints on node and pod events) against upstream's QueueingHintFns (`schedperf-oracle hint`);
+# 7. the shared conformance cases through the oracle's `explain`.
+# Steps 1 to 3 and 6 fail when agreement drops below the floor recorded here: the floors are the counts
 # measured at the last commit that changed them (a ratchet: raise them as divergences are fixed;
 # never lower them without saying why in the commit). Reproducers of every divergence land in
 # $VERIFY_OUT (default: a temporary directory, printed).
@@ -32,6 +34,8 @@ podgroup_floor=${VERIFY_PODGROUP_FLOOR:-73}
 # Upstream's event_handling at --label-filter integration-test (node and pod adds, updates through
 # updateAny; EventHandlingPodDelete is skipped: persistent volumes): every replayed pod.
 events_floor=${VERIFY_EVENTS_FLOOR:-541}
+hint_cases=${VERIFY_HINT_CASES:-4000}
+hint_floor=${VERIFY_HINT_FLOOR:-4000}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
 
 oracle=$(scripts/oracle.sh | tail -1)
@@ -117,6 +121,22 @@ a=$(agreed "$out/events.txt")
   echo "verify: upstream's event_handling: exit $rc, $a pods agree (floor $events_floor, and no divergence)" >&2
   exit 1
 }
+
+echo "== verify --hint-random $hint_cases --seed $seed (reproducers in $out/hint)" >&2
+set +e
+"$schedperf" verify --oracle "$oracle" --hint-random "$hint_cases" --seed "$seed" --max-divergences 0 --out "$out/hint" \
+  >"$out/hint.txt" 2>"$out/hint.err"
+rc=$?
+set -e
+grep '^verify: [0-9]* x ' "$out/hint.txt" || true
+tail -1 "$out/hint.txt"
+[ "$rc" -le 1 ] || { cat "$out/hint.err" >&2; echo "verify --hint-random failed to run (exit $rc)" >&2; exit 1; }
+a=$(agreed "$out/hint.txt")
+if [ "${a:-0}" -lt "$hint_floor" ]; then
+  echo "verify: hint agreement $a is below the floor $hint_floor; the first divergences:" >&2
+  head -10 "$out/hint.err" >&2
+  exit 1
+fi
 
 echo "== conformance cases through the oracle" >&2
 for d in ../shared/conformance /work/shared/conformance; do

@@ -152,6 +152,13 @@ pub trait Plugin: Send + Sync {
         None
     }
 
+    /// PodTopologySpread: every default constraint of the profile is `ScheduleAnyway` (the system
+    /// defaults are), so a pod without constraints of its own has no hard ones for the queueing
+    /// hint to read. False for the others, and when a default is `DoNotSchedule`.
+    fn spread_defaults_soft(&self) -> bool {
+        false
+    }
+
     /// PreEnqueue: `Success` lets the pod into the active queue; `Pending`/`UnschedulableAndUnresolvable` keep it out.
     fn pre_enqueue(&self, _pod: &PodInfo) -> Status {
         Status::success()

@@ -322,7 +322,7 @@ fn own_update_hints() {
 fn node_affinity_after_node_change_with_added_affinity() {
     let mut s = Snapshot::new();
     let added = MakePod::new(&mut s, "a").affinity_in("foo", &["bar"]).build().required_affinity.map(Arc::new);
-    let args = HintArgs { added_affinity: added };
+    let args = HintArgs { added_affinity: added, ..HintArgs::default() };
     let plain = MakeNode::new(&mut s, "n").spec();
     let foo_bar = MakeNode::new(&mut s, "n").label("foo", "bar").spec();
     let with_affinity = MakePod::new(&mut s, "p").affinity_in("foo", &["bar"]).build();
@@ -338,6 +338,43 @@ fn node_affinity_after_node_change_with_added_affinity() {
         let qp = QueuedPod::new(pod.uid, 0, ()).with_spec(Arc::new(pod));
         let (event, objs) = node_event(None, new);
         assert_eq!(f(&event, Some(&objs), &qp), want, "{name}");
+    }
+}
+
+/// A required term that fails to parse is a parse error for `RequiredNodeAffinity.Match` when no
+/// other term matches, and the hint answers Queue on the error, also when the bad requirement was
+/// the term's only one (found by `verify --hint-random`: `Lt "-1"` is not a label value).
+#[test]
+fn node_affinity_hint_queues_on_a_term_that_fails_to_parse() {
+    use crate::api;
+    use crate::snapshot::compile::compile_node_selector;
+    let mut s = Snapshot::new();
+    let req = |key: &str, op: api::NodeSelectorOperator, values: &[&str]| api::NodeSelectorRequirement {
+        key: key.into(),
+        operator: op,
+        values: values.iter().map(|v| v.to_string()).collect(),
+    };
+    let term = |reqs: Vec<api::NodeSelectorRequirement>| api::NodeSelectorTerm {
+        match_expressions: reqs,
+        ..Default::default()
+    };
+    use api::NodeSelectorOperator::{DoesNotExist, Lt};
+    let cases = [
+        ("ours: queue-on-add-only-requirement-fails-to-parse", vec![term(vec![req("tier", Lt, &["-1"])])], Queue),
+        (
+            "ours: queue-on-add-bad-term-and-a-term-that-does-not-match",
+            vec![term(vec![req("tier", Lt, &["-1"])]), term(vec![req("kubernetes.io/hostname", DoesNotExist, &[])])],
+            Queue,
+        ),
+        ("ours: skip-on-add-empty-term", vec![api::NodeSelectorTerm::default()], Skip),
+    ];
+    for (name, terms, want) in cases {
+        let sel = api::NodeSelector { node_selector_terms: terms };
+        let mut pod = MakePod::new(&mut s, "p").build();
+        pod.required_affinity = Some(compile_node_selector(&sel, &mut s.interner));
+        let node = MakeNode::new(&mut s, "n").label("tier", "a").label("kubernetes.io/hostname", "n").spec();
+        let (event, objs) = node_event(None, node);
+        assert_eq!(run(&mut s, "NodeAffinity", pod, &event, &objs), want, "{name}");
     }
 }
 
@@ -851,5 +888,50 @@ fn own_update_hints_of_spread_and_inter_pod_affinity() {
         let objs =
             EventObjects { old_pod: Some(old.clone()), new_pod: Some(Arc::new(new.clone())), ..Default::default() };
         assert_eq!(run(&mut s, plugin, new, &event, &objs), want, "{plugin} {name}");
+    }
+}
+
+/// A pod without spread constraints of its own, under a profile whose default constraints are all
+/// ScheduleAnyway (the system defaults): upstream's `getConstraints` returns no hard constraint,
+/// so an assigned pod's event never matters and a node's matters only by its taints or as a node
+/// added or deleted (found by `verify --hint-random`). With defaults that may be hard, the coarse
+/// table decides (Queue).
+#[test]
+fn pod_topology_spread_without_constraints_under_soft_defaults() {
+    let mut s = Snapshot::new();
+    let soft = HintArgs { spread_defaults_soft: true, ..HintArgs::default() };
+    let zone = |s: &mut Snapshot, z: &str, tainted: bool| {
+        let n = MakeNode::new(s, "n").label("topology.kubernetes.io/zone", z);
+        if tainted {
+            n.taint("dedicated", "x", TaintEffect::NoSchedule).spec()
+        } else {
+            n.spec()
+        }
+    };
+    let other = |s: &mut Snapshot| MakePod::new(s, "other").label("app", "web").build();
+    let cases = [
+        ("ours: skip-assigned-pod-add", pod_event(None, Some(other(&mut s))), Skip, Queue),
+        ("ours: skip-assigned-pod-delete", pod_event(Some(other(&mut s)), None), Skip, Queue),
+        ("ours: queue-node-add", node_event(None, zone(&mut s, "a", false)), Queue, Queue),
+        (
+            "ours: skip-node-label-change",
+            node_event(Some(zone(&mut s, "a", false)), zone(&mut s, "b", false)),
+            Skip,
+            Queue,
+        ),
+        (
+            "ours: queue-node-taint-change",
+            node_event(Some(zone(&mut s, "a", false)), zone(&mut s, "a", true)),
+            Queue,
+            Queue,
+        ),
+    ];
+    for (name, (event, objs), want_soft, want_unknown) in cases {
+        for (args, want) in [(soft.clone(), want_soft), (HintArgs::default(), want_unknown)] {
+            let pod = MakePod::new(&mut s, "p").label("app", "web").build();
+            let f = hint_fn::<()>("PodTopologySpread", syms(&mut s), args.clone()).unwrap();
+            let qp = QueuedPod::new(pod.uid, 0, ()).with_spec(Arc::new(pod));
+            assert_eq!(f(&event, Some(&objs), &qp), want, "{name} (soft defaults: {})", args.spread_defaults_soft);
+        }
     }
 }

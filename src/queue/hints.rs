@@ -21,8 +21,10 @@
 //! PodTopologySpread on the pod's own DoNotSchedule constraints (assigned pod add/update/delete in
 //! the pod's namespace: its labels match a selector, or the update flips one; node add/delete: it
 //! has every topology key; node label/taint update: that changed, or it has them and a key's value
-//! or the taints changed; a pod without constraints reads the profile's defaults, which the hint
-//! does not have, so the coarse table decides). The rejected pod's own update as upstream's
+//! or the taints changed; a pod without constraints of its own has none that are hard when every
+//! profile default is ScheduleAnyway, as the system defaults are ([`HintArgs`]), else the coarse
+//! table decides: a hard default's selector comes from the pod's services and controllers). The
+//! rejected pod's own update as upstream's
 //! `TargetPod` events: scale-down, toleration, label change. NodeName, NodePorts' node add and
 //! NodeResourcesFit's assigned pod delete have no hint function upstream (Queue), as in the coarse
 //! table.
@@ -30,6 +32,7 @@
 use std::sync::Arc;
 
 use super::{ClusterEvent, EventObjects, HintFn, NodeChange, NodeObject, QueuedPod, QueueingHint};
+use crate::framework::Plugin;
 use crate::ids::PodUid;
 use crate::plugins::node_ports::conflicts;
 use crate::snapshot::{
@@ -119,6 +122,22 @@ pub struct HintSyms {
 #[derive(Clone, Debug, Default)]
 pub struct HintArgs {
     pub added_affinity: Option<Arc<NodeSelector>>,
+    /// PodTopologySpread's default constraints are all `ScheduleAnyway`
+    /// ([`Plugin::spread_defaults_soft`]): a pod without constraints of its own has no hard ones,
+    /// and the hint decides on none (as upstream's `getConstraints` returns none). False: the
+    /// defaults may be hard (their selector comes from the pod's services and controllers, which
+    /// the hint does not read), so the coarse table decides.
+    pub spread_defaults_soft: bool,
+}
+
+impl HintArgs {
+    /// What the profile's instance of `plugin` adds to its hint.
+    pub fn of(plugin: &dyn Plugin) -> Self {
+        HintArgs {
+            added_affinity: plugin.enforced_node_selector().cloned().map(Arc::new),
+            spread_defaults_soft: plugin.spread_defaults_soft(),
+        }
+    }
 }
 
 /// [`fine_hint`] where it decides, else [`default_hint`], as a registrable hint function; `None`
@@ -155,7 +174,7 @@ pub fn fine_hint(
 ) -> Option<QueueingHint> {
     use ClusterEvent::*;
     if let UnscheduledPodUpdate { pod: updated } = event {
-        return if *updated == pod.uid { own_update_hint(plugin, objs, pod, syms) } else { None };
+        return if *updated == pod.uid { own_update_hint(plugin, objs, pod, syms, args) } else { None };
     }
     // (old, new) of an assigned pod's add (old None), label update, or delete (new None).
     let pod_event = || -> Option<(Option<&PodInfo>, Option<&PodInfo>)> {
@@ -261,10 +280,11 @@ pub fn fine_hint(
             ))
         }
         // `PodTopologySpread.isSchedulableAfterAssignedPodChange` / `isSchedulableAfterNodeChange`,
-        // on the pod's own DoNotSchedule constraints. A pod without constraints would read the
-        // profile's default constraints, which the hint does not have: the coarse table decides.
+        // on the pod's own DoNotSchedule constraints. A pod without constraints reads the profile's
+        // default ones: none that are hard when they are all ScheduleAnyway (the system defaults),
+        // else the coarse table decides (their selector is not the hint's to build).
         "PodTopologySpread" => {
-            if pod.constraints.topology_spread.is_empty() {
+            if pod.constraints.topology_spread.is_empty() && !args.spread_defaults_soft {
                 return None;
             }
             let hard = || hard_constraints(pod);
@@ -342,14 +362,20 @@ fn label_change_matters<'a>(
 /// NodeResourcesFit queues on `UpdatePodScaleDown`, TaintToleration on `UpdatePodToleration`,
 /// NodeUnschedulable on `UpdatePodToleration` when the new tolerations tolerate its taint;
 /// NodeAffinity, NodePorts and NodeName register no pod update (Skip). `None`: the coarse table.
-fn own_update_hint(plugin: &str, objs: &EventObjects, pod: &PodInfo, syms: HintSyms) -> Option<QueueingHint> {
+fn own_update_hint(
+    plugin: &str,
+    objs: &EventObjects,
+    pod: &PodInfo,
+    syms: HintSyms,
+    args: &HintArgs,
+) -> Option<QueueingHint> {
     let (old, new) = (objs.old_pod.as_ref()?, objs.new_pod.as_ref()?);
     let tolerations_changed = old.tolerations != new.tolerations;
     match plugin {
         // `isSchedulableAfterTargetPodUpdateLabel`: registered for label updates only.
         "InterPodAffinity" => Some(hint(old.labels != new.labels)),
         // `isSchedulableAfterTargetPodChange`, on the pod's (new) constraints.
-        "PodTopologySpread" if !pod.constraints.topology_spread.is_empty() => {
+        "PodTopologySpread" if !pod.constraints.topology_spread.is_empty() || args.spread_defaults_soft => {
             let honor = hard_constraints(pod).any(|c| c.node_taints_policy == InclusionPolicy::Honor);
             Some(hint((tolerations_changed && honor) || label_change_matters(hard_constraints(pod), old, new)))
         }

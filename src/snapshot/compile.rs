@@ -229,7 +229,9 @@ pub fn compile_node(node: &api::Node, interner: &mut Interner) -> NodeSpec {
 /// is not a valid label value (so `Gt "-1"` too), no values for `In`/`NotIn`, values for
 /// `Exists`/`DoesNotExist`, not exactly one integer for `Gt`/`Lt`), or a field requirement that
 /// is not `In`/`NotIn` with one value, makes the term invalid: it matches nothing (and a preferred
-/// one is an error at PreScore). An empty term is marked invalid too (upstream skips it).
+/// one is an error at PreScore); the bad requirement stays as one that never holds
+/// ([`never_matches`]). An empty term is marked invalid too (upstream skips it) and has no
+/// requirements.
 /// A field other than `metadata.name` reads as "" on every node: `In ""` and `NotIn x` (x ≠ "")
 /// always hold and are dropped; `In x` and `NotIn ""` never hold and become [`never_matches`].
 pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> NodeTerm {
@@ -256,7 +258,13 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
         };
         match op {
             Some(op) if key_ok && values_ok => out.labels.push(LabelRequirement { key: interner.intern(&r.key), op }),
-            _ => out.valid = false,
+            _ => {
+                // Kept as a requirement that never holds, so that an invalid term is told from an
+                // empty one (the queueing hint treats the first as a parse error, as upstream's
+                // `Match` returns one).
+                out.labels.push(never_matches(interner));
+                out.valid = false;
+            }
         }
     }
     for f in term.match_fields.iter().filter(|f| f.key == "metadata.name" && f.operator == Op::In) {
@@ -271,6 +279,7 @@ pub fn compile_term(term: &api::NodeSelectorTerm, interner: &mut Interner) -> No
             Op::In if f.values.len() == 1 => true,
             Op::NotIn if f.values.len() == 1 => false,
             _ => {
+                out.labels.push(never_matches(interner));
                 out.valid = false;
                 continue;
             }

@@ -21,27 +21,27 @@ pub struct Case {
     pub config: Option<Value>,
 }
 
-const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
-const APPS: [&str; 3] = ["web", "db", "cache"];
-const TEAMS: [&str; 2] = ["red", "blue"];
-const NAMESPACES: [&str; 3] = ["default", "ns1", "ns2"];
-const TAINT_KEYS: [&str; 3] = ["dedicated", "gpu", "node.kubernetes.io/unschedulable"];
-const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+pub(crate) const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
+pub(crate) const APPS: [&str; 3] = ["web", "db", "cache"];
+pub(crate) const TEAMS: [&str; 2] = ["red", "blue"];
+pub(crate) const NAMESPACES: [&str; 3] = ["default", "ns1", "ns2"];
+pub(crate) const TAINT_KEYS: [&str; 3] = ["dedicated", "gpu", "node.kubernetes.io/unschedulable"];
+pub(crate) const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const IMAGES: [&str; 5] = ["nginx", "nginx:1.25", "docker.io/library/redis:7", "registry.k8s.io/pause:3.10", "busybox"];
-const EXTENDED: &str = "example.com/gpu";
-const LABEL_KEYS: [&str; 4] = ["disk", "tier", "cores", "kubernetes.io/hostname"];
+pub(crate) const EXTENDED: &str = "example.com/gpu";
+pub(crate) const LABEL_KEYS: [&str; 4] = ["disk", "tier", "cores", "kubernetes.io/hostname"];
 /// Values that fail label validation: a requirement holding one must match nothing.
 const INVALID_VALUES: [&str; 2] = ["invalid value: ___@#$%^", "-1"];
 
-fn pick<'a, T>(rng: &mut ChaCha8Rng, xs: &'a [T]) -> &'a T {
+pub(crate) fn pick<'a, T>(rng: &mut ChaCha8Rng, xs: &'a [T]) -> &'a T {
     xs.choose(rng).expect("non-empty vocabulary")
 }
 
-fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
+pub(crate) fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
     rng.gen_bool(p)
 }
 
-fn cpu(rng: &mut ChaCha8Rng, max_milli: u32) -> String {
+pub(crate) fn cpu(rng: &mut ChaCha8Rng, max_milli: u32) -> String {
     let m = rng.gen_range(1..=max_milli / 50) * 50;
     if m % 1000 == 0 {
         (m / 1000).to_string()
@@ -50,7 +50,7 @@ fn cpu(rng: &mut ChaCha8Rng, max_milli: u32) -> String {
     }
 }
 
-fn memory(rng: &mut ChaCha8Rng, max_mi: u32) -> String {
+pub(crate) fn memory(rng: &mut ChaCha8Rng, max_mi: u32) -> String {
     let mi = rng.gen_range(1..=max_mi / 64) * 64;
     if mi % 1024 == 0 {
         format!("{}Gi", mi / 1024)
@@ -100,7 +100,7 @@ pub fn generate(seed: u64, index: u64) -> Case {
     Case { cluster, pod: incoming, config }
 }
 
-fn node(rng: &mut ChaCha8Rng, name: &str) -> Value {
+pub(crate) fn node(rng: &mut ChaCha8Rng, name: &str) -> Value {
     let mut labels = Map::new();
     labels.insert("kubernetes.io/hostname".into(), json!(name));
     if chance(rng, 0.9) {
@@ -161,7 +161,7 @@ fn node(rng: &mut ChaCha8Rng, name: &str) -> Value {
            "spec": spec, "status": {"allocatable": alloc.clone(), "capacity": alloc, "images": images}})
 }
 
-fn selector(rng: &mut ChaCha8Rng, empty_ok: bool) -> Value {
+pub(crate) fn selector(rng: &mut ChaCha8Rng, empty_ok: bool) -> Value {
     match rng.gen_range(0..if empty_ok { 5 } else { 4 }) {
         0 | 1 => json!({"matchLabels": {"app": pick(rng, &APPS)}}),
         2 => json!({"matchExpressions": [{"key": "app", "operator": pick(rng, &["In", "NotIn"]),
@@ -257,7 +257,7 @@ fn pod_term(rng: &mut ChaCha8Rng) -> Value {
     t
 }
 
-fn pod(rng: &mut ChaCha8Rng, name: &str, nodes: &[String], incoming: bool) -> Value {
+pub(crate) fn pod(rng: &mut ChaCha8Rng, name: &str, nodes: &[String], incoming: bool) -> Value {
     let ns = if chance(rng, 0.7) { "default" } else { *pick(rng, &NAMESPACES) };
     let mut labels = Map::new();
     labels.insert("app".into(), json!(pick(rng, &APPS)));
@@ -352,7 +352,7 @@ fn pod(rng: &mut ChaCha8Rng, name: &str, nodes: &[String], incoming: bool) -> Va
            "spec": spec})
 }
 
-fn toleration(rng: &mut ChaCha8Rng) -> Value {
+pub(crate) fn toleration(rng: &mut ChaCha8Rng) -> Value {
     let mut t = json!({});
     if chance(rng, 0.9) {
         t["key"] = json!(pick(rng, &TAINT_KEYS));

@@ -6,11 +6,15 @@
 //!   by both; every divergence is written as a reproducer under `--out`.
 //! - `--queue-random N --seed S`: N generated queue scripts run by schedperf's queue and by upstream's
 //!   `PriorityQueue` (`schedperf-oracle queue`), compared step by step (see [`queuetrace`]).
+//! - `--hint-random N --seed S`: N generated queueing-hint cases (a plugin, a node or pod event and its
+//!   objects, the rejected pod) answered by schedperf's hints and upstream's `QueueingHintFn`s
+//!   (`schedperf-oracle hint`; see [`hintcheck`]).
 //! - `PATH` (workload files): a lockstep replay (see [`lockstep`]); both schedule each pod on the
 //!   same state and must pick the same node.
 
 pub mod compare;
 pub mod gen;
+pub mod hintcheck;
 pub mod lockstep;
 pub mod oracle;
 pub mod queuetrace;
@@ -40,6 +44,9 @@ pub struct VerifyArgs {
     /// Check N generated queue scripts (queue timing and order, both SchedulerPopFromBackoffQ values).
     #[arg(long, value_name = "N")]
     pub queue_random: Option<u64>,
+    /// Check N generated queueing-hint cases (the 7 filter plugins' hints on node and pod events).
+    #[arg(long, value_name = "N")]
+    pub hint_random: Option<u64>,
     /// The seed of the generated cases.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -78,6 +85,16 @@ pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
             ),
         ));
     }
+    if let Some(n) = args.hint_random {
+        if args.random.is_some() || args.queue_random.is_some() || !args.paths.is_empty() {
+            return Err(InputError::new(
+                "--hint-random",
+                "",
+                "give --hint-random N alone (not with --random, --queue-random or paths)",
+            ));
+        }
+        return hintcheck::run(args, n);
+    }
     if let Some(n) = args.queue_random {
         if args.random.is_some() || !args.paths.is_empty() {
             return Err(InputError::new(
@@ -90,9 +107,11 @@ pub fn run_verify(args: &VerifyArgs) -> Result<i32, InputError> {
     }
     match (args.random, args.paths.is_empty()) {
         (Some(_), false) => Err(InputError::new("--random", "", "give either --random N or workload paths, not both")),
-        (None, true) => {
-            Err(InputError::new("verify", "", "give --random N, --queue-random N or one or more workload paths"))
-        }
+        (None, true) => Err(InputError::new(
+            "verify",
+            "",
+            "give --random N, --queue-random N, --hint-random N or one or more workload paths",
+        )),
         (Some(n), true) => run_random(args, n),
         (None, false) => lockstep::run(args),
     }

@@ -366,6 +366,10 @@ impl Plugin for PodTopologySpread {
         !self.default_constraints.is_empty()
     }
 
+    fn spread_defaults_soft(&self) -> bool {
+        self.default_constraints.iter().all(|c| c.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway)
+    }
+
     /// No pod with spread constraints of its own or the profile's defaults can be signed.
     fn sign_pod(&self, pod: &PodInfo, _sig: &mut SignBuilder) -> Sign {
         if !pod.constraints.topology_spread.is_empty() {

@@ -7,7 +7,7 @@ use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod};
 use crate::snapshot::compile::{compile_node, compile_pod};
-use crate::snapshot::{NodeSpec, PodInfo, Sym};
+use crate::snapshot::{NodeSpec, PodInfo, Resources, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
 
@@ -56,6 +56,22 @@ fn node_name(meta: &api::ObjectMeta, created: u64) -> String {
 fn larger_shape(current: (i64, i64), candidate: (i64, i64)) -> Option<(i64, i64)> {
     let (c, m) = candidate;
     (c > current.0 || (c == current.0 && m > current.1)).then_some(candidate)
+}
+
+/// What a node update from `old` to `new` changes, as the queue's `NodeChange` bits (as
+/// `updateAny` computes it for the event it delivers).
+pub(crate) fn node_update_change(old: &api::Node, new: &api::Node) -> NodeChange {
+    node_change(node_fingerprint(old), node_fingerprint(new))
+}
+
+/// Whether an assigned pod's update from `old` to `new` requests scales it down (the
+/// `AssignedPodUpdate` flag `updateAny` sets): upstream's `extractPodScaleDown`, some resource it
+/// requested (cpu, memory, ephemeral storage, an extended resource) is requested less or no more.
+pub(crate) fn requests_scaled_down(old: &Resources, new: &Resources) -> bool {
+    new.cpu_milli < old.cpu_milli
+        || new.memory < old.memory
+        || new.ephemeral_storage < old.ephemeral_storage
+        || old.scalars.iter().any(|&(r, v)| new.scalar(r) < v)
 }
 
 /// What changed between two [`node_fingerprint`]s, as the queue's `NodeChange` bits.
@@ -396,8 +412,7 @@ impl Driver {
                 let info = compile_pod(&p, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
                     .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
                 let old = self.rec(uid).info.clone();
-                let scaled_down =
-                    info.requests.cpu_milli < old.requests.cpu_milli || info.requests.memory < old.requests.memory;
+                let scaled_down = requests_scaled_down(&old.requests, &info.requests);
                 let info = Arc::new(info);
                 self.snap.prepare_pod(&info);
                 let state = self.rec(uid).state;
@@ -458,6 +473,32 @@ impl Driver {
 
 #[cfg(test)]
 mod tests {
+
+    /// `extractPodScaleDown`: any requested resource lower or gone (found by `verify
+    /// --hint-random`: an ephemeral-storage scale-down was not one).
+    #[test]
+    fn requests_scaled_down_is_any_resource_lower() {
+        let mut i = crate::snapshot::Interner::new();
+        let gpu = i.intern("example.com/gpu");
+        let r = |cpu, mem, eph, g: i64| Resources {
+            cpu_milli: cpu,
+            memory: mem,
+            ephemeral_storage: eph,
+            scalars: if g > 0 { vec![(gpu, g)].into() } else { Default::default() },
+        };
+        let cases = [
+            ("cpu down", r(2, 1, 1, 1), r(1, 1, 1, 1), true),
+            ("memory down", r(1, 2, 1, 1), r(1, 1, 1, 1), true),
+            ("ephemeral storage down", r(1, 1, 17, 0), r(1, 1, 6, 0), true),
+            ("extended down", r(1, 1, 1, 2), r(1, 1, 1, 1), true),
+            ("extended gone", r(1, 1, 1, 2), r(1, 1, 1, 0), true),
+            ("unchanged", r(1, 1, 1, 1), r(1, 1, 1, 1), false),
+            ("up", r(1, 1, 1, 0), r(2, 2, 2, 1), false),
+        ];
+        for (name, old, new, want) in cases {
+            assert_eq!(requests_scaled_down(&old, &new), want, "{name}");
+        }
+    }
     use super::*;
     use crate::runner::driver::node_fingerprint;
 

@@ -13,7 +13,7 @@ mod cycle;
 mod event_loop;
 mod ops;
 mod podgroup;
-pub(crate) use cluster_ops::pod_name;
+pub(crate) use cluster_ops::{node_update_change, pod_name, requests_scaled_down};
 pub(crate) use podgroup::{group_trial, member_failure, validate_group, GroupOutcome, Trial};
 mod preemption;
 mod setup;
@@ -44,9 +44,10 @@ use crate::snapshot::compile::Priorities;
 use crate::snapshot::{PodInfo, Snapshot, Sym};
 use binding::AgentTemplate;
 
+pub(crate) use setup::hint_syms;
 pub use setup::run_workload;
 #[cfg(test)]
-pub(crate) use setup::{hint_syms, register_hints, run_workload_with};
+pub(crate) use setup::{register_hints, run_workload_with};
 
 /// How long an open-ended wait (a barrier, the end of a createPods op) lasts without any pod being
 /// bound or deleted before the driver stops waiting and reports the rest as unschedulable: 30 s of

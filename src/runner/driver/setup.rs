@@ -43,7 +43,7 @@ pub(crate) fn register_hints(
             if next + p >= 63 {
                 break;
             }
-            let args = HintArgs { added_affinity: plugin.enforced_node_selector().cloned().map(Arc::new) };
+            let args = HintArgs::of(&**plugin);
             if let Some(h) = hint_fn::<()>(plugin.name(), syms, args) {
                 queue.register_hint((next + p) as u8, h);
             }
