@@ -580,25 +580,10 @@ impl Engine {
                     None => timed(pid, Point::Score, || plugin.score(cx, state, nodes, out)),
                 }
             };
-            let memo_key = plugin.score_memo_key(cx, state);
-            let generation = &cx.snap.nodes.generation;
-            if let (Some(key), false) = (&memo_key, keep_plugin_scores) {
-                // A memoized score is the row's alone, so NormalizeScore leaves it as it is
-                // (`Plugin::score_memo_key`): the lookup adds it to the totals directly.
-                let set = !totals_written;
-                totals_written = true;
-                let mut memo = self.memo.borrow_mut();
-                let out_of_range = memo
-                    .accumulate(pid, key.clone(), generation, feasible, &mut table.totals, weight, set, par_pool, run)
-                    .map_err(|st| score_error(&st.reasons.join(", ")))?;
-                if !out_of_range {
-                    continue;
+            let res = match plugin.score_memo_key(cx, state) {
+                Some(key) => {
+                    self.memo.borrow_mut().score(pid, key, &cx.snap.nodes.generation, feasible, scores, par_pool, run)
                 }
-                // Out of range: the plain path below (every row memoized now) finds the first
-                // bad score for the error.
-            }
-            let res = match memo_key {
-                Some(key) => self.memo.borrow_mut().score(pid, key, generation, feasible, scores, par_pool, run),
                 None => run(feasible, scores),
             };
             res.map_err(|st| score_error(&st.reasons.join(", ")))?;

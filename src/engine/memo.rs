@@ -4,18 +4,15 @@
 //! filter pass rotates over the cluster) few rows change, so most cycles score only the rows that
 //! moved. Exact: a row's generation changes with every change to the row and is never reused.
 
-use crate::framework::{PluginId, ScoreMemoKey, Status, MAX_NODE_SCORE};
+use crate::framework::{PluginId, ScoreMemoKey, Status};
 use crate::snapshot::NodeIdx;
 use rayon::prelude::*;
 
 /// Keys kept per plugin (least recently used goes first): a workload's pod shapes in turn.
 pub const MEMO_KEYS_PER_PLUGIN: usize = 4;
 
-/// Writes the memoized score of each of `nodes` whose row generation is unchanged into its entry
-/// of `out` with `write`; the others go to `misses`, with their position (`first_pos` + index) in
-/// `miss_pos`. Returns whether `write` reported a score out of range.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
+/// Copies the memoized score of each of `nodes` whose row generation is unchanged into `out`; the
+/// others go to `misses`, with their position (`first_pos` + index) in `miss_pos`.
 fn lookup(
     rows: &[(u64, i64)],
     generation: &[u64],
@@ -24,19 +21,16 @@ fn lookup(
     first_pos: usize,
     misses: &mut Vec<NodeIdx>,
     miss_pos: &mut Vec<u32>,
-    write: impl Fn(&mut i64, i64) -> bool,
-) -> bool {
-    let mut bad = false;
+) {
     for (i, (&n, o)) in nodes.iter().zip(out.iter_mut()).enumerate() {
         let (g, s) = rows[n.ix()];
         if g == generation[n.ix()] {
-            bad |= write(o, s);
+            *o = s;
         } else {
             misses.push(n);
             miss_pos.push((first_pos + i) as u32);
         }
     }
-    bad
 }
 
 /// One plugin's scores for one key: per row, (generation the score was taken at, score).
@@ -59,15 +53,20 @@ pub struct ScoreMemo {
 }
 
 impl ScoreMemo {
-    /// The rows of plugin `pid`'s table for `key` (made, or taken over from the plugin's least
-    /// recently used key), grown to `len` rows, with the memo's cleared miss buffers.
-    #[allow(clippy::type_complexity)]
-    fn table(
+    /// Scores `nodes` into `out` for plugin `pid` and `key`: memoized rows whose generation is
+    /// unchanged are copied (in parallel chunks on `pool`, if given), the others are scored by
+    /// `run` (in one call, in order) and kept.
+    #[allow(clippy::too_many_arguments)]
+    pub fn score(
         &mut self,
         pid: PluginId,
         key: ScoreMemoKey,
-        len: usize,
-    ) -> (&mut [(u64, i64)], &mut Vec<NodeIdx>, &mut Vec<u32>, &mut Vec<i64>) {
+        generation: &[u64],
+        nodes: &[NodeIdx],
+        out: &mut [i64],
+        pool: Option<&rayon::ThreadPool>,
+        run: impl FnOnce(&[NodeIdx], &mut [i64]) -> Result<(), Status>,
+    ) -> Result<(), Status> {
         self.clock += 1;
         let t = match self.tables.iter().position(|t| t.plugin == pid && t.key == key) {
             Some(t) => t,
@@ -93,120 +92,47 @@ impl ScoreMemo {
         let ScoreMemo { tables, clock, misses, miss_pos, miss_scores } = self;
         let table = &mut tables[t];
         table.last_used = *clock;
-        if table.rows.len() < len {
-            table.rows.resize(len, (0, 0));
+        if table.rows.len() < generation.len() {
+            table.rows.resize(generation.len(), (0, 0));
         }
+        let rows = &mut table.rows[..generation.len()];
         misses.clear();
         miss_pos.clear();
-        (&mut table.rows[..len], misses, miss_pos, miss_scores)
-    }
-
-    /// Scores `nodes` into `out` for plugin `pid` and `key`: memoized rows whose generation is
-    /// unchanged are copied (in parallel chunks on `pool`, if given), the others are scored by
-    /// `run` (in one call, in order) and kept.
-    #[allow(clippy::too_many_arguments)]
-    pub fn score(
-        &mut self,
-        pid: PluginId,
-        key: ScoreMemoKey,
-        generation: &[u64],
-        nodes: &[NodeIdx],
-        out: &mut [i64],
-        pool: Option<&rayon::ThreadPool>,
-        run: impl FnOnce(&[NodeIdx], &mut [i64]) -> Result<(), Status>,
-    ) -> Result<(), Status> {
-        let copy = |o: &mut i64, s: i64| {
-            *o = s;
-            false
-        };
-        self.score_with(pid, key, generation, nodes, out, pool, run, copy).map(|_| ())
-    }
-
-    /// [`ScoreMemo::score`] adding `weight` x each score to `totals` (setting them instead when
-    /// `set`) without a score buffer and a second pass: the weighted-totals step of a plugin whose
-    /// NormalizeScore is a no-op. Returns whether a score is out of `[0, MAX_NODE_SCORE]`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn accumulate(
-        &mut self,
-        pid: PluginId,
-        key: ScoreMemoKey,
-        generation: &[u64],
-        nodes: &[NodeIdx],
-        totals: &mut [i64],
-        weight: i64,
-        set: bool,
-        pool: Option<&rayon::ThreadPool>,
-        run: impl FnOnce(&[NodeIdx], &mut [i64]) -> Result<(), Status>,
-    ) -> Result<bool, Status> {
-        let out_of_range = |s: i64| s as u64 > MAX_NODE_SCORE as u64;
-        if set {
-            let f = move |t: &mut i64, s: i64| {
-                *t = s * weight;
-                out_of_range(s)
-            };
-            self.score_with(pid, key, generation, nodes, totals, pool, run, f)
-        } else {
-            let f = move |t: &mut i64, s: i64| {
-                *t += s * weight;
-                out_of_range(s)
-            };
-            self.score_with(pid, key, generation, nodes, totals, pool, run, f)
-        }
-    }
-
-    /// The memo's lookup and miss scoring, writing each node's score into its entry of `out` with
-    /// `write` (which returns whether the score is out of range; OR-ed into the result).
-    #[allow(clippy::too_many_arguments)]
-    fn score_with(
-        &mut self,
-        pid: PluginId,
-        key: ScoreMemoKey,
-        generation: &[u64],
-        nodes: &[NodeIdx],
-        out: &mut [i64],
-        pool: Option<&rayon::ThreadPool>,
-        run: impl FnOnce(&[NodeIdx], &mut [i64]) -> Result<(), Status>,
-        write: impl Fn(&mut i64, i64) -> bool + Copy + Sync,
-    ) -> Result<bool, Status> {
-        let (rows, misses, miss_pos, miss_scores) = self.table(pid, key, generation.len());
-        let mut bad = match pool {
-            None => lookup(rows, generation, nodes, out, 0, misses, miss_pos, write),
+        match pool {
+            None => lookup(rows, generation, nodes, out, 0, misses, miss_pos),
             Some(pool) => {
                 // Chunks looked up in parallel; their misses are joined in order.
                 let chunk = nodes.len().div_ceil(pool.current_num_threads() * 2);
                 let rows: &[(u64, i64)] = rows;
-                let parts: Vec<(Vec<NodeIdx>, Vec<u32>, bool)> = pool.install(|| {
+                let parts: Vec<(Vec<NodeIdx>, Vec<u32>)> = pool.install(|| {
                     nodes
                         .par_chunks(chunk)
                         .zip(out.par_chunks_mut(chunk))
                         .enumerate()
                         .map(|(c, (nodes, out))| {
                             let (mut m, mut p) = (Vec::new(), Vec::new());
-                            let bad = lookup(rows, generation, nodes, out, c * chunk, &mut m, &mut p, write);
-                            (m, p, bad)
+                            lookup(rows, generation, nodes, out, c * chunk, &mut m, &mut p);
+                            (m, p)
                         })
                         .collect()
                 });
-                let mut bad = false;
-                for (m, p, b) in parts {
+                for (m, p) in parts {
                     misses.extend_from_slice(&m);
                     miss_pos.extend_from_slice(&p);
-                    bad |= b;
                 }
-                bad
             }
-        };
+        }
         if misses.is_empty() {
-            return Ok(bad);
+            return Ok(());
         }
         miss_scores.clear();
         miss_scores.resize(misses.len(), 0);
         run(misses, miss_scores)?;
         for ((&n, &i), &s) in misses.iter().zip(miss_pos.iter()).zip(miss_scores.iter()) {
             rows[n.ix()] = (generation[n.ix()], s);
-            bad |= write(&mut out[i as usize], s);
+            out[i as usize] = s;
         }
-        Ok(bad)
+        Ok(())
     }
 }
 
@@ -250,23 +176,7 @@ mod tests {
                 })
                 .expect("no error");
                 let want: Vec<i64> = nodes.iter().map(|n| f(values[n.ix()], key)).collect();
-                proptest::prop_assert_eq!(&out, &want);
-                // The same lookup adding to totals (another plugin id, so its misses are scored
-                // too): set, then add, with a weight.
-                let mut totals = vec![-7; nodes.len()];
-                for (set, weight) in [(true, 3), (false, 2)] {
-                    let bad = memo
-                        .accumulate(1, smallvec::smallvec![key], &generation, &nodes, &mut totals, weight, set, pool, |ns, o| {
-                            for (n, o) in ns.iter().zip(o.iter_mut()) {
-                                *o = f(values[n.ix()], key);
-                            }
-                            Ok(())
-                        })
-                        .expect("no error");
-                    proptest::prop_assert_eq!(bad, want.iter().any(|s| !(0..=MAX_NODE_SCORE).contains(s)));
-                }
-                let want_totals: Vec<i64> = want.iter().map(|s| 5 * s).collect();
-                proptest::prop_assert_eq!(totals, want_totals);
+                proptest::prop_assert_eq!(out, want);
             }
         }
     }
