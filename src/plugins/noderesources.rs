@@ -278,7 +278,11 @@ impl Fit {
         // A resource is checked only when the pod requests it (upstream skips zero requests; a pod
         // requesting nothing is checked for the pod count only). The per-node checks are
         // branch-free: each comparison sets its bit.
-        let (cpu, memory, ephemeral) = (r.cpu_milli > 0, r.memory > 0, r.ephemeral_storage > 0);
+        let ephemeral = r.ephemeral_storage > 0;
+        // A zero request is not checked: i64::MIN exceeds no free amount (and needs no flag the
+        // loops would have to keep in a register).
+        let need = |q: i64| if q > 0 { q } else { i64::MIN };
+        let (cpu_need, memory_need) = (need(r.cpu_milli), need(r.memory));
         // Every column cut to the table's length: one bounds check per node covers them all.
         let len = t.len();
         let (pod_count, alloc_pods) = (&t.pod_count[..len], &t.alloc_pods[..len]);
@@ -290,8 +294,8 @@ impl Fit {
             for (n, o) in nodes.iter().zip(out.iter_mut()) {
                 let i = n.ix();
                 let bits = ((pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS)
-                    | ((cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU)
-                    | ((memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY);
+                    | ((cpu_need > alloc_cpu[i] - req_cpu[i]) as u64 * FIT_CPU)
+                    | ((memory_need > alloc_memory[i] - req_memory[i]) as u64 * FIT_MEMORY);
                 if bits != 0 {
                     any = true;
                     let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
@@ -304,8 +308,8 @@ impl Fit {
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
             let mut bits = (pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS;
-            bits |= (cpu & (r.cpu_milli > alloc_cpu[i] - req_cpu[i])) as u64 * FIT_CPU;
-            bits |= (memory & (r.memory > alloc_memory[i] - req_memory[i])) as u64 * FIT_MEMORY;
+            bits |= (cpu_need > alloc_cpu[i] - req_cpu[i]) as u64 * FIT_CPU;
+            bits |= (memory_need > alloc_memory[i] - req_memory[i]) as u64 * FIT_MEMORY;
             if ephemeral && r.ephemeral_storage > t.alloc_ephemeral_storage[i] - t.req_ephemeral_storage[i] {
                 bits |= FIT_EPHEMERAL;
             }

@@ -112,14 +112,14 @@ pub struct LabelRequirement {
 
 impl LabelRequirement {
     /// `labels.Requirement.Matches` given the object's value for `key` (`Sym::NONE` when absent).
-    #[inline]
+    #[inline(always)]
     pub fn matches_value(&self, value: Sym, interner: &Interner) -> bool {
         self.matches_parsed(value, || interner.as_int(value))
     }
 
     /// [`Self::matches_value`] with the value's integer reading given by `int` (asked only for
     /// `Gt`/`Lt`).
-    #[inline]
+    #[inline(always)]
     pub fn matches_parsed(&self, value: Sym, int: impl FnOnce() -> Option<i64>) -> bool {
         match &self.op {
             LabelOp::In(vals) => !value.is_none() && vals.contains(&value),
