@@ -698,6 +698,19 @@ impl NodeTable {
         self.bump(node.ix());
     }
 
+    /// [`NodeTable::shift_core_requests`] for several pods at once: `sum` is their requests added
+    /// up ([`CoreRequests::add`]); the row ends as shifting them one by one leaves it.
+    pub fn shift_core_sum(&mut self, node: NodeIdx, sum: &CoreRequests, sign: i64) {
+        let i = node.ix();
+        self.req_cpu_milli[i] += sign * sum.cpu_milli;
+        self.req_memory[i] += sign * sum.memory;
+        self.req_ephemeral_storage[i] += sign * sum.ephemeral_storage;
+        self.non_zero_cpu_milli[i] += sign * sum.non_zero_cpu_milli;
+        self.non_zero_memory[i] += sign * sum.non_zero_memory;
+        self.pod_count[i] = (self.pod_count[i] as i64 + sign * sum.pods) as u32;
+        self.bump(i);
+    }
+
     /// Replaces a node's spec (labels, taints, allocatable, images), keeping its pods.
     pub fn update_node(&mut self, idx: NodeIdx, spec: &NodeSpec) {
         let i = idx.ix();
@@ -1008,5 +1021,29 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// The request columns [`NodeTable::shift_core_requests`] moves, summed over some pods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreRequests {
+    pub cpu_milli: i64,
+    pub memory: i64,
+    pub ephemeral_storage: i64,
+    pub non_zero_cpu_milli: i64,
+    pub non_zero_memory: i64,
+    pub pods: i64,
+}
+
+impl CoreRequests {
+    /// Adds `pod`'s requests (and one pod).
+    pub fn add(&mut self, pod: &PodInfo) {
+        let r = &pod.requests;
+        self.cpu_milli += r.cpu_milli;
+        self.memory += r.memory;
+        self.ephemeral_storage += r.ephemeral_storage;
+        self.non_zero_cpu_milli += pod.non_zero_cpu_milli;
+        self.non_zero_memory += pod.non_zero_memory;
+        self.pods += 1;
     }
 }
