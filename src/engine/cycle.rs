@@ -559,6 +559,18 @@ impl Engine {
         if let Some(plan) = Self::nominated_columns_plan(fw, snap, pod) {
             return self.schedule_nominated_on_columns(fw, snap, pod, batch, plan);
         }
+        self.schedule_nominated_placed(fw, snap, pod, batch)
+    }
+
+    /// [`Engine::schedule_one_nominated_batched`] with the nominated pods placed in the snapshot
+    /// for the filter pass (the plain path, for any pod and profile), then removed.
+    pub(crate) fn schedule_nominated_placed(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        batch: Option<BatchCx<'_>>,
+    ) -> CycleResult {
         let mut added: Vec<(crate::agent::PodUid, Sym)> = Vec::new();
         let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
         nodes.sort_unstable();
