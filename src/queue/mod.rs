@@ -20,7 +20,9 @@
 //! - **preempting** pods ([`SchedulingQueue::set_preempting`]): DefaultPreemption's PreEnqueue
 //!   under SchedulerAsyncPreemption keeps a pod whose victims are still being deleted out of activeQ
 //!   (and, with SchedulerPopFromBackoffQ, out of backoffQ); it waits in unschedulablePods and only an
-//!   assigned pod's deletion (the plugin's registered event) re-evaluates it.
+//!   assigned pod's deletion (the plugin's registered event) re-evaluates it. With
+//!   SchedulerPopFromBackoffQ such a pod waits apart (`parked`) until its preemption ends: an event
+//!   could only put it back where it is.
 //! - **gated** pods (PreEnqueue: non-empty `schedulingGates`) stay out of activeQ until
 //!   [`SchedulingQueue::remove_gate`].
 //!

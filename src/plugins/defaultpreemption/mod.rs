@@ -11,7 +11,8 @@
 //! every other Filter left reads only the node, and no pod involved carries terms, host ports or
 //! scalar resources), the dry run moves the pods on the request columns alone
 //! ([`try_node_on_columns`]) and leaves the pod list in the order the plain run would; a
-//! property test holds it to the plain run.
+//! node that cannot fit the pod even without them is answered from their summed requests
+//! ([`still_unfit_on_columns`]). A property test holds both to the plain run.
 
 #[cfg(test)]
 mod tests;
