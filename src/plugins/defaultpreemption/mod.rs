@@ -361,10 +361,7 @@ pub fn filters_read_only_columns(fw: &Framework, pod: &PodInfo, skip: &[bool]) -
 /// A pod the columns path may move without touching anything else place and unplace touch: no
 /// host ports, no scalar resources, no (anti-)affinity or spread terms.
 pub fn plain_on_columns(p: &PodInfo) -> bool {
-    p.host_ports.is_empty()
-        && p.requests.scalars.iter().all(|&(_, q)| q == 0)
-        && p.constraints.affinity.is_empty()
-        && p.constraints.topology_spread.is_empty()
+    p.plain_on_columns()
 }
 
 /// The nominated pods that count on `node` when the columns path may stand in for the plain one
@@ -433,13 +430,12 @@ fn still_unfit_on_columns(
     let mut lower = crate::snapshot::nodes::CoreRequests::default();
     // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
     let (mut seen_lower, mut interleaved) = (false, false);
-    for u in &snap.nodes.pods[node.ix()] {
-        let p = &snap.pods[u].info;
-        if p.priority < pod.priority {
-            if !plain_on_columns(p) {
+    for m in &snap.nodes.pod_meta[node.ix()] {
+        if m.priority < pod.priority {
+            if !m.plain {
                 return None;
             }
-            lower.add(p);
+            lower.add_sum(&m.requests);
             seen_lower = true;
         } else if seen_lower {
             interleaved = true;
@@ -472,12 +468,7 @@ fn still_unfit_on_columns(
     snap.nodes.shift_core_sum(node, &lower, 1);
     let (pid, reject) = unfit?;
     if interleaved {
-        let prio = pod.priority;
-        let pods = &snap.pods;
-        let list = &mut snap.nodes.pods[node.ix()];
-        let moved: Vec<PodUid> = list.iter().copied().filter(|u| pods[u].info.priority < prio).collect();
-        list.retain(|u| pods[u].info.priority >= prio);
-        list.extend(moved);
+        snap.nodes.partition_by_priority(node, pod.priority, true, []);
     }
     Some(NotCandidate::StillUnfit(pid, reject))
 }
@@ -558,19 +549,13 @@ fn try_node_on_columns(
     for p in &lower {
         snap.nodes.shift_core_requests(node, p, -1);
     }
-    // The pod list as the plain run rebuilds it: the pods that stay, then `back` in order.
-    let reorder = |snap: &mut Snapshot, back: &mut dyn Iterator<Item = PodUid>| {
-        let list = &mut snap.nodes.pods[node.ix()];
-        let prio = pod.priority;
-        let pods = &snap.pods;
-        list.retain(|u| pods[u].info.priority >= prio);
-        list.extend(back);
-    };
+    // The pod list as the plain run rebuilds it: the pods that stay, then the lower-priority ones
+    // in the order the run returned them.
     if let Some((pid, reject)) = fits(snap) {
         for p in &lower {
             snap.nodes.shift_core_requests(node, p, 1);
         }
-        reorder(snap, &mut lower.iter().map(|p| p.uid));
+        snap.nodes.partition_by_priority(node, pod.priority, false, lower.iter().map(|p| &**p));
         return Err(NotCandidate::StillUnfit(pid, reject));
     }
     lower.sort_by(|a, b| more_important(a, b));
@@ -586,14 +571,14 @@ fn try_node_on_columns(
                 num_pdb_violations += is_violating as usize;
                 victims.push(p);
             } else {
-                reprieved.push(p.uid);
+                reprieved.push(p);
             }
         }
     }
     for p in &victims {
         snap.nodes.shift_core_requests(node, p, 1);
     }
-    reorder(snap, &mut reprieved.into_iter().chain(victims.iter().map(|p| p.uid)));
+    snap.nodes.partition_by_priority(node, pod.priority, false, reprieved.iter().chain(&victims).map(|p| &**p));
     victims.sort_by(|a, b| more_important(a, b));
     Ok(Candidate { node, victims, num_pdb_violations })
 }

@@ -464,6 +464,9 @@ fn rows(snap: &Snapshot) -> Vec<(Vec<String>, i64, i64, i64, i64, u32)> {
     (0..t.len())
         .map(|i| {
             let names = t.pods[i].iter().map(|u| snap.pods[u].info.name.clone()).collect();
+            let meta: Vec<_> =
+                t.pods[i].iter().map(|u| crate::snapshot::nodes::PodMeta::of(&snap.pods[u].info)).collect();
+            assert_eq!(t.pod_meta[i], meta, "node {i}'s pod_meta follows its pod list");
             (names, t.req_cpu_milli[i], t.req_memory[i], t.non_zero_cpu_milli[i], t.non_zero_memory[i], t.pod_count[i])
         })
         .collect()
