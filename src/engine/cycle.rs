@@ -45,6 +45,20 @@ pub const PARALLEL_MIN_SCORE_NODES: usize = 16_384;
 /// [`Plugin::filter_candidates`]: crate::framework::Plugin::filter_candidates
 pub const SPARSE_FILTER_DIVISOR: usize = 8;
 
+/// What [`Engine::schedule_nominated_on_columns`] needs: the pod's PreFilter outcome.
+struct NominatedColumnsPlan {
+    state: CycleState,
+    skip: Vec<bool>,
+    names: Option<Vec<Sym>>,
+    narrowing: Vec<PluginId>,
+}
+
+/// Whether nominated pod `p` counts when filtering `pod` and is not placed already: what
+/// [`nominated_for`] keeps and the plain path then places.
+fn counts_as_nominated(snap: &Snapshot, pod: &PodInfo, p: &PodInfo) -> bool {
+    p.uid != pod.uid && p.priority >= pod.priority && !snap.pods.contains_key(&p.uid)
+}
+
 /// The outcome of one cycle.
 #[derive(Debug)]
 pub enum CycleResult {
@@ -650,6 +664,21 @@ impl Engine {
         if snap.nominated.is_empty() {
             return self.schedule_one_batched(fw, snap, pod, batch);
         }
+        if let Some(plan) = Self::nominated_columns_plan(fw, snap, pod) {
+            return self.schedule_nominated_on_columns(fw, snap, pod, batch, plan);
+        }
+        self.schedule_nominated_placed(fw, snap, pod, batch)
+    }
+
+    /// [`Engine::schedule_one_nominated_batched`] with the nominated pods placed in the snapshot
+    /// for the filter pass (the plain path, for any pod and profile), then removed.
+    pub(crate) fn schedule_nominated_placed(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        batch: Option<BatchCx<'_>>,
+    ) -> CycleResult {
         let mut added: Vec<(crate::agent::PodUid, Sym)> = Vec::new();
         let mut nodes: Vec<Sym> = snap.nominated.keys().copied().collect();
         nodes.sort_unstable();
@@ -709,6 +738,126 @@ impl Engine {
         for node in feasible {
             let name = snap.nodes.name[node.ix()];
             if added.iter().any(|(_, n)| *n == name) {
+                if let Some((plugin, reject)) = filter_node(fw, cx, &state, &skip, node) {
+                    failures.push(NodeFailure { node, plugin, reject });
+                    continue;
+                }
+            }
+            kept.push(node);
+        }
+        let evaluated = kept.len() + failures.len();
+        diag.failures = failures;
+        if kept.is_empty() {
+            return CycleResult::Unschedulable(diag);
+        }
+        match self.choose(fw, cx, &mut state, &kept, batch, None) {
+            Ok(node) => CycleResult::Scheduled { node, evaluated_nodes: evaluated, feasible_nodes: kept.len() },
+            Err(st) => CycleResult::Error(st),
+        }
+    }
+
+    /// Whether the nominated pods may count on the request columns alone, and then the pod's
+    /// PreFilter outcome (run once). That holds when some nominated pod counts for `pod`, PreFilter
+    /// does not read placed pods (so it is the same with the nominated pods placed or not), every
+    /// Filter left reads placed pods only through the request columns and the pod count, and no
+    /// counted nominated pod carries anything else placing it would change (host ports, scalar
+    /// resources, terms). Then shifting the columns by the nominated pods is what placing them
+    /// does for every verdict, and the snapshot is left as it was.
+    fn nominated_columns_plan(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> Option<NominatedColumnsPlan> {
+        use crate::plugins::defaultpreemption::{filters_read_only_columns, plain_on_columns, pre_filter_reads_pods};
+        let mut any = false;
+        for (node, v) in &snap.nominated {
+            if snap.nodes.idx_of(*node).is_none() {
+                continue;
+            }
+            for p in v.iter().filter(|p| counts_as_nominated(snap, pod, p)) {
+                if !plain_on_columns(p) {
+                    return None;
+                }
+                any = true;
+            }
+        }
+        if !any || pre_filter_reads_pods(snap, pod) {
+            return None;
+        }
+        let mut state = CycleState::new();
+        let (skip, names, narrowing) = Self::run_pre_filter(fw, CycleCx { snap, pod }, &mut state).ok()?;
+        filters_read_only_columns(fw, pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing })
+    }
+
+    /// [`Engine::schedule_one_nominated_batched`] on the request columns ([`Self::nominated_columns_plan`]):
+    /// the same passes, verdicts and choice, with the nominated pods shifted onto the columns
+    /// instead of placed, PreFilter run once, and the pod's nominated node tried with only its
+    /// own nominated pods counted (its verdict reads its row alone) before the others are.
+    fn schedule_nominated_on_columns(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        batch: Option<BatchCx<'_>>,
+        plan: NominatedColumnsPlan,
+    ) -> CycleResult {
+        let NominatedColumnsPlan { mut state, skip, names, narrowing } = plan;
+        let mut diag = Diagnosis { num_all_nodes: snap.nodes.len(), ..Default::default() };
+        diag.pre_filter_result_plugins = narrowing;
+        let on_node = |snap: &Snapshot, node: Sym| -> Vec<Arc<PodInfo>> {
+            snap.nominated
+                .get(&node)
+                .map_or_else(Vec::new, |v| v.iter().filter(|p| counts_as_nominated(snap, pod, p)).cloned().collect())
+        };
+        // The nominated node first, as upstream's `evaluateNominatedNode`.
+        let mut nominated_failure = None;
+        let mut feasible_on_nominated = None;
+        if let Some(nom) = pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+            let adds = on_node(snap, snap.nodes.name[nom.ix()]);
+            for p in &adds {
+                snap.nodes.shift_core_requests(nom, p, 1);
+            }
+            let verdict = filter_node(fw, CycleCx { snap: &*snap, pod }, &state, &skip, nom);
+            for p in &adds {
+                snap.nodes.shift_core_requests(nom, p, -1);
+            }
+            match verdict {
+                None => feasible_on_nominated = Some((vec![nom], !adds.is_empty())),
+                Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
+            }
+        }
+        // Nodes that had nominated pods counted, sorted.
+        let mut with_nominated: Vec<NodeIdx> = Vec::new();
+        let (feasible, mut failures) = match feasible_on_nominated {
+            Some((feasible, had)) => {
+                if had {
+                    with_nominated.push(feasible[0]);
+                }
+                (feasible, Vec::new())
+            }
+            None => {
+                // The filter pass, with every counted nominated pod on the columns (in any order:
+                // the sums are the same).
+                let mut adds: Vec<(Arc<PodInfo>, NodeIdx)> = Vec::new();
+                for (node, v) in &snap.nominated {
+                    let Some(idx) = snap.nodes.idx_of(*node) else { continue };
+                    adds.extend(v.iter().filter(|p| counts_as_nominated(snap, pod, p)).map(|p| (p.clone(), idx)));
+                }
+                for (p, idx) in &adds {
+                    snap.nodes.shift_core_requests(*idx, p, 1);
+                }
+                let cx = CycleCx { snap: &*snap, pod };
+                let passed = self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag);
+                for (p, idx) in &adds {
+                    snap.nodes.shift_core_requests(*idx, p, -1);
+                }
+                with_nominated = adds.iter().map(|(_, idx)| *idx).collect();
+                with_nominated.sort_unstable();
+                with_nominated.dedup();
+                passed
+            }
+        };
+        // The pass without them, for the feasible nodes that had some; then scoring.
+        let cx = CycleCx { snap: &*snap, pod };
+        let mut kept = Vec::with_capacity(feasible.len());
+        for node in feasible {
+            if with_nominated.binary_search(&node).is_ok() {
                 if let Some((plugin, reject)) = filter_node(fw, cx, &state, &skip, node) {
                     failures.push(NodeFailure { node, plugin, reject });
                     continue;

@@ -20,7 +20,9 @@
 //! - **preempting** pods ([`SchedulingQueue::set_preempting`]): DefaultPreemption's PreEnqueue
 //!   under SchedulerAsyncPreemption keeps a pod whose victims are still being deleted out of activeQ
 //!   (and, with SchedulerPopFromBackoffQ, out of backoffQ); it waits in unschedulablePods and only an
-//!   assigned pod's deletion (the plugin's registered event) re-evaluates it.
+//!   assigned pod's deletion (the plugin's registered event) re-evaluates it. With
+//!   SchedulerPopFromBackoffQ such a pod waits apart (`parked`) until its preemption ends: an event
+//!   could only put it back where it is.
 //! - **gated** pods (PreEnqueue: non-empty `schedulingGates`) stay out of activeQ until
 //!   [`SchedulingQueue::remove_gate`].
 //!
@@ -452,6 +454,9 @@ pub struct SchedulingQueue<T> {
     preempting: BTreeSet<PodUid>,
     /// (timestamp, uid): iteration order is deterministic.
     unschedulable: BTreeSet<(u64, PodUid)>,
+    /// Pods of unschedulablePods that PreEnqueue re-blocked while their preemption runs, kept
+    /// apart from `unschedulable` so that events need not visit them (see [`Self::park`]).
+    parked: BTreeSet<(u64, PodUid)>,
     gated: BTreeSet<PodUid>,
     active_len: usize,
     backoff_len: usize,
@@ -485,6 +490,7 @@ impl<T> SchedulingQueue<T> {
             leftover_ticks_done: None,
             preempting: BTreeSet::new(),
             unschedulable: BTreeSet::new(),
+            parked: BTreeSet::new(),
             gated: BTreeSet::new(),
             active_len: 0,
             backoff_len: 0,
@@ -530,7 +536,7 @@ impl<T> SchedulingQueue<T> {
         QueueLens {
             active: self.active_len,
             backoff: self.backoff_len,
-            unschedulable: self.unschedulable.len(),
+            unschedulable: self.unschedulable.len() + self.parked.len(),
             gated: self.gated.len(),
             in_flight: self.in_flight.len(),
         }
@@ -604,8 +610,32 @@ impl<T> SchedulingQueue<T> {
     fn place_gated_by_preemption(&mut self, pod: QueuedPod<T>) -> Location {
         let uid = pod.uid;
         self.place(pod, Location::Unschedulable);
-        self.pods.get_mut(&uid).expect("just placed").preemption_gated = true;
+        let e = self.pods.get_mut(&uid).expect("just placed");
+        e.preemption_gated = true;
+        let key = (e.pod.timestamp_nanos, uid);
+        self.park(key);
         Location::Unschedulable
+    }
+
+    /// Moves a pod PreEnqueue just re-blocked (`preemption_gated`, never flushed, its preemption
+    /// running) from `unschedulable` to `parked` when SchedulerPopFromBackoffQ is on. There an
+    /// event would change nothing for it: only an assigned pod's deletion re-evaluates it, and
+    /// whether or not its hints say Queue, `requeue` would block it again with the same entry
+    /// (preemption_gated, flushed_nanos 0, the same timestamp), since PreEnqueue runs on the way
+    /// into backoffQ as well as activeQ. So [`Self::on_event_with`] skips parked pods instead of
+    /// asking their hints and re-placing each one per event (O(pods preempting) per victim
+    /// deleted). A pod leaves `parked` when its preemption ends ([`Self::set_preempting`]) and
+    /// before a leftover flush, which counts it by its timestamp.
+    fn park(&mut self, key: (u64, PodUid)) {
+        if self.pop_from_backoff && self.preempting.contains(&key.1) && self.unschedulable.remove(&key) {
+            self.parked.insert(key);
+        }
+    }
+
+    /// Returns every parked pod to `unschedulable` (see [`Self::park`]).
+    fn unpark_all(&mut self) {
+        let parked = std::mem::take(&mut self.parked);
+        self.unschedulable.extend(parked);
     }
 
     /// Moves `pod` to activeQ or backoffQ as `requeueEntityWithQueueingStrategy` does after a
@@ -666,7 +696,10 @@ impl<T> SchedulingQueue<T> {
                 }
             }
             Location::Unschedulable => {
-                self.unschedulable.remove(&(e.pod.timestamp_nanos, uid));
+                let key = (e.pod.timestamp_nanos, uid);
+                if !self.unschedulable.remove(&key) {
+                    self.parked.remove(&key);
+                }
             }
             Location::Gated => {
                 self.gated.remove(&uid);
@@ -896,6 +929,7 @@ impl<T> SchedulingQueue<T> {
     /// wildcard [`ClusterEvent::UnschedulableTimeout`] is logged for the pods in flight. Returns
     /// how many moved.
     pub fn flush_unschedulable_leftover(&mut self, now_nanos: u64) -> usize {
+        self.unpark_all();
         let limit = self.max_in_unschedulable_nanos;
         let old = |e: &Entry<T>| now_nanos.saturating_sub(e.pod.timestamp_nanos.max(e.flushed_nanos)) > limit;
         let due: Vec<PodUid> = self
@@ -926,7 +960,7 @@ impl<T> SchedulingQueue<T> {
 
     /// Whether an event's objects would be read now: some pod is unschedulable or in flight.
     pub fn wants_event_objects(&self) -> bool {
-        !self.unschedulable.is_empty() || !self.in_flight.is_empty()
+        !self.unschedulable.is_empty() || !self.parked.is_empty() || !self.in_flight.is_empty()
     }
 
     /// The queued pod `uid` changed: its spec for the hints becomes `spec` (no-op when not queued).
@@ -941,8 +975,13 @@ impl<T> SchedulingQueue<T> {
     pub fn set_preempting(&mut self, uid: PodUid, running: bool) {
         if running {
             self.preempting.insert(uid);
-        } else {
-            self.preempting.remove(&uid);
+        } else if self.preempting.remove(&uid) {
+            if let Some(e) = self.pods.get(&uid).filter(|e| e.loc == Location::Unschedulable) {
+                let key = (e.pod.timestamp_nanos, uid);
+                if self.parked.remove(&key) {
+                    self.unschedulable.insert(key);
+                }
+            }
         }
     }
 
@@ -1016,7 +1055,11 @@ impl<T> SchedulingQueue<T> {
             .flatten()
             .map(|k| tick(k.expiry_nanos, BACKOFF_FLUSH_INTERVAL_NANOS))
             .min();
-        let leftover = self.unschedulable.first().map(|&(ts, _)| {
+        let first = match (self.unschedulable.first(), self.parked.first()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let leftover = first.map(|&(ts, _)| {
             tick(ts.saturating_add(self.max_in_unschedulable_nanos), UNSCHEDULABLE_FLUSH_INTERVAL_NANOS)
         });
         match (backoff, leftover) {

@@ -249,6 +249,15 @@ pub struct SignParts {
 }
 
 impl PodInfo {
+    /// Whether placing or removing the pod changes nothing but the request columns and the pod
+    /// count: no host ports, no scalar resources, no (anti-)affinity or spread terms.
+    pub fn plain_on_columns(&self) -> bool {
+        self.host_ports.is_empty()
+            && self.requests.scalars.iter().all(|&(_, q)| q == 0)
+            && self.constraints.affinity.is_empty()
+            && self.constraints.topology_spread.is_empty()
+    }
+
     pub fn label(&self, key: Sym) -> Sym {
         match self.labels.binary_search_by_key(&key, |(k, _)| *k) {
             Ok(i) => self.labels[i].1,

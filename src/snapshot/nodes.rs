@@ -298,6 +298,10 @@ pub struct NodeTable {
     image_states: AHashMap<Sym, (u32, i64)>,
     /// Pods on the node (bound or assumed), in arrival order.
     pub pods: Vec<Vec<PodUid>>,
+    /// Beside `pods`, in the same order: each pod's priority, requests and whether it is
+    /// [`PodInfo::plain_on_columns`] (what preemption's dry run reads, without a lookup per pod).
+    /// Whoever reorders a node's `pods` reorders this row alike ([`NodeTable::partition_by_priority`]).
+    pub pod_meta: Vec<Vec<PodMeta>>,
     /// Bumped whenever the row changes: never 0, and unique in the process (`bump`).
     pub generation: Vec<u64>,
     by_name: AHashMap<Sym, u32>,
@@ -499,6 +503,7 @@ impl NodeTable {
         let imgs = self.add_images(&spec.images);
         self.images.push(imgs);
         self.pods.push(Vec::new());
+        self.pod_meta.push(Vec::new());
         self.generation.push(0);
         self.bump(i);
         NodeIdx(i as u32)
@@ -611,6 +616,7 @@ impl NodeTable {
         self.host_ports.swap_remove(i);
         self.images.swap_remove(i);
         self.pods.swap_remove(i);
+        self.pod_meta.swap_remove(i);
         self.generation.swap_remove(i);
         self.len -= 1;
         if i != last {
@@ -661,6 +667,7 @@ impl NodeTable {
         self.apply(node, pod, 1);
         self.host_ports[node.ix()].extend_from_slice(&pod.host_ports);
         self.pods[node.ix()].push(pod.uid);
+        self.pod_meta[node.ix()].push(PodMeta::of(pod));
     }
 
     /// Removes what [`NodeTable::add_pod`] added (forget or delete).
@@ -668,6 +675,7 @@ impl NodeTable {
         let i = node.ix();
         let pos = self.pods[i].iter().position(|u| *u == pod.uid).expect("pod is on the node it is removed from");
         self.pods[i].remove(pos);
+        self.pod_meta[i].remove(pos);
         self.apply(node, pod, -1);
         // Upstream's `HostPortInfo` is a set: removing a pod frees each of its ports even when
         // another pod on the node (bound by nodeName, past the NodePorts filter) declares it too.
@@ -709,6 +717,54 @@ impl NodeTable {
     pub fn shift_core_requests(&mut self, node: NodeIdx, pod: &PodInfo, sign: i64) {
         self.apply_core(node.ix(), pod, sign);
         self.bump(node.ix());
+    }
+
+    /// Reorders `node`'s pods as a stable partition: those of priority >= `priority` first, then
+    /// the others, each group in its order; then the pods of `back` (not on the node's list) are
+    /// appended in order. The pod list and [`NodeTable::pod_meta`] move alike; the columns do not.
+    pub fn partition_by_priority<'a>(
+        &mut self,
+        node: NodeIdx,
+        priority: i32,
+        keep_lower: bool,
+        back: impl IntoIterator<Item = &'a PodInfo>,
+    ) {
+        let i = node.ix();
+        let (pods, meta) = (&mut self.pods[i], &mut self.pod_meta[i]);
+        let mut lower: SmallVec<[(PodUid, PodMeta); 8]> = SmallVec::new();
+        let mut w = 0;
+        for r in 0..pods.len() {
+            if meta[r].priority >= priority {
+                pods[w] = pods[r];
+                meta[w] = meta[r];
+                w += 1;
+            } else if keep_lower {
+                lower.push((pods[r], meta[r]));
+            }
+        }
+        pods.truncate(w);
+        meta.truncate(w);
+        for (u, m) in lower {
+            pods.push(u);
+            meta.push(m);
+        }
+        for p in back {
+            pods.push(p.uid);
+            meta.push(PodMeta::of(p));
+        }
+    }
+
+    /// [`NodeTable::shift_core_requests`] for several pods at once: `sum` is their requests added
+    /// up ([`CoreRequests::add`]); the row ends as shifting them one by one leaves it.
+    pub fn shift_core_sum(&mut self, node: NodeIdx, sum: &CoreRequests, sign: i64) {
+        let i = node.ix();
+        self.req_cpu_milli[i] += sign * sum.cpu_milli;
+        self.req_memory[i] += sign * sum.memory;
+        self.req_ephemeral_storage[i] += sign * sum.ephemeral_storage;
+        self.non_zero_cpu_milli[i] += sign * sum.non_zero_cpu_milli;
+        self.non_zero_memory[i] += sign * sum.non_zero_memory;
+        self.pod_count[i] = (self.pod_count[i] as i64 + sign * sum.pods) as u32;
+        self.bump(i);
     }
 
     /// Replaces a node's spec (labels, taints, allocatable, images), keeping its pods.
@@ -1021,5 +1077,59 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// The request columns [`NodeTable::shift_core_requests`] moves, summed over some pods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreRequests {
+    pub cpu_milli: i64,
+    pub memory: i64,
+    pub ephemeral_storage: i64,
+    pub non_zero_cpu_milli: i64,
+    pub non_zero_memory: i64,
+    pub pods: i64,
+}
+
+impl CoreRequests {
+    /// Adds `pod`'s requests (and one pod).
+    pub fn add(&mut self, pod: &PodInfo) {
+        let r = &pod.requests;
+        self.cpu_milli += r.cpu_milli;
+        self.memory += r.memory;
+        self.ephemeral_storage += r.ephemeral_storage;
+        self.non_zero_cpu_milli += pod.non_zero_cpu_milli;
+        self.non_zero_memory += pod.non_zero_memory;
+        self.pods += 1;
+    }
+}
+
+/// What preemption's dry run reads of a placed pod, kept beside the node's pod list
+/// ([`NodeTable::pod_meta`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PodMeta {
+    pub priority: i32,
+    /// [`PodInfo::plain_on_columns`].
+    pub plain: bool,
+    pub requests: CoreRequests,
+}
+
+impl PodMeta {
+    pub fn of(pod: &PodInfo) -> PodMeta {
+        let mut requests = CoreRequests::default();
+        requests.add(pod);
+        PodMeta { priority: pod.priority, plain: pod.plain_on_columns(), requests }
+    }
+}
+
+impl CoreRequests {
+    /// Adds the sum of other pods.
+    pub fn add_sum(&mut self, other: &CoreRequests) {
+        self.cpu_milli += other.cpu_milli;
+        self.memory += other.memory;
+        self.ephemeral_storage += other.ephemeral_storage;
+        self.non_zero_cpu_milli += other.non_zero_cpu_milli;
+        self.non_zero_memory += other.non_zero_memory;
+        self.pods += other.pods;
     }
 }

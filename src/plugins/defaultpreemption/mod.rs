@@ -11,7 +11,8 @@
 //! every other Filter left reads only the node, and no pod involved carries terms, host ports or
 //! scalar resources), the dry run moves the pods on the request columns alone
 //! ([`try_node_on_columns`]) and leaves the pod list in the order the plain run would; a
-//! property test holds it to the plain run.
+//! node that cannot fit the pod even without them is answered from their summed requests
+//! ([`still_unfit_on_columns`]). A property test holds both to the plain run.
 
 #[cfg(test)]
 mod tests;
@@ -343,6 +344,13 @@ const NODE_ONLY_FILTERS: [&str; 4] = [
 /// when the pod requests no scalar resource) or reads only the node ([`NODE_ONLY_FILTERS`]).
 fn columns_suffice(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>) -> bool {
     let Some(Ok((_, skip, _))) = cached else { return false };
+    filters_read_only_columns(fw, pod, skip)
+}
+
+/// Whether, with PreFilter's `skip` flags, every Filter left for `pod` reads placed pods only
+/// through the request columns and the pod count (NodeResourcesFit, for a pod that requests no
+/// scalar resource) or reads only the node ([`NODE_ONLY_FILTERS`]).
+pub fn filters_read_only_columns(fw: &Framework, pod: &PodInfo, skip: &[bool]) -> bool {
     pod.requests.scalars.iter().all(|&(_, q)| q == 0)
         && fw.filter.iter().all(|&pid| {
             let name = fw.plugin(pid).name();
@@ -352,11 +360,8 @@ fn columns_suffice(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>) 
 
 /// A pod the columns path may move without touching anything else place and unplace touch: no
 /// host ports, no scalar resources, no (anti-)affinity or spread terms.
-fn plain_on_columns(p: &PodInfo) -> bool {
-    p.host_ports.is_empty()
-        && p.requests.scalars.iter().all(|&(_, q)| q == 0)
-        && p.constraints.affinity.is_empty()
-        && p.constraints.topology_spread.is_empty()
+pub fn plain_on_columns(p: &PodInfo) -> bool {
+    p.plain_on_columns()
 }
 
 /// The nominated pods that count on `node` when the columns path may stand in for the plain one
@@ -387,6 +392,11 @@ fn try_node(
     cached: Option<&PreFiltered>,
     on_columns: bool,
 ) -> Result<Candidate, NotCandidate> {
+    if let (Some(pre), true) = (cached, on_columns) {
+        if let Some(unfit) = still_unfit_on_columns(fw, snap, pod, node, pre) {
+            return Err(unfit);
+        }
+    }
     let lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
         .iter()
         .map(|u| &snap.pods[u].info)
@@ -402,6 +412,65 @@ fn try_node(
         }
     }
     try_node_plain(fw, snap, pod, node, cached, lower)
+}
+
+/// The first check of [`try_node_on_columns`] (does the pod fit with every lower-priority pod
+/// gone?) without collecting anything: the lower-priority pods leave the columns as one sum.
+/// `Some` when the node is not a candidate, with the pod list as the plain run leaves it (the
+/// other pods, then the lower-priority ones, in order); `None` when the node may be a candidate,
+/// has no lower-priority pod, or the columns path does not apply ([`movable_on_columns`]): then
+/// [`try_node`] goes on as before, from an unchanged snapshot.
+fn still_unfit_on_columns(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    pre: &PreFiltered,
+) -> Option<NotCandidate> {
+    let mut lower = crate::snapshot::nodes::CoreRequests::default();
+    // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
+    let (mut seen_lower, mut interleaved) = (false, false);
+    for m in &snap.nodes.pod_meta[node.ix()] {
+        if m.priority < pod.priority {
+            if !m.plain {
+                return None;
+            }
+            lower.add_sum(&m.requests);
+            seen_lower = true;
+        } else if seen_lower {
+            interleaved = true;
+        }
+    }
+    if !seen_lower {
+        return None;
+    }
+    let name = snap.nodes.name[node.ix()];
+    let mut nominated = crate::snapshot::nodes::CoreRequests::default();
+    if let Some(v) = snap.nominated.get(&name) {
+        for p in v.iter().filter(|p| p.uid != pod.uid && p.priority >= pod.priority) {
+            if !plain_on_columns(p) || snap.pods.contains_key(&p.uid) {
+                return None;
+            }
+            nominated.add(p);
+        }
+    }
+    snap.nodes.shift_core_sum(node, &lower, -1);
+    // `fits_with_nominated`: with the nominated pods, then (if any) without them.
+    let mut unfit = None;
+    if nominated.pods > 0 {
+        snap.nodes.shift_core_sum(node, &nominated, 1);
+        unfit = fits_now(fw, snap, pod, node, Some(pre));
+        snap.nodes.shift_core_sum(node, &nominated, -1);
+    }
+    if unfit.is_none() {
+        unfit = fits_now(fw, snap, pod, node, Some(pre));
+    }
+    snap.nodes.shift_core_sum(node, &lower, 1);
+    let (pid, reject) = unfit?;
+    if interleaved {
+        snap.nodes.partition_by_priority(node, pod.priority, true, []);
+    }
+    Some(NotCandidate::StillUnfit(pid, reject))
 }
 
 /// The dry run on one node as upstream writes it: unplace the lower-priority pods, filter with
@@ -480,19 +549,13 @@ fn try_node_on_columns(
     for p in &lower {
         snap.nodes.shift_core_requests(node, p, -1);
     }
-    // The pod list as the plain run rebuilds it: the pods that stay, then `back` in order.
-    let reorder = |snap: &mut Snapshot, back: &mut dyn Iterator<Item = PodUid>| {
-        let list = &mut snap.nodes.pods[node.ix()];
-        let prio = pod.priority;
-        let pods = &snap.pods;
-        list.retain(|u| pods[u].info.priority >= prio);
-        list.extend(back);
-    };
+    // The pod list as the plain run rebuilds it: the pods that stay, then the lower-priority ones
+    // in the order the run returned them.
     if let Some((pid, reject)) = fits(snap) {
         for p in &lower {
             snap.nodes.shift_core_requests(node, p, 1);
         }
-        reorder(snap, &mut lower.iter().map(|p| p.uid));
+        snap.nodes.partition_by_priority(node, pod.priority, false, lower.iter().map(|p| &**p));
         return Err(NotCandidate::StillUnfit(pid, reject));
     }
     lower.sort_by(|a, b| more_important(a, b));
@@ -508,14 +571,14 @@ fn try_node_on_columns(
                 num_pdb_violations += is_violating as usize;
                 victims.push(p);
             } else {
-                reprieved.push(p.uid);
+                reprieved.push(p);
             }
         }
     }
     for p in &victims {
         snap.nodes.shift_core_requests(node, p, 1);
     }
-    reorder(snap, &mut reprieved.into_iter().chain(victims.iter().map(|p| p.uid)));
+    snap.nodes.partition_by_priority(node, pod.priority, false, reprieved.iter().chain(&victims).map(|p| &**p));
     victims.sort_by(|a, b| more_important(a, b));
     Ok(Candidate { node, victims, num_pdb_violations })
 }

@@ -464,6 +464,9 @@ fn rows(snap: &Snapshot) -> Vec<(Vec<String>, i64, i64, i64, i64, u32)> {
     (0..t.len())
         .map(|i| {
             let names = t.pods[i].iter().map(|u| snap.pods[u].info.name.clone()).collect();
+            let meta: Vec<_> =
+                t.pods[i].iter().map(|u| crate::snapshot::nodes::PodMeta::of(&snap.pods[u].info)).collect();
+            assert_eq!(t.pod_meta[i], meta, "node {i}'s pod_meta follows its pod list");
             (names, t.req_cpu_milli[i], t.req_memory[i], t.non_zero_cpu_milli[i], t.non_zero_memory[i], t.pod_count[i])
         })
         .collect()
@@ -513,6 +516,64 @@ proptest::proptest! {
             let b = outcome(try_node(&fw_b, &mut cols, &pod_b, node, pre_b.as_ref(), true));
             proptest::prop_assert_eq!(a, b, "node{}", i);
             proptest::prop_assert_eq!(rows(&plain), rows(&cols), "after node{}", i);
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// The cycle that counts nominated pods on the request columns
+    /// (`Engine::schedule_one_nominated_batched`) decides as the one that places them
+    /// (`Engine::schedule_nominated_placed`): the same result, failures and evaluated nodes, over
+    /// two cycles (the scan's start index moves), and every row as before.
+    #[test]
+    fn columns_nominated_cycle_matches_placed(
+        nodes in proptest::collection::vec(
+            (
+                proptest::sample::select(vec![1000i64, 2000, 3000, 4000]),
+                1i64..6,
+                proptest::bool::weighted(0.2),
+                proptest::collection::vec(
+                    (
+                        proptest::sample::select(vec![0i64, 200, 500, 900, 1500]),
+                        0i32..5,
+                        0i64..3,
+                        0usize..2,
+                        proptest::bool::weighted(0.1),
+                    ),
+                    0..5,
+                ),
+            ),
+            1..5,
+        ),
+        nominated in proptest::collection::vec((0usize..4, 0i32..6, proptest::bool::weighted(0.1)), 0..4),
+        preemptor in (proptest::sample::select(vec![0i64, 500, 1000, 2500, 4000]), 1i32..6),
+        preemptor_nominated_to in proptest::option::of(0usize..4),
+    ) {
+        let build = |snap: &mut Snapshot| {
+            let pod = gen_cluster(snap, &nodes, None, &nominated, preemptor);
+            match preemptor_nominated_to {
+                Some(n) => {
+                    let sym = snap.interner.intern(&format!("node{}", n % nodes.len()));
+                    let pod = PodInfo { nominated_node: Some(sym), ..pod };
+                    snap.nominate(Arc::new(pod.clone()), sym);
+                    pod
+                }
+                None => pod,
+            }
+        };
+        let mut placed = Snapshot::new();
+        let pod_a = build(&mut placed);
+        let mut cols = Snapshot::new();
+        let pod_b = build(&mut cols);
+        let (fw_a, fw_b) = (framework(&mut placed), framework(&mut cols));
+        let (mut engine_a, mut engine_b) = (Engine::new(1, 1, None), Engine::new(1, 1, None));
+        for cycle in 0..2 {
+            let a = engine_a.schedule_nominated_placed(&fw_a, &mut placed, &pod_a, None);
+            let b = engine_b.schedule_one_nominated_batched(&fw_b, &mut cols, &pod_b, None);
+            proptest::prop_assert_eq!(format!("{a:?}"), format!("{b:?}"), "cycle {}", cycle);
+            proptest::prop_assert_eq!(rows(&placed), rows(&cols), "after cycle {}", cycle);
         }
     }
 }
