@@ -843,14 +843,16 @@ impl Engine {
                     snap.nodes.shift_core_requests(*idx, p, 1);
                 }
                 let cx = CycleCx { snap: &*snap, pod };
-                let passed = self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag);
+                // Every failure listed: a node that fits only with the nominated pods may not.
+                let (feasible, failures, _) =
+                    self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag, false);
                 for (p, idx) in &adds {
                     snap.nodes.shift_core_requests(*idx, p, -1);
                 }
                 with_nominated = adds.iter().map(|(_, idx)| *idx).collect();
                 with_nominated.sort_unstable();
                 with_nominated.dedup();
-                passed
+                (feasible, failures)
             }
         };
         // The pass without them, for the feasible nodes that had some; then scoring.
