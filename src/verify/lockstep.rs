@@ -208,6 +208,8 @@ impl Ours {
                     .map_err(|e| InputError::new(&config.source, "profiles", e))?,
             );
         }
+        let groups_enabled = gates.get("GenericWorkload").copied().unwrap_or(false);
+        snap.pod_groups.set_enabled(groups_enabled);
         Ok(Ours {
             snap,
             engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
@@ -222,7 +224,7 @@ impl Ours {
             pods: BTreeMap::new(),
             pending: Vec::new(),
             labels: BTreeMap::new(),
-            groups_enabled: gates.get("GenericWorkload").copied().unwrap_or(false),
+            groups_enabled,
             groups: BTreeMap::new(),
             member_of: BTreeMap::new(),
             attempts: BTreeMap::new(),
@@ -565,6 +567,8 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
                 ours.snap.prepare_pod(&info);
                 if let Some(g) = p.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_ref()) {
                     if ours.groups_enabled {
+                        let (ns, name) = (ours.snap.interner.intern(p.namespace()), ours.snap.interner.intern(g));
+                        ours.snap.pod_groups.add_member(info.uid, ns, name);
                         ours.member_of.insert(key.clone(), format!("{}/{g}", p.namespace()));
                     }
                 }
@@ -577,6 +581,8 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
             }
             Object::PodGroup(g) => {
                 let key = format!("{}/{}", g.namespace(), g.metadata.name);
+                let (ns, name) = (ours.snap.interner.intern(g.namespace()), ours.snap.interner.intern(&g.metadata.name));
+                ours.snap.pod_groups.set_group(ns, name, crate::plugins::defaultpreemption::GroupMeta::of(g));
                 ours.groups.insert(key, LockstepGroup { min_count: g.min_count(), priority: g.priority() });
             }
             Object::Namespace(n) => {

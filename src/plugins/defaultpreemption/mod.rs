@@ -15,6 +15,9 @@
 
 #[cfg(test)]
 mod tests;
+pub mod units;
+
+pub use units::{GroupMeta, PodGroupTable};
 
 use std::sync::Arc;
 
@@ -139,7 +142,7 @@ pub fn eligible_to_preempt(snap: &Snapshot, pod: &PodInfo, diag: Option<&Diagnos
         });
         let terminating_victim = snap.nodes.pods[idx.ix()].iter().any(|u| {
             let p = &snap.pods[u].info;
-            p.terminating && p.priority < pod.priority
+            p.terminating && units::victim_priority(snap, p) < pod.priority
         });
         if terminating_victim && !unresolvable {
             return Err(NoPreemption::NotEligible(
@@ -387,6 +390,10 @@ fn try_node(
     cached: Option<&PreFiltered>,
     on_columns: bool,
 ) -> Result<Candidate, NotCandidate> {
+    // GenericWorkload: pods of PodGroups are weighed (and evicted) as preemption units.
+    if units::applies(snap, node) {
+        return units::try_node_units(fw, snap, pod, node, cached);
+    }
     let lower: Vec<Arc<PodInfo>> = snap.nodes.pods[node.ix()]
         .iter()
         .map(|u| &snap.pods[u].info)

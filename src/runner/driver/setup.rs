@@ -268,9 +268,18 @@ pub(crate) fn run_workload_with(
     }
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
+    d.snap.pod_groups.set_enabled(d.groups.enabled);
     if d.groups.enabled {
         for g in &cluster.pod_groups {
             d.add_pod_group(g, g.namespace());
+        }
+        // Bound members of the cluster's groups, for preemption's units.
+        let mut bound: Vec<crate::ids::PodUid> = d.snap.pods.keys().copied().collect();
+        bound.sort_unstable();
+        for uid in bound {
+            if let Some(key) = d.group_key_of(uid) {
+                d.note_group_member(uid, &key);
+            }
         }
     }
     d.cluster = cluster;
