@@ -288,3 +288,7 @@ pub(super) fn try_node_units(
     let victims = victims.into_iter().flat_map(|u| u.pods.into_iter().map(|(p, _)| p)).collect();
     Ok(Candidate { node, victims, num_pdb_violations })
 }
+
+#[cfg(test)]
+#[path = "units_tests.rs"]
+mod tests;
