@@ -581,7 +581,8 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
             }
             Object::PodGroup(g) => {
                 let key = format!("{}/{}", g.namespace(), g.metadata.name);
-                let (ns, name) = (ours.snap.interner.intern(g.namespace()), ours.snap.interner.intern(&g.metadata.name));
+                let (ns, name) =
+                    (ours.snap.interner.intern(g.namespace()), ours.snap.interner.intern(&g.metadata.name));
                 ours.snap.pod_groups.set_group(ns, name, crate::plugins::defaultpreemption::GroupMeta::of(g));
                 ours.groups.insert(key, LockstepGroup { min_count: g.min_count(), priority: g.priority() });
             }
@@ -641,6 +642,7 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
                 ours.snap.unplace_pod(info.uid);
             }
             ours.snap.clear_nomination(info.uid);
+            ours.snap.pod_groups.remove_member(info.uid);
         }
         ours.pending.retain(|p| p != k);
         ours.labels.remove(k);
@@ -778,6 +780,28 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         out.agreed += u64::from(attempt == 0);
                         return Ok(());
                     }
+                    // With pod groups, the victims must agree too (as sets: upstream lists an
+                    // `all` group's members in map order): a whole group, on every node.
+                    (Some(a), Some(b)) if a == b && ours.groups_enabled => {
+                        let mut mine: Vec<String> = post
+                            .as_ref()
+                            .map(|p| {
+                                p.victims
+                                    .iter()
+                                    .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        let mut theirs_sorted = their_victims.clone();
+                        mine.sort();
+                        theirs_sorted.sort();
+                        if mine != theirs_sorted {
+                            out.first_divergence = Some(format!(
+                                "pod {key}: preemption on {a}: schedperf's victims {mine:?}, kube-scheduler's {theirs_sorted:?}"
+                            ));
+                            return Ok(());
+                        }
+                    }
                     (Some(a), Some(b)) if a == b => {}
                     (Some(_), Some(b)) if candidates.iter().any(|(n, v)| n == b && *v == their_victims) => {
                         out.preemption_ties += 1;
@@ -811,6 +835,8 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         ours.snap.unplace_pod(vi.uid);
                         ours.pending.retain(|p| p != v);
                         ours.labels.remove(v);
+                        ours.member_of.remove(v);
+                        ours.snap.pod_groups.remove_member(vi.uid);
                     }
                 }
                 if attempt == 1 {

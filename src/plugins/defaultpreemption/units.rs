@@ -242,9 +242,8 @@ pub(super) fn try_node_units(
     }
     // A cached PreFilter reads no placed pod: pods on other nodes cannot change the verdict.
     let moves_remote = cached.is_none();
-    let moved = |u: &Unit| {
-        u.pods.iter().filter(move |(_, n)| moves_remote || *n == node_name).cloned().collect::<Vec<_>>()
-    };
+    let moved =
+        |u: &Unit| u.pods.iter().filter(move |(_, n)| moves_remote || *n == node_name).cloned().collect::<Vec<_>>();
     let remove = |snap: &mut Snapshot, u: &Unit| {
         for (p, _) in moved(u) {
             snap.unplace_pod(p.uid);

@@ -96,7 +96,16 @@ fn select(
 
 #[test]
 fn select_victims_on_node_workload_aware_table() {
-    type Case = (&'static str, Vec<&'static str>, Vec<(&'static str, i32, bool)>, Vec<Row>, bool, i32, Vec<&'static str>, usize);
+    type Case = (
+        &'static str,
+        Vec<&'static str>,
+        Vec<(&'static str, i32, bool)>,
+        Vec<Row>,
+        bool,
+        i32,
+        Vec<&'static str>,
+        usize,
+    );
     let n1 = vec!["node1"];
     let cases: Vec<Case> = vec![
         (
@@ -235,7 +244,9 @@ fn gate_off_pods_are_their_own_units() {
 
 fn unit(kind: UnitKind, priority: i32, size: usize, start: i64) -> Unit {
     let mut snap = Snapshot::new();
-    let pods = (0..size).map(|i| (Arc::new(MakePod::new(&mut snap, &format!("p{i}")).start_time(start).build()), Sym::default())).collect();
+    let pods = (0..size)
+        .map(|i| (Arc::new(MakePod::new(&mut snap, &format!("p{i}")).start_time(start).build()), Sym::default()))
+        .collect();
     Unit::new(kind, priority, pods)
 }
 
@@ -296,12 +307,20 @@ fn pdb_violations_are_counted_per_unit() {
         let b = MakePod::new(snap, name);
         Arc::new(if foo { b.label("app", "foo") } else { b }.build())
     };
-    let u = |pods: Vec<Arc<PodInfo>>| Unit::new(UnitKind::PodGroup, 0, pods.into_iter().map(|p| (p, Sym::default())).collect());
+    let u = |pods: Vec<Arc<PodInfo>>| {
+        Unit::new(UnitKind::PodGroup, 0, pods.into_iter().map(|p| (p, Sym::default())).collect())
+    };
     let a = u(vec![pod(&mut snap, "a1", true), pod(&mut snap, "a2", false)]);
     let b = u(vec![pod(&mut snap, "b1", true), pod(&mut snap, "b2", true)]);
     let c = u(vec![pod(&mut snap, "c1", false)]);
     let (violating, ok) = split_units_by_pdb(&snap, vec![a, b, c]);
     let names = |u: &Unit| u.pods.iter().map(|(p, _)| p.name.clone()).collect::<Vec<_>>();
-    assert_eq!(violating.iter().map(|(u, n)| (names(u), *n)).collect::<Vec<_>>(), vec![(vec!["b1".to_string(), "b2".to_string()], 2)]);
-    assert_eq!(ok.iter().map(names).collect::<Vec<_>>(), vec![vec!["a1".to_string(), "a2".to_string()], vec!["c1".to_string()]]);
+    assert_eq!(
+        violating.iter().map(|(u, n)| (names(u), *n)).collect::<Vec<_>>(),
+        vec![(vec!["b1".to_string(), "b2".to_string()], 2)]
+    );
+    assert_eq!(
+        ok.iter().map(names).collect::<Vec<_>>(),
+        vec![vec!["a1".to_string(), "a2".to_string()], vec!["c1".to_string()]]
+    );
 }

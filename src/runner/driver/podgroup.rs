@@ -23,11 +23,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::api;
-use crate::plugins::defaultpreemption::GroupMeta;
 use crate::clock::Clock;
 use crate::engine::{CycleResult, Engine};
 use crate::framework::{CycleCx, CycleState, Framework, PermitOutcome, PluginId};
 use crate::ids::PodUid;
+use crate::plugins::defaultpreemption::GroupMeta;
 use crate::plugins::gangscheduling::{self, Feasible};
 use crate::queue::QueuedPod;
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};

@@ -273,14 +273,6 @@ pub(crate) fn run_workload_with(
         for g in &cluster.pod_groups {
             d.add_pod_group(g, g.namespace());
         }
-        // Bound members of the cluster's groups, for preemption's units.
-        let mut bound: Vec<crate::ids::PodUid> = d.snap.pods.keys().copied().collect();
-        bound.sort_unstable();
-        for uid in bound {
-            if let Some(key) = d.group_key_of(uid) {
-                d.note_group_member(uid, &key);
-            }
-        }
     }
     d.cluster = cluster;
     let mut other_schedulers: BTreeMap<String, u64> = BTreeMap::new();
