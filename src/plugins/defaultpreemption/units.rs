@@ -195,7 +195,7 @@ pub fn split_units_by_pdb(snap: &Snapshot, units: Vec<Unit>) -> (Vec<(Unit, usiz
             return false;
         }
         for (i, pdb) in pdbs.iter().enumerate() {
-            if !pdb_matches(pdb, p, snap) || pdb.disrupted_pods.iter().any(|n| *n == p.name) {
+            if !pdb_matches(pdb, p, snap) || pdb.disrupted_pods.contains(&p.name) {
                 continue;
             }
             allowed[i] -= 1;
