@@ -96,7 +96,9 @@ impl Driver {
                 self.queue.set_preempting(preemptor, false);
                 if self.rec(last).state == PodState::Deleted {
                     // Gone meanwhile (another preemption took it): no deletion event will bring
-                    // the preemptor back, so it is activated (upstream's preemptedLastVictimInMemory).
+                    // the preemptor back. Upstream's delete gets NotFound and the preemptor waits
+                    // for a later event or the leftover flush, which a preemption-gated pod does
+                    // not get here; schedperf activates it instead (not upstream).
                     self.queue.activate(preemptor);
                     continue;
                 }
