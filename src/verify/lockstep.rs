@@ -232,6 +232,18 @@ impl Ours {
     }
 }
 
+/// Whether two candidates' victims agree: in order, or as sets with GenericWorkload on (upstream
+/// lists a `disruptionMode: all` group's members in map order).
+fn same_victims(ours: &[String], theirs: &[String], as_sets: bool) -> bool {
+    if !as_sets {
+        return ours == theirs;
+    }
+    let (mut a, mut b) = (ours.to_vec(), theirs.to_vec());
+    a.sort();
+    b.sort();
+    a == b
+}
+
 /// A PodGroup as the lockstep's schedperf side knows it.
 struct LockstepGroup {
     /// `gang.minCount` (None: basic).
@@ -803,7 +815,11 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         }
                     }
                     (Some(a), Some(b)) if a == b => {}
-                    (Some(_), Some(b)) if candidates.iter().any(|(n, v)| n == b && *v == their_victims) => {
+                    (Some(_), Some(b))
+                        if candidates
+                            .iter()
+                            .any(|(n, v)| n == b && same_victims(v, &their_victims, ours.groups_enabled)) =>
+                    {
                         out.preemption_ties += 1;
                     }
                     _ => {
