@@ -113,3 +113,75 @@ fn a_group_whose_pods_and_group_disagree_on_priority_fails_validation_every_atte
     assert_eq!(r.accounting.bound, 0);
     assert!(r.counters.errors >= 2, "every pod of every attempt fails: {} errors", r.counters.errors);
 }
+
+/// Two nodes of 2 CPUs; PodGroup `g` (basic policy, priority 10, `mode` as its disruptionMode)
+/// with two members of 900m, which the group's cycle spreads over both nodes; then a pod of
+/// priority 100 asking 1500m, which must preempt.
+fn preemption_workload(gate_on: bool, mode: &str) -> (tempfile::TempDir, crate::workload::ResolvedWorkload) {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let node = write(
+        "node.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata:\n  generateName: node-\nstatus:\n  allocatable:\n    cpu: \"2\"\n    memory: 8Gi\n    pods: \"110\"\n",
+    );
+    let mode = if mode.is_empty() { String::new() } else { format!("  disruptionMode:\n    {mode}: {{}}\n") };
+    let group = write(
+        "group.yaml",
+        &format!("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n  name: g\nspec:\n  priority: 10\n{mode}  schedulingPolicy:\n    basic: {{}}\n"),
+    );
+    let member = write(
+        "member.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: member-\nspec:\n  priority: 10\n  schedulingGroup:\n    podGroupName: g\n  containers:\n  - name: c\n    image: img\n    resources:\n      requests:\n        cpu: 900m\n",
+    );
+    let preemptor = write(
+        "preemptor.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: high-\nspec:\n  priority: 100\n  containers:\n  - name: c\n    image: img\n    resources:\n      requests:\n        cpu: 1500m\n",
+    );
+    let text = format!(
+        "- name: Preempt
+  featureGates: {{GenericWorkload: {gate_on}}}
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+    nodeTemplatePath: {node}
+  - opcode: createPodGroups
+    count: 1
+    namespace: ns
+    templatePath: {group}
+  - opcode: createPods
+    count: 2
+    namespace: ns
+    podTemplatePath: {member}
+  - opcode: createPods
+    count: 1
+    namespace: ns
+    podTemplatePath: {preemptor}
+    collectMetrics: true
+  workloads:
+  - name: w
+"
+    );
+    let file = dir.path().join("preempt.yaml");
+    std::fs::write(&file, text).unwrap();
+    let tcs = crate::workload::load_workload_file(&file).unwrap();
+    let w = crate::workload::resolve(&tcs[0], &tcs[0].workloads[0]).unwrap();
+    (dir, w)
+}
+
+#[test]
+fn disruption_mode_all_evicts_the_whole_group_on_every_node() {
+    // (gate, disruptionMode) -> victims of the one preemption. `all` takes the member on the
+    // other node too; `single`, no mode, or the gate off evict the one member in the way.
+    for (gate, mode, victims) in [(true, "all", 2), (true, "single", 1), (true, "", 1), (false, "all", 1)] {
+        let (_dir, w) = preemption_workload(gate, mode);
+        let opts = RunOptions { virtual_time: true, progress: false, ..RunOptions::default() };
+        let r = run_workload(&w, &opts).unwrap();
+        let what = format!("gate {gate}, disruptionMode {mode:?}");
+        assert_eq!((r.counters.preemptions, r.counters.preemption_victims), (1, victims), "{what}");
+        assert_eq!(r.accounting.lost, 0, "{what}");
+    }
+}

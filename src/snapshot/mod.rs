@@ -121,6 +121,8 @@ pub struct Snapshot {
     pub nominated: AHashMap<Sym, Vec<Arc<PodInfo>>>,
     /// Zones and their nodes in upstream's order; gives the scan order ([`Snapshot::scan_order`]).
     pub node_tree: NodeTree,
+    /// PodGroups and their members, as DefaultPreemption weighs victims (GenericWorkload).
+    pub pod_groups: crate::plugins::defaultpreemption::PodGroupTable,
 }
 
 impl Default for Snapshot {
@@ -142,6 +144,7 @@ impl Snapshot {
             cluster: ClusterObjects::default(),
             nominated: AHashMap::new(),
             node_tree: NodeTree::default(),
+            pod_groups: Default::default(),
         }
     }
 

@@ -208,6 +208,8 @@ impl Ours {
                     .map_err(|e| InputError::new(&config.source, "profiles", e))?,
             );
         }
+        let groups_enabled = gates.get("GenericWorkload").copied().unwrap_or(false);
+        snap.pod_groups.set_enabled(groups_enabled);
         Ok(Ours {
             snap,
             engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),
@@ -222,12 +224,24 @@ impl Ours {
             pods: BTreeMap::new(),
             pending: Vec::new(),
             labels: BTreeMap::new(),
-            groups_enabled: gates.get("GenericWorkload").copied().unwrap_or(false),
+            groups_enabled,
             groups: BTreeMap::new(),
             member_of: BTreeMap::new(),
             attempts: BTreeMap::new(),
         })
     }
+}
+
+/// Whether two candidates' victims agree: in order, or as sets with GenericWorkload on (upstream
+/// lists a `disruptionMode: all` group's members in map order).
+fn same_victims(ours: &[String], theirs: &[String], as_sets: bool) -> bool {
+    if !as_sets {
+        return ours == theirs;
+    }
+    let (mut a, mut b) = (ours.to_vec(), theirs.to_vec());
+    a.sort();
+    b.sort();
+    a == b
 }
 
 /// A PodGroup as the lockstep's schedperf side knows it.
@@ -565,6 +579,8 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
                 ours.snap.prepare_pod(&info);
                 if let Some(g) = p.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_ref()) {
                     if ours.groups_enabled {
+                        let (ns, name) = (ours.snap.interner.intern(p.namespace()), ours.snap.interner.intern(g));
+                        ours.snap.pod_groups.add_member(info.uid, ns, name);
                         ours.member_of.insert(key.clone(), format!("{}/{g}", p.namespace()));
                     }
                 }
@@ -577,6 +593,9 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
             }
             Object::PodGroup(g) => {
                 let key = format!("{}/{}", g.namespace(), g.metadata.name);
+                let (ns, name) =
+                    (ours.snap.interner.intern(g.namespace()), ours.snap.interner.intern(&g.metadata.name));
+                ours.snap.pod_groups.set_group(ns, name, crate::plugins::defaultpreemption::GroupMeta::of(g));
                 ours.groups.insert(key, LockstepGroup { min_count: g.min_count(), priority: g.priority() });
             }
             Object::Namespace(n) => {
@@ -635,6 +654,7 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
                 ours.snap.unplace_pod(info.uid);
             }
             ours.snap.clear_nomination(info.uid);
+            ours.snap.pod_groups.remove_member(info.uid);
         }
         ours.pending.retain(|p| p != k);
         ours.labels.remove(k);
@@ -772,8 +792,34 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         out.agreed += u64::from(attempt == 0);
                         return Ok(());
                     }
+                    // With pod groups, the victims must agree too (as sets: upstream lists an
+                    // `all` group's members in map order): a whole group, on every node.
+                    (Some(a), Some(b)) if a == b && ours.groups_enabled => {
+                        let mut mine: Vec<String> = post
+                            .as_ref()
+                            .map(|p| {
+                                p.victims
+                                    .iter()
+                                    .map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        let mut theirs_sorted = their_victims.clone();
+                        mine.sort();
+                        theirs_sorted.sort();
+                        if mine != theirs_sorted {
+                            out.first_divergence = Some(format!(
+                                "pod {key}: preemption on {a}: schedperf's victims {mine:?}, kube-scheduler's {theirs_sorted:?}"
+                            ));
+                            return Ok(());
+                        }
+                    }
                     (Some(a), Some(b)) if a == b => {}
-                    (Some(_), Some(b)) if candidates.iter().any(|(n, v)| n == b && *v == their_victims) => {
+                    (Some(_), Some(b))
+                        if candidates
+                            .iter()
+                            .any(|(n, v)| n == b && same_victims(v, &their_victims, ours.groups_enabled)) =>
+                    {
                         out.preemption_ties += 1;
                     }
                     _ => {
@@ -805,6 +851,8 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                         ours.snap.unplace_pod(vi.uid);
                         ours.pending.retain(|p| p != v);
                         ours.labels.remove(v);
+                        ours.member_of.remove(v);
+                        ours.snap.pod_groups.remove_member(vi.uid);
                     }
                 }
                 if attempt == 1 {

@@ -43,34 +43,10 @@ pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     }
     let mut gates = tc.feature_gates.clone();
     gates.extend(w.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
-    let gate_skip = gates.iter().find_map(|(name, value)| match gates::status(name, *value) {
+    gates.iter().find_map(|(name, value)| match gates::status(name, *value) {
         Ok(GateStatus::Skip(reason)) => Some(reason),
         _ => None,
-    });
-    gate_skip.or_else(|| disruption_mode_reason(tc, w))
-}
-
-/// PodGroups created with a `disruptionMode` (upstream's `templates/podgroup.yaml` sets it from
-/// the `disruptionMode` template parameter): with GenericWorkload, DefaultPreemption then picks
-/// victims group by group, which schedperf does not model (it picks them pod by pod).
-fn disruption_mode_reason(tc: &TestCase, w: &Workload) -> Option<String> {
-    use super::spec::{ParamValue, Parameterized};
-    for op in &tc.workload_template {
-        let Op::CreatePodGroups(g) = op else { continue };
-        let value = match g.template_params.get("disruptionMode")? {
-            Parameterized::Literal(v) => Some(v),
-            Parameterized::Param(name) => w.params.get(name),
-        };
-        if let Some(ParamValue::Str(mode)) = value {
-            if !mode.is_empty() {
-                return Some(format!(
-                    "PodGroups with disruptionMode {mode:?}: DefaultPreemption's PodGroup-aware victim selection \
-                     (GenericWorkload) is not implemented"
-                ));
-            }
-        }
-    }
-    None
+    })
 }
 
 /// The first thing in `ops` (or their templates) that schedperf does not support.

@@ -16,6 +16,9 @@
 
 #[cfg(test)]
 mod tests;
+pub mod units;
+
+pub use units::{GroupMeta, PodGroupTable};
 
 use std::sync::Arc;
 
@@ -140,7 +143,7 @@ pub fn eligible_to_preempt(snap: &Snapshot, pod: &PodInfo, diag: Option<&Diagnos
         });
         let terminating_victim = snap.nodes.pods[idx.ix()].iter().any(|u| {
             let p = &snap.pods[u].info;
-            p.terminating && p.priority < pod.priority
+            p.terminating && units::victim_priority(snap, p) < pod.priority
         });
         if terminating_victim && !unresolvable {
             return Err(NoPreemption::NotEligible(
@@ -392,6 +395,10 @@ fn try_node(
     cached: Option<&PreFiltered>,
     on_columns: bool,
 ) -> Result<Candidate, NotCandidate> {
+    // GenericWorkload: pods of PodGroups are weighed (and evicted) as preemption units.
+    if units::applies(snap, node) {
+        return units::try_node_units(fw, snap, pod, node, cached);
+    }
     if let (Some(pre), true) = (cached, on_columns) {
         if let Some(unfit) = still_unfit_on_columns(fw, snap, pod, node, pre) {
             return Err(unfit);

@@ -27,6 +27,7 @@ use crate::clock::Clock;
 use crate::engine::{CycleResult, Engine};
 use crate::framework::{CycleCx, CycleState, Framework, PermitOutcome, PluginId};
 use crate::ids::PodUid;
+use crate::plugins::defaultpreemption::GroupMeta;
 use crate::plugins::gangscheduling::{self, Feasible};
 use crate::queue::QueuedPod;
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
@@ -146,6 +147,8 @@ impl Driver {
                 ix
             }
         };
+        let (ns, name) = (self.snap.interner.intern(&key.0), self.snap.interner.intern(&key.1));
+        self.snap.pod_groups.set_group(ns, name, GroupMeta::of(group));
         let now = self.now();
         for uid in self.groups.incomplete.remove(&key).unwrap_or_default() {
             self.join_group(ix, uid, now);
@@ -155,6 +158,7 @@ impl Driver {
 
     /// A new (or requeued) member `uid` of group `key` enters the queue.
     pub(super) fn enqueue_group_member(&mut self, uid: PodUid, key: (String, String), now: u64) {
+        self.note_group_member(uid, &key);
         let Some(&ix) = self.groups.index.get(&key) else {
             self.trace(now, uid, "waitingForPodGroup", |_| serde_json::json!({"podGroup": key.1}));
             self.groups.incomplete.entry(key).or_default().push(uid);
@@ -174,9 +178,16 @@ impl Driver {
         }
     }
 
+    /// Pod `uid` names group `key`: DefaultPreemption weighs it as the group's member.
+    pub(super) fn note_group_member(&mut self, uid: PodUid, key: &(String, String)) {
+        let (ns, name) = (self.snap.interner.intern(&key.0), self.snap.interner.intern(&key.1));
+        self.snap.pod_groups.add_member(uid, ns, name);
+    }
+
     /// A member was deleted: it leaves its group (and the entity, which leaves the queue when empty).
     pub(super) fn remove_group_member(&mut self, uid: PodUid) {
         let Some(key) = self.group_key_of(uid) else { return };
+        self.snap.pod_groups.remove_member(uid);
         if let Some(v) = self.groups.incomplete.get_mut(&key) {
             v.retain(|u| *u != uid);
         }

@@ -5,7 +5,7 @@
 use crate::clock::Clock;
 use crate::ids::PodUid;
 
-use super::Driver;
+use super::{Driver, PodState};
 
 /// What one API call of preemption (a victim's DisruptionTarget status patch, or its delete) takes
 /// in the model: 1 ms, an apiserver write in scheduler_perf's integration setup. Modelled, not
@@ -49,6 +49,9 @@ impl Driver {
     /// is marked as preempting in the queue, and [`Driver::fire_preemptions`] deletes the victims
     /// when their calls are done.
     pub(super) fn actuate_preemption(&mut self, preemptor: PodUid, mut victims: Vec<PodUid>, now: u64) -> u64 {
+        // Victims another preemption already deleted get no API call (upstream skips those whose
+        // deletion started); a PodGroup with disruptionMode `all` can be chosen by two preemptors.
+        victims.retain(|v| self.rec(*v).state != PodState::Deleted);
         if victims.is_empty() {
             return now;
         }
@@ -91,6 +94,14 @@ impl Driver {
             if self.preemptions[i].last_due_nanos <= now {
                 self.preemptions.swap_remove(i);
                 self.queue.set_preempting(preemptor, false);
+                if self.rec(last).state == PodState::Deleted {
+                    // Gone meanwhile (another preemption took it): no deletion event will bring
+                    // the preemptor back. Upstream's delete gets NotFound and the preemptor waits
+                    // for a later event or the leftover flush, which a preemption-gated pod does
+                    // not get here; schedperf activates it instead (not upstream).
+                    self.queue.activate(preemptor);
+                    continue;
+                }
                 self.trace(now, last, "preempted", |d| serde_json::json!({"by": d.key_of(preemptor)}));
                 self.delete_pod(last);
                 continue;

@@ -268,6 +268,7 @@ pub(crate) fn run_workload_with(
     }
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
+    d.snap.pod_groups.set_enabled(d.groups.enabled);
     if d.groups.enabled {
         for g in &cluster.pod_groups {
             d.add_pod_group(g, g.namespace());
