@@ -764,25 +764,24 @@ impl Engine {
     /// resources, terms). Then shifting the columns by the nominated pods is what placing them
     /// does for every verdict, and the snapshot is left as it was.
     fn nominated_columns_plan(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> Option<NominatedColumnsPlan> {
-        use crate::plugins::defaultpreemption::{filters_read_only_columns, plain_on_columns, pre_filter_reads_pods};
         let mut any = false;
         for (node, v) in &snap.nominated {
             if snap.nodes.idx_of(*node).is_none() {
                 continue;
             }
             for p in v.iter().filter(|p| counts_as_nominated(snap, pod, p)) {
-                if !plain_on_columns(p) {
+                if !p.plain_on_columns() {
                     return None;
                 }
                 any = true;
             }
         }
-        if !any || pre_filter_reads_pods(snap, pod) {
+        if !any || snap.pre_filter_reads_pods(pod) {
             return None;
         }
         let mut state = CycleState::new();
         let (skip, names, narrowing) = Self::run_pre_filter(fw, CycleCx { snap, pod }, &mut state).ok()?;
-        filters_read_only_columns(fw, pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing })
+        fw.filters_read_only_columns(pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing })
     }
 
     /// [`Engine::schedule_one_nominated_batched`] on the request columns ([`Self::nominated_columns_plan`]):

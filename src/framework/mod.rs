@@ -50,6 +50,14 @@ pub struct Framework {
 }
 
 impl Framework {
+    /// Whether, with PreFilter's `skip` flags, every Filter left for `pod` reads placed pods only
+    /// through the request columns and the pod count, or reads only the node
+    /// ([`Plugin::filter_reads_only_columns`]), and the pod requests no scalar resource.
+    pub fn filters_read_only_columns(&self, pod: &crate::snapshot::PodInfo, skip: &[bool]) -> bool {
+        pod.requests.scalars.iter().all(|&(_, q)| q == 0)
+            && self.filter.iter().all(|&pid| skip[pid] || self.plugin(pid).filter_reads_only_columns())
+    }
+
     /// Instantiates `profile`'s plugins from `registry`, each once, and lists them at the points
     /// the profile enables them at (`NewFramework`). A name the registry lacks is an error, as
     /// upstream's "plugin %q does not exist"; the config validated names against its catalogue.

@@ -276,6 +276,13 @@ pub trait Plugin: Send + Sync {
         Ok(())
     }
 
+    /// Whether this plugin's Filter reads placed pods only through the request columns and the
+    /// pod count (for a pod that requests no scalar resource), or reads only the node and the pod:
+    /// then shifting those columns by a pod is, for its verdict, what placing the pod does.
+    fn filter_reads_only_columns(&self) -> bool {
+        false
+    }
+
     /// Whether Score followed by NormalizeScore gives every one of `nodes` the same in-range score
     /// for this pod (after PreScore ran). Such a plugin adds the same amount to every node's total,
     /// so it cannot change host selection (ties are broken by position, not by value), and the

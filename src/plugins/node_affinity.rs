@@ -54,6 +54,10 @@ impl NodeAffinity {
 }
 
 impl Plugin for NodeAffinity {
+    fn filter_reads_only_columns(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }

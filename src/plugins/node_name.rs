@@ -11,6 +11,10 @@ pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
 pub struct NodeName;
 
 impl Plugin for NodeName {
+    fn filter_reads_only_columns(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }

@@ -12,6 +12,10 @@ pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
 pub struct NodeUnschedulable;
 
 impl Plugin for NodeUnschedulable {
+    fn filter_reads_only_columns(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }

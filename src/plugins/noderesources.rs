@@ -347,6 +347,10 @@ const FIT_EPHEMERAL: u64 = 1 << 3;
 const FIT_SCALAR_SHIFT: u32 = 4;
 
 impl Plugin for Fit {
+    fn filter_reads_only_columns(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         FIT
     }

@@ -70,6 +70,10 @@ impl PreScoreState {
 }
 
 impl Plugin for TaintToleration {
+    fn filter_reads_only_columns(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }

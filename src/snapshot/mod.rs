@@ -132,6 +132,27 @@ impl Default for Snapshot {
 }
 
 impl Snapshot {
+    /// Whether PreFilter's outcome for `pod` can change when pods are placed or removed. Only
+    /// PodTopologySpread and InterPodAffinity read placed pods at PreFilter; they do so when the pod
+    /// has spread constraints (or a default spread selector), required pod (anti-)affinity, or when a
+    /// placed pod's required anti-affinity term selects it.
+    pub fn pre_filter_reads_pods(&self, pod: &PodInfo) -> bool {
+        let c = &pod.constraints;
+        if !c.topology_spread.is_empty()
+            || !c.affinity.required_affinity.is_empty()
+            || !c.affinity.required_anti_affinity.is_empty()
+            || self.default_spread_selector(pod).is_some()
+        {
+            return true;
+        }
+        let ns = pod_index::ns_labels(self, pod.namespace);
+        self.pod_index.carried.iter().any(|t| {
+            t.kind == pod_index::CarriedKind::RequiredAntiAffinity
+                && t.total > 0
+                && t.term.selector.matches(pod.namespace, &pod.labels, ns, &self.interner)
+        })
+    }
+
     pub fn new() -> Self {
         let mut interner = Interner::new();
         let wk = WellKnown::new(&mut interner);

@@ -192,27 +192,6 @@ fn run_pre_filter(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> PreFiltered
     }
 }
 
-/// Whether PreFilter's outcome for `pod` can change when pods are placed or removed. Only
-/// PodTopologySpread and InterPodAffinity read placed pods at PreFilter; they do so when the pod
-/// has spread constraints (or a default spread selector), required pod (anti-)affinity, or when a
-/// placed pod's required anti-affinity term selects it.
-pub fn pre_filter_reads_pods(snap: &Snapshot, pod: &PodInfo) -> bool {
-    let c = &pod.constraints;
-    if !c.topology_spread.is_empty()
-        || !c.affinity.required_affinity.is_empty()
-        || !c.affinity.required_anti_affinity.is_empty()
-        || snap.default_spread_selector(pod).is_some()
-    {
-        return true;
-    }
-    let ns = crate::snapshot::pod_index::ns_labels(snap, pod.namespace);
-    snap.pod_index.carried.iter().any(|t| {
-        t.kind == crate::snapshot::pod_index::CarriedKind::RequiredAntiAffinity
-            && t.total > 0
-            && t.term.selector.matches(pod.namespace, &pod.labels, ns, &snap.interner)
-    })
-}
-
 /// Runs PreFilter (or reuses `cached` when PreFilter does not read placed pods) and every Filter
 /// on `node` in the snapshot as it is now; the first rejection, if any.
 fn fits_now(
@@ -332,33 +311,13 @@ pub enum NotCandidate {
     StillUnfit(PluginId, Reject),
 }
 
-/// Filter plugins whose verdict reads only the node's own fields (name, labels, taints, the
-/// unschedulable flag) and the pod: taking pods off the node cannot change it.
-const NODE_ONLY_FILTERS: [&str; 4] = [
-    crate::plugins::node_unschedulable::NAME,
-    crate::plugins::node_name::NAME,
-    crate::plugins::taint_toleration::NAME,
-    crate::plugins::node_affinity::NAME,
-];
-
 /// Whether this pod's dry run may try nodes on the request columns: PreFilter ran once (it does
 /// not read placed pods), the pod requests no scalar resource, and every Filter that PreFilter
 /// did not skip is NodeResourcesFit (which reads the request columns and the pod count alone
-/// when the pod requests no scalar resource) or reads only the node ([`NODE_ONLY_FILTERS`]).
+/// when the pod requests no scalar resource) or reads only the node (`Framework::filters_read_only_columns`).
 fn columns_suffice(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>) -> bool {
     let Some(Ok((_, skip, _))) = cached else { return false };
-    filters_read_only_columns(fw, pod, skip)
-}
-
-/// Whether, with PreFilter's `skip` flags, every Filter left for `pod` reads placed pods only
-/// through the request columns and the pod count (NodeResourcesFit, for a pod that requests no
-/// scalar resource) or reads only the node ([`NODE_ONLY_FILTERS`]).
-pub fn filters_read_only_columns(fw: &Framework, pod: &PodInfo, skip: &[bool]) -> bool {
-    pod.requests.scalars.iter().all(|&(_, q)| q == 0)
-        && fw.filter.iter().all(|&pid| {
-            let name = fw.plugin(pid).name();
-            skip[pid] || name == crate::plugins::noderesources::FIT || NODE_ONLY_FILTERS.contains(&name)
-        })
+    fw.filters_read_only_columns(pod, skip)
 }
 
 /// A pod the columns path may move without touching anything else place and unplace touch: no
@@ -679,7 +638,7 @@ impl DefaultPreemption {
             num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
         let offset = rng.gen_range(0..potential.len());
         // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
-        let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
+        let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
         let on_columns = columns_suffice(fw, pod, cached.as_ref());
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
@@ -783,7 +742,7 @@ impl DefaultPreemption {
             Some(_) => Vec::new(),
             None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
         };
-        let cached = (!pre_filter_reads_pods(snap, pod)).then(|| run_pre_filter(fw, snap, pod));
+        let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
         let on_columns = columns_suffice(fw, pod, cached.as_ref());
         let (mut non_violating, mut violating, mut rejected) = (Vec::new(), Vec::new(), Vec::new());
         // Upstream reports a successful dry run without victims as an error naming the node.

@@ -506,8 +506,8 @@ proptest::proptest! {
         let mut cols = Snapshot::new();
         let pod_b = gen_cluster(&mut cols, &nodes, pdb_allowed, &nominated, preemptor);
         let (fw_a, fw_b) = (framework(&mut plain), framework(&mut cols));
-        let pre_a = (!pre_filter_reads_pods(&plain, &pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
-        let pre_b = (!pre_filter_reads_pods(&cols, &pod_b)).then(|| run_pre_filter(&fw_b, &cols, &pod_b));
+        let pre_a = (!plain.pre_filter_reads_pods(&pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
+        let pre_b = (!cols.pre_filter_reads_pods(&pod_b)).then(|| run_pre_filter(&fw_b, &cols, &pod_b));
         // These pods carry no terms: the columns path is open to them.
         proptest::prop_assert!(columns_suffice(&fw_b, &pod_b, pre_b.as_ref()));
         for i in 0..nodes.len() {

@@ -67,7 +67,7 @@ impl Domains {
 /// Where a term's per-domain counts are. The index's own counters are read in place, never
 /// copied: a cycle's state lives while the snapshot it was computed on is unchanged (a cycle's
 /// PreFilter and Filter, PreScore and Score, run on one snapshot; a preemption dry run that moves
-/// pods runs PreFilter again, `defaultpreemption::pre_filter_reads_pods`).
+/// pods runs PreFilter again, `Snapshot::pre_filter_reads_pods`).
 enum Counts {
     /// `pod_index.carried[i].per_dom`.
     Carried(usize),
