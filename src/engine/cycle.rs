@@ -717,7 +717,7 @@ impl Engine {
         for (uid, _) in &added {
             snap.unplace_pod(*uid);
         }
-        let (feasible, mut failures) = match filtered {
+        let (feasible, failures) = match filtered {
             Ok(v) => v,
             Err((pid, st)) => {
                 if st.code == Code::Error {
@@ -734,26 +734,11 @@ impl Engine {
             Ok((skip, _, _)) => skip,
             Err((_, st)) => return CycleResult::Error(st),
         };
-        let mut kept = Vec::with_capacity(feasible.len());
-        for node in feasible {
+        let had_nominated = |node: NodeIdx| {
             let name = snap.nodes.name[node.ix()];
-            if added.iter().any(|(_, n)| *n == name) {
-                if let Some((plugin, reject)) = filter_node(fw, cx, &state, &skip, node) {
-                    failures.push(NodeFailure { node, plugin, reject });
-                    continue;
-                }
-            }
-            kept.push(node);
-        }
-        let evaluated = kept.len() + failures.len();
-        diag.failures = failures;
-        if kept.is_empty() {
-            return CycleResult::Unschedulable(diag);
-        }
-        match self.choose(fw, cx, &mut state, &kept, batch, None) {
-            Ok(node) => CycleResult::Scheduled { node, evaluated_nodes: evaluated, feasible_nodes: kept.len() },
-            Err(st) => CycleResult::Error(st),
-        }
+            added.iter().any(|(_, n)| *n == name)
+        };
+        self.recheck_and_choose(fw, cx, &mut state, &skip, feasible, failures, had_nominated, diag, batch)
     }
 
     /// Whether the nominated pods may count on the request columns alone, and then the pod's
@@ -823,7 +808,7 @@ impl Engine {
         }
         // Nodes that had nominated pods counted, sorted.
         let mut with_nominated: Vec<NodeIdx> = Vec::new();
-        let (feasible, mut failures) = match feasible_on_nominated {
+        let (feasible, failures) = match feasible_on_nominated {
             Some((feasible, had)) => {
                 if had {
                     with_nominated.push(feasible[0]);
@@ -856,10 +841,30 @@ impl Engine {
         };
         // The pass without them, for the feasible nodes that had some; then scoring.
         let cx = CycleCx { snap: &*snap, pod };
+        let had_nominated = |node: NodeIdx| with_nominated.binary_search(&node).is_ok();
+        self.recheck_and_choose(fw, cx, &mut state, &skip, feasible, failures, had_nominated, diag, batch)
+    }
+
+    /// The end of a cycle that counted nominated pods: every feasible node that had some
+    /// (`had_nominated`) must also pass without them (in `cx`'s snapshot, which no longer holds
+    /// them), then the survivors are scored and one is chosen.
+    #[allow(clippy::too_many_arguments)]
+    fn recheck_and_choose(
+        &mut self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &mut CycleState,
+        skip: &[bool],
+        feasible: Vec<NodeIdx>,
+        mut failures: Vec<NodeFailure>,
+        had_nominated: impl Fn(NodeIdx) -> bool,
+        mut diag: Diagnosis,
+        batch: Option<BatchCx<'_>>,
+    ) -> CycleResult {
         let mut kept = Vec::with_capacity(feasible.len());
         for node in feasible {
-            if with_nominated.binary_search(&node).is_ok() {
-                if let Some((plugin, reject)) = filter_node(fw, cx, &state, &skip, node) {
+            if had_nominated(node) {
+                if let Some((plugin, reject)) = filter_node(fw, cx, state, skip, node) {
                     failures.push(NodeFailure { node, plugin, reject });
                     continue;
                 }
@@ -871,7 +876,7 @@ impl Engine {
         if kept.is_empty() {
             return CycleResult::Unschedulable(diag);
         }
-        match self.choose(fw, cx, &mut state, &kept, batch, None) {
+        match self.choose(fw, cx, state, &kept, batch, None) {
             Ok(node) => CycleResult::Scheduled { node, evaluated_nodes: evaluated, feasible_nodes: kept.len() },
             Err(st) => CycleResult::Error(st),
         }
