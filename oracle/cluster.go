@@ -11,8 +11,10 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -91,6 +93,7 @@ type env struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	client    *fake.Clientset
+	tracker   *rvTracker // every write stamps a resourceVersion
 	informers informers.SharedInformerFactory
 	sched     *scheduler.Scheduler
 	snapshot  *internalcache.Snapshot
@@ -108,8 +111,15 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
 	client := fake.NewClientset(objs...)
+	// Every write goes through tr, which stamps a new resourceVersion as an apiserver does: the
+	// scheduler drops a pod update whose resourceVersion did not change (updatePodInSchedulingQueue),
+	// so without the stamp its own status patch (PodScheduled, status.nominatedNodeName) would never
+	// reach the queued copy of the pod, and a nominated pod's retry would not try its node first.
+	tr := &rvTracker{ObjectTracker: client.Tracker()}
+	client.ReactionChain = nil
+	client.WatchReactionChain = nil
 	// Bind through the tracker: the fake's subresource create would drop the Binding.
-	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+	client.AddReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		ca, ok := action.(clienttesting.CreateAction)
 		if !ok || action.GetSubresource() != "binding" {
 			return false, nil, nil
@@ -118,16 +128,28 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 		if !ok {
 			return false, nil, nil
 		}
-		obj, err := client.Tracker().Get(podsGVR, action.GetNamespace(), b.Name)
+		obj, err := tr.Get(podsGVR, action.GetNamespace(), b.Name)
 		if err != nil {
 			return true, nil, err
 		}
 		pod := obj.(*v1.Pod).DeepCopy()
 		pod.Spec.NodeName = b.Target.Name
-		if err := client.Tracker().Update(podsGVR, pod, action.GetNamespace()); err != nil {
+		if err := tr.Update(podsGVR, pod, action.GetNamespace()); err != nil {
 			return true, nil, err
 		}
 		return true, b, nil
+	})
+	client.AddReactor("*", "*", clienttesting.ObjectReaction(tr))
+	client.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := action.(clienttesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		wi, err := tr.Watch(action.GetResource(), action.GetNamespace(), opts)
+		if err != nil {
+			return false, nil, err
+		}
+		return true, wi, nil
 	})
 	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
 	clock := testingclock.NewFakeClock(startTime)
@@ -155,7 +177,7 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 		cancel()
 		return nil, err
 	}
-	return &env{ctx: ctx, cancel: cancel, client: client, informers: informerFactory, sched: sched,
+	return &env{ctx: ctx, cancel: cancel, client: client, tracker: tr, informers: informerFactory, sched: sched,
 		snapshot: snapshot, clock: clock, logger: logger}, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -32,7 +31,6 @@ const settleTimeout = 30 * time.Second
 type lockstep struct {
 	e     *env
 	gates map[string]bool
-	rv    int64
 
 	mu     sync.Mutex
 	target types.UID
@@ -201,7 +199,7 @@ func (l *lockstep) apply(raws []json.RawMessage) (any, error) {
 		}
 		objs = append(objs, decoded...)
 	}
-	tracker := l.e.client.Tracker()
+	tracker := l.e.tracker
 	for _, obj := range objs {
 		if err := normalize(obj, classes); err != nil {
 			return nil, fmt.Errorf("objects: %v", err)
@@ -220,9 +218,6 @@ func (l *lockstep) apply(raws []json.RawMessage) (any, error) {
 			}
 			continue
 		}
-		l.rv++
-		rv := strconv.FormatInt(l.rv, 10)
-		acc.SetResourceVersion(rv)
 		var err error
 		if exists {
 			err = tracker.Update(gvr, obj, ns)
@@ -232,6 +227,7 @@ func (l *lockstep) apply(raws []json.RawMessage) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("objects: %s %s/%s: %v", gvr.Resource, ns, name, err)
 		}
+		rv := acc.GetResourceVersion() // stamped by the tracker
 		if err := l.waitSeen(gvr, obj, rv); err != nil {
 			return nil, err
 		}
@@ -340,7 +336,7 @@ func (l *lockstep) delete(raws []json.RawMessage) (any, error) {
 }
 
 func (l *lockstep) deleteOne(gvr schema.GroupVersionResource, ns, name string) error {
-	tracker := l.e.client.Tracker()
+	tracker := l.e.tracker
 	obj, err := tracker.Get(gvr, ns, name)
 	if err != nil {
 		return fmt.Errorf("%s %s/%s: %v", gvr.Resource, ns, name, err)
