@@ -58,6 +58,8 @@ pub struct TopologyKeyIndex {
     /// Nodes carrying each domain's value (0 once all its nodes left).
     pub nodes_in_dom: Vec<u32>,
     dom_of_value: AHashMap<Sym, u32>,
+    /// Domains carried by two or more nodes now (kept with `nodes_in_dom`).
+    shared_doms: u32,
 }
 
 impl TopologyKeyIndex {
@@ -69,6 +71,7 @@ impl TopologyKeyIndex {
             value_of_dom: Vec::new(),
             nodes_in_dom: Vec::new(),
             dom_of_value: AHashMap::new(),
+            shared_doms: 0,
         };
         let col = nodes.label_column(key);
         for n in 0..nodes.len() {
@@ -90,7 +93,22 @@ impl TopologyKeyIndex {
             self.nodes_in_dom.push(0);
         }
         self.nodes_in_dom[d as usize] += 1;
+        self.shared_doms += u32::from(self.nodes_in_dom[d as usize] == 2);
         d
+    }
+
+    /// A node of domain `d` left it (removed or relabelled).
+    fn leave(&mut self, d: u32) {
+        if d != NO_DOMAIN {
+            self.shared_doms -= u32::from(self.nodes_in_dom[d as usize] == 2);
+            self.nodes_in_dom[d as usize] -= 1;
+        }
+    }
+
+    /// True when no domain is carried by more than one node (hostname-like keys): a domain's
+    /// count is then its one node's count. O(1).
+    pub fn one_node_per_domain(&self) -> bool {
+        self.shared_doms == 0
     }
 
     pub fn num_domains(&self) -> usize {
@@ -223,9 +241,7 @@ impl PodIndex {
         let i = idx.ix();
         for t in &mut self.keys {
             let d = t.dom_of_node.swap_remove(i);
-            if d != NO_DOMAIN {
-                t.nodes_in_dom[d as usize] -= 1;
-            }
+            t.leave(d);
         }
         for q in &mut self.queries {
             debug_assert_eq!(q.per_node[i], 0);
@@ -241,9 +257,7 @@ impl PodIndex {
         let i = idx.ix();
         for t in &mut self.keys {
             let old = t.dom_of_node[i];
-            if old != NO_DOMAIN {
-                t.nodes_in_dom[old as usize] -= 1;
-            }
+            t.leave(old);
             let v = nodes.label(idx, t.key);
             t.dom_of_node[i] = t.dom_for(v);
         }
@@ -519,6 +533,7 @@ mod tests {
                 let want = fresh.dom_of_value(*v).map_or(0, |fd| fresh.nodes_in_dom[fd as usize]);
                 assert_eq!(t.nodes_in_dom[d], want, "nodes in domain {v:?}");
             }
+            assert_eq!(t.one_node_per_domain(), t.nodes_in_dom.iter().all(|&c| c <= 1), "one node per domain");
         }
         for q in &idx.queries {
             let fresh = scan_per_node(snap, &q.query);

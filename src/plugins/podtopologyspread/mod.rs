@@ -5,7 +5,10 @@
 //! per-domain counts of the pods each constraint's selector matches, kept up to date as pods are
 //! placed. When every node carrying the topology key is eligible (the common case: no node
 //! inclusion policy narrows the nodes) the per-domain counters are read as they are; otherwise
-//! the per-node counts are summed over the eligible nodes (O(nodes), integer arrays).
+//! the per-node counts are summed over the eligible nodes (O(nodes), integer arrays). Filter's
+//! common narrowed case (a hostname-like key, one node per domain, only `nodeTaintsPolicy: Honor`
+//! narrowing) allocates nothing per cycle: PreFilter takes the minimum in one pass over the
+//! columns and Filter reads the pod index's per-node counts ([`eligible_node_min`]).
 
 #[cfg(test)]
 mod tests;
@@ -311,7 +314,108 @@ struct FilterConstraint {
     /// The global minimum after `minDomains`.
     min_match: i64,
     self_match: i64,
-    counts: Vec<u32>,
+    counts: FilterCounts,
+}
+
+/// Where Filter reads the count of a node's domain.
+enum FilterCounts {
+    /// Per domain, summed over the eligible nodes.
+    PerDomain(Vec<u32>),
+    /// Every domain of the key holds at most one node and only `nodeTaintsPolicy: Honor` narrows
+    /// the nodes: a domain's count is its node's count in the pod index (looked up once per
+    /// Filter call, not copied per cycle) when the pod tolerates the node's taint set (`taints_ok`,
+    /// per taint set), else 0 ([`eligible_node_count`]).
+    EligibleNode { query: PodQuery, taints_ok: Vec<bool> },
+}
+
+/// A [`FilterCounts`] resolved against the snapshot for one Filter call.
+enum CountView<'a> {
+    PerDomain(&'a [u32]),
+    EligibleNode { per_node: std::borrow::Cow<'a, [u32]>, taint_set: &'a [u32], taints_ok: &'a [bool] },
+}
+
+impl CountView<'_> {
+    /// The count of node `n`'s domain `d` (not [`NO_DOMAIN`]).
+    #[inline]
+    fn count(&self, n: usize, d: u32) -> u32 {
+        match self {
+            CountView::PerDomain(counts) => counts.get(d as usize).copied().unwrap_or(0),
+            CountView::EligibleNode { per_node, taint_set, taints_ok } => {
+                eligible_node_count(per_node, taint_set, taints_ok, n)
+            }
+        }
+    }
+}
+
+/// The count of node `n`'s domain when every domain holds at most one node and eligibility is
+/// the taint policy alone: the node's matching pods when its taint set is tolerated, else 0 (the
+/// domain has no eligible node).
+#[inline]
+pub fn eligible_node_count(per_node: &[u32], taint_set: &[u32], taints_ok: &[bool], n: usize) -> u32 {
+    if taints_ok[taint_set[n] as usize] {
+        per_node[n]
+    } else {
+        0
+    }
+}
+
+/// `calPreFilterState`'s minimum and domain count when every domain of the key holds at most one
+/// node and eligibility is the taint policy alone: over the nodes carrying the key
+/// (`dom_of_node[n] != NO_DOMAIN`) whose taint set is tolerated, the least `per_node` count
+/// (`None` when there is no such node) and how many there are (each is its own domain). One pass
+/// over three columns, no allocation.
+pub fn eligible_node_min(
+    dom_of_node: &[u32],
+    per_node: &[u32],
+    taint_set: &[u32],
+    taints_ok: &[bool],
+) -> (Option<u32>, usize) {
+    let mut min = u32::MAX;
+    let mut num = 0usize;
+    for ((&d, &c), &s) in dom_of_node.iter().zip(per_node).zip(taint_set) {
+        let ok = d != NO_DOMAIN && taints_ok[s as usize];
+        num += usize::from(ok);
+        if ok && c < min {
+            min = c;
+        }
+    }
+    ((num > 0).then_some(min), num)
+}
+
+/// PreFilter's counts for `cs[ci]` through [`FilterCounts::EligibleNode`], when it applies: the
+/// constraints have one key, whose domains hold at most one node each, only the taint policy
+/// narrows the nodes (and does narrow them), and the pod index counts the constraint's query.
+/// Returns the counts with the minimum and number of eligible domains ([`eligible_node_min`]);
+/// `None` sends the caller to [`eligible_counts`], which gives the same answers (per domain).
+fn eligible_node_counts(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    c: &SpreadConstraint,
+    cs: &[SpreadConstraint],
+    domains: &[KeyDomains],
+    ci: usize,
+) -> Option<(FilterCounts, Option<u32>, usize)> {
+    let has_affinity = !pod.node_selector.is_empty() || pod.required_affinity.is_some();
+    if cs.iter().any(|o| o.topology_key != c.topology_key)
+        || (c.node_affinity_policy == InclusionPolicy::Honor && has_affinity)
+        || c.node_taints_policy != InclusionPolicy::Honor
+        || counts_no_pod(c)
+    {
+        return None;
+    }
+    let t = domains[ci].get(snap);
+    if !t.one_node_per_domain() {
+        return None;
+    }
+    let query = constraint_query(pod, c);
+    let per_node = &snap.pod_index.query(&query)?.per_node;
+    let taints_ok = untolerated_free_sets(snap, pod);
+    if taints_ok.iter().all(|ok| *ok) {
+        return None;
+    }
+    let n = t.dom_of_node.len();
+    let (min, num) = eligible_node_min(&t.dom_of_node, &per_node[..n], &snap.nodes.taint_set[..n], &taints_ok);
+    Some((FilterCounts::EligibleNode { query, taints_ok }, min, num))
 }
 
 struct PreFilterState {
@@ -396,9 +500,16 @@ impl Plugin for PodTopologySpread {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let (counts, present) = eligible_counts(snap, pod, c, &domains, i, true);
-                let num_domains = present.iter().filter(|p| **p).count();
-                let min = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c as i64).min();
+                let (counts, min, num_domains) = match eligible_node_counts(snap, pod, c, &cs, &domains, i) {
+                    Some(fast) => fast,
+                    None => {
+                        let (counts, present) = eligible_counts(snap, pod, c, &domains, i, true);
+                        let num_domains = present.iter().filter(|p| **p).count();
+                        let min = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c).min();
+                        (FilterCounts::PerDomain(counts), min, num_domains)
+                    }
+                };
+                let min = min.map(i64::from);
                 let min_match = if (num_domains as i64) < c.min_domains as i64 { 0 } else { min.unwrap_or(0) };
                 let self_match = c.selector.matches(&pod.labels, &snap.interner) as i64;
                 FilterConstraint { max_skew: c.max_skew as i64, min_match, self_match, counts }
@@ -411,14 +522,26 @@ impl Plugin for PodTopologySpread {
     fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let Some(s) = state.read::<PreFilterState>(PRE_FILTER_KEY) else { return };
         let doms: Vec<&[u32]> = s.domains.iter().map(|d| d.get(cx.snap).dom_of_node.as_slice()).collect();
+        let views: Vec<CountView<'_>> = s
+            .constraints
+            .iter()
+            .map(|c| match &c.counts {
+                FilterCounts::PerDomain(counts) => CountView::PerDomain(counts),
+                FilterCounts::EligibleNode { query, taints_ok } => CountView::EligibleNode {
+                    per_node: pod_index::per_node_counts(cx.snap, query),
+                    taint_set: &cx.snap.nodes.taint_set,
+                    taints_ok,
+                },
+            })
+            .collect();
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            for (c, dom) in s.constraints.iter().zip(&doms) {
+            for ((c, dom), view) in s.constraints.iter().zip(&doms).zip(&views) {
                 let d = dom[n.ix()];
                 if d == NO_DOMAIN {
                     *o = Some(Reject::unresolvable(DETAIL_LABEL));
                     break;
                 }
-                let count = c.counts.get(d as usize).copied().unwrap_or(0) as i64;
+                let count = view.count(n.ix(), d) as i64;
                 if count + c.self_match - c.min_match > c.max_skew {
                     *o = Some(Reject::unschedulable(DETAIL_SKEW));
                     break;

@@ -765,3 +765,68 @@ fn round_half_away_from_zero_edges() {
         assert_eq!(round_half_away_from_zero(x), x.round() as i64, "{x}");
     }
 }
+
+/// The one-node-per-domain kernels ([`eligible_node_min`], [`eligible_node_count`]) against the
+/// plain per-domain sums over the eligible nodes (`eligible_counts`' taint-only loop).
+mod eligible_node_kernels {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Per-domain counts and presence over the nodes whose taint set is tolerated.
+    fn reference(
+        dom_of_node: &[u32],
+        num_domains: usize,
+        per_node: &[u32],
+        taint_set: &[u32],
+        taints_ok: &[bool],
+    ) -> (Vec<u32>, Vec<bool>) {
+        let mut counts = vec![0u32; num_domains];
+        let mut present = vec![false; num_domains];
+        for n in 0..dom_of_node.len() {
+            let d = dom_of_node[n];
+            if d != NO_DOMAIN && taints_ok[taint_set[n] as usize] {
+                present[d as usize] = true;
+                counts[d as usize] += per_node[n];
+            }
+        }
+        (counts, present)
+    }
+
+    /// Nodes as (carries the key, matching pods, taint set), a permutation giving each node its
+    /// own domain, the number of domains (some held by no node), and which of 4 taint sets are
+    /// tolerated.
+    type Cluster = (Vec<(bool, u32, u32)>, Vec<u32>, usize, Vec<bool>);
+
+    fn cluster() -> impl Strategy<Value = Cluster> {
+        (0usize..48, 0usize..4).prop_flat_map(|(n, extra)| {
+            (
+                proptest::collection::vec((proptest::bool::weighted(0.8), 0u32..6, 0u32..4), n),
+                Just((0..(n + extra) as u32).collect::<Vec<u32>>()).prop_shuffle(),
+                Just(n + extra),
+                proptest::collection::vec(any::<bool>(), 4),
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn match_per_domain_sums((nodes, perm, num_domains, taints_ok) in cluster()) {
+            let dom_of_node: Vec<u32> =
+                nodes.iter().zip(&perm).map(|((has, _, _), &d)| if *has { d } else { NO_DOMAIN }).collect();
+            let per_node: Vec<u32> = nodes.iter().map(|n| n.1).collect();
+            let taint_set: Vec<u32> = nodes.iter().map(|n| n.2).collect();
+            let (counts, present) = reference(&dom_of_node, num_domains, &per_node, &taint_set, &taints_ok);
+            let want_min = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c).min();
+            let want_num = present.iter().filter(|p| **p).count();
+            prop_assert_eq!(
+                eligible_node_min(&dom_of_node, &per_node, &taint_set, &taints_ok),
+                (want_min, want_num)
+            );
+            for (n, &d) in dom_of_node.iter().enumerate() {
+                if d != NO_DOMAIN {
+                    prop_assert_eq!(eligible_node_count(&per_node, &taint_set, &taints_ok, n), counts[d as usize]);
+                }
+            }
+        }
+    }
+}
