@@ -119,7 +119,12 @@ pub fn load_object_files(paths: &[PathBuf]) -> Result<Vec<Object>, InputError> {
 /// values). `List`s and typed lists (`NodeList`, ...) are flattened, recursively; empty documents are
 /// skipped. `file` names the input in errors.
 pub fn parse_objects(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
-    let documents = read_documents(text, file)?;
+    objects_from_documents(parse_documents(text, file)?, file)
+}
+
+/// The objects of untyped `documents` (from [`parse_documents`], possibly edited), decoded exactly
+/// as [`parse_objects`] decodes a manifest's documents.
+pub fn objects_from_documents(documents: Vec<Value>, file: &str) -> Result<Vec<Object>, InputError> {
     let multi = documents.iter().filter(|d| !d.is_null()).count() > 1;
     let mut objects = Vec::new();
     for (index, mut document) in documents.into_iter().enumerate() {
@@ -135,8 +140,10 @@ pub fn parse_objects(text: &str, file: &str) -> Result<Vec<Object>, InputError> 
 
 /// Splits `text` into untyped documents: JSON when it starts with `{` and parses as JSON, YAML
 /// otherwise. A flow-style YAML document also starts with `{`, so a JSON failure falls back to YAML;
-/// when both fail, the JSON error is reported.
-fn read_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
+/// when both fail, the JSON error is reported. YAML merge keys are applied; `null` entries are
+/// still there. [`parse_objects`] is this then [`objects_from_documents`], which may run on edited
+/// documents as often as needed.
+pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with('{') {
         match read_json_documents(text, file) {

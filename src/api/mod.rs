@@ -9,6 +9,6 @@ pub mod objects;
 pub mod quantity;
 pub mod time;
 
-pub use load::{load_object_files, load_objects, parse_objects, Object};
+pub use load::{load_object_files, load_objects, objects_from_documents, parse_documents, parse_objects, Object};
 pub use objects::*;
 pub use quantity::Quantity;

@@ -537,6 +537,43 @@ impl Template {
         st.walk(&self.nodes, &root)?;
         Ok(st.out)
     }
+
+    /// The text around the actions of a *flat* template: one made of text and top-level actions
+    /// that print (no `if`, `with` or `range`, no variable declared or assigned at the top level).
+    /// Rendering a flat template prints `pieces[0]`, the first action's value, `pieces[1]`, ...,
+    /// the last piece: `pieces.len()` is one more than the number of actions. `None` when the
+    /// template is not flat.
+    pub fn flat_pieces(&self) -> Option<Vec<String>> {
+        let mut pieces = vec![String::new()];
+        for n in &self.nodes {
+            match n {
+                Node::Text(t) => pieces.last_mut().expect("never empty").push_str(t),
+                Node::Action(p) if p.vars.is_empty() => pieces.push(String::new()),
+                _ => return None,
+            }
+        }
+        Some(pieces)
+    }
+
+    /// The printed value of every action of a flat template (see [`Template::flat_pieces`]), in
+    /// order, into `out`: evaluated as [`Template::render`] evaluates them, so the rendered text is
+    /// the pieces with these values between them, and an error is the one `render` reports.
+    /// Panics on a template that is not flat.
+    pub fn action_values(&self, env: Env, out: &mut Vec<String>) -> Result<(), TemplateError> {
+        let root = Value::Map(env);
+        let mut st = State { vars: vec![(String::new(), root.clone())], out: String::new() };
+        for n in &self.nodes {
+            match n {
+                Node::Text(_) => {}
+                Node::Action(p) if p.vars.is_empty() => {
+                    let v = st.pipeline(p, &root)?;
+                    out.push(go_print(&v));
+                }
+                _ => panic!("action_values on a template that is not flat"),
+            }
+        }
+        Ok(())
+    }
 }
 
 type PieceIter = std::iter::Peekable<std::vec::IntoIter<Piece>>;
