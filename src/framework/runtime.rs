@@ -208,31 +208,77 @@ pub fn filter_nodes_with(
             // Most plugins reject nothing for most pods: skip the compaction.
             continue;
         }
-        if !compacted {
+        let w = if compacted {
+            compact(pid, out, alive, pos, verdicts)
+        } else {
             compacted = true;
-            verdicts.resize(nodes.len(), None);
-            alive.clear();
-            alive.extend_from_slice(nodes);
-            pos.clear();
-            pos.extend(0..nodes.len() as u32);
-        }
-        let mut w = 0;
-        for r in 0..alive.len() {
-            match out[r] {
-                Some(rej) => verdicts[pos[r] as usize] = Some((pid, rej)),
-                None => {
-                    alive[w] = alive[r];
-                    pos[w] = pos[r];
-                    w += 1;
-                }
-            }
-        }
-        alive.truncate(w);
-        pos.truncate(w);
+            first_compaction(pid, nodes, out, alive, pos, verdicts)
+        };
         out.clear();
         out.resize(w, None);
     }
     compacted
+}
+
+/// The first plugin that rejected a node of the block: writes the verdicts of its rejections
+/// (`verdicts` cleared) and keeps the survivors of `nodes`, with their positions, in `alive` and
+/// `pos`; returns how many survived. Reads `nodes` directly (no copy of the block into `alive`
+/// first, no identity `pos`).
+#[inline]
+fn first_compaction(
+    pid: PluginId,
+    nodes: &[NodeIdx],
+    out: &[Option<Reject>],
+    alive: &mut Vec<NodeIdx>,
+    pos: &mut Vec<u32>,
+    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
+) -> usize {
+    verdicts.clear();
+    verdicts.resize(nodes.len(), None);
+    alive.clear();
+    alive.resize(nodes.len(), NodeIdx(0));
+    pos.clear();
+    pos.resize(nodes.len(), 0);
+    let mut w = 0;
+    for (r, ((&n, o), v)) in nodes.iter().zip(out).zip(verdicts.iter_mut()).enumerate() {
+        match *o {
+            Some(rej) => *v = Some((pid, rej)),
+            None => {
+                alive[w] = n;
+                pos[w] = r as u32;
+                w += 1;
+            }
+        }
+    }
+    alive.truncate(w);
+    pos.truncate(w);
+    w
+}
+
+/// A later plugin's rejections among the alive nodes: their verdicts (at their block positions)
+/// written, the survivors compacted in place; returns how many survived.
+#[inline]
+fn compact(
+    pid: PluginId,
+    out: &[Option<Reject>],
+    alive: &mut Vec<NodeIdx>,
+    pos: &mut Vec<u32>,
+    verdicts: &mut [Option<(PluginId, Reject)>],
+) -> usize {
+    let mut w = 0;
+    for r in 0..alive.len() {
+        match out[r] {
+            Some(rej) => verdicts[pos[r] as usize] = Some((pid, rej)),
+            None => {
+                alive[w] = alive[r];
+                pos[w] = pos[r];
+                w += 1;
+            }
+        }
+    }
+    alive.truncate(w);
+    pos.truncate(w);
+    w
 }
 
 /// [`filter_nodes`] for a single node without allocating (preemption's dry runs call it often).

@@ -5,6 +5,7 @@ use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status};
 use crate::snapshot::PodInfo;
 use crate::snapshot::{HostPort, NodeIdx, Sym};
+use smallvec::SmallVec;
 
 pub const NAME: &str = "NodePorts";
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
@@ -22,6 +23,56 @@ pub fn conflicts(used: &[HostPort], want: &HostPort, wildcard: Sym) -> bool {
             && u.protocol == want.protocol
             && (want.ip == wildcard || u.ip == wildcard || u.ip == want.ip)
     })
+}
+
+/// Whether `want` (port > 0) conflicts with a port in `used`: [`conflicts`] without the port check,
+/// the wildcard test on `want` hoisted out of the loop.
+#[inline]
+fn conflicts_wanted(used: &[HostPort], want: &HostPort, wildcard: Sym) -> bool {
+    if want.ip == wildcard {
+        used.iter().any(|u| u.port == want.port && u.protocol == want.protocol)
+    } else {
+        used.iter().any(|u| u.port == want.port && u.protocol == want.protocol && (u.ip == wildcard || u.ip == want.ip))
+    }
+}
+
+/// NodePorts' Filter over `nodes`: rejects each node whose used ports (`used_by_node`, the
+/// snapshot's `host_ports` column) conflict with one of `want` (the pod's ports with a port
+/// number, so none is skipped inside the loop); returns whether it rejected one. A node without
+/// used ports costs one length test.
+pub fn filter_ports(
+    used_by_node: &[Vec<HostPort>],
+    want: &[HostPort],
+    wildcard: Sym,
+    nodes: &[NodeIdx],
+    out: &mut [Option<Reject>],
+) -> bool {
+    let mut any = false;
+    if want.is_empty() {
+        return false;
+    }
+    if let [w] = want {
+        // One host port (the common pod): its fields held in registers, one loop per node.
+        let (port, protocol, ip, any_ip) = (w.port, w.protocol, w.ip, w.ip == wildcard);
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            for u in &used_by_node[n.ix()] {
+                if u.port == port && u.protocol == protocol && (any_ip || u.ip == wildcard || u.ip == ip) {
+                    *o = Some(Reject::unschedulable(0));
+                    any = true;
+                    break;
+                }
+            }
+        }
+        return any;
+    }
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let used = &used_by_node[n.ix()];
+        if !used.is_empty() && want.iter().any(|w| conflicts_wanted(used, w, wildcard)) {
+            *o = Some(Reject::unschedulable(0));
+            any = true;
+        }
+    }
+    any
 }
 
 impl Plugin for NodePorts {
@@ -45,18 +96,21 @@ impl Plugin for NodePorts {
         (Status::success(), PreFilterResult::default())
     }
 
-    fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
-        if cx.pod.host_ports.is_empty() {
-            return;
-        }
+    fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        self.filter_any(cx, state, nodes, out);
+    }
+
+    /// The loop knows whether it rejected a node (no scan of `out` afterwards).
+    fn filter_any(
+        &self,
+        cx: CycleCx<'_>,
+        _state: &CycleState,
+        nodes: &[NodeIdx],
+        out: &mut [Option<Reject>],
+    ) -> Option<bool> {
         let wildcard = cx.snap.wk.default_host_ip;
-        let cols = &cx.snap.nodes.host_ports;
-        for (n, o) in nodes.iter().zip(out.iter_mut()) {
-            let used = &cols[n.ix()];
-            if !used.is_empty() && cx.pod.host_ports.iter().any(|p| conflicts(used, p, wildcard)) {
-                *o = Some(Reject::unschedulable(0));
-            }
-        }
+        let want: SmallVec<[HostPort; 4]> = cx.pod.host_ports.iter().copied().filter(|p| p.port > 0).collect();
+        Some(filter_ports(&cx.snap.nodes.host_ports, &want, wildcard, nodes, out))
     }
 
     fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, _reject: Reject) -> Vec<String> {
@@ -141,6 +195,46 @@ mod tests {
                 assert_eq!(code, crate::framework::Code::Unschedulable);
                 assert_eq!(r, vec![ERR_REASON.to_string()]);
             }
+        }
+    }
+
+    /// The plain per-node check: any of the pod's ports (port > 0 or not) in conflict.
+    fn filter_ports_reference(
+        used_by_node: &[Vec<HostPort>],
+        pod: &[HostPort],
+        wildcard: Sym,
+        nodes: &[NodeIdx],
+    ) -> Vec<bool> {
+        nodes.iter().map(|n| pod.iter().any(|p| conflicts(&used_by_node[n.ix()], p, wildcard))).collect()
+    }
+
+    /// A host port from small ranges, so that conflicts are common: protocol 1..=2, IP 0..=2 (0 is
+    /// the wildcard), port -1..=2.
+    fn port() -> impl proptest::strategy::Strategy<Value = HostPort> {
+        use proptest::strategy::Strategy;
+        (1u32..3, 0u32..3, -1i32..3).prop_map(|(protocol, ip, port)| HostPort {
+            protocol: Sym(protocol),
+            ip: Sym(ip),
+            port,
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn filter_ports_matches_reference(
+            used_by_node in proptest::collection::vec(proptest::collection::vec(port(), 0..4), 1..40),
+            pod in proptest::collection::vec(port(), 0..4),
+            picks in proptest::collection::vec(0usize..1000, 0..60),
+        ) {
+            let wildcard = Sym(0);
+            let nodes: Vec<NodeIdx> = picks.iter().map(|p| NodeIdx((p % used_by_node.len()) as u32)).collect();
+            let want: Vec<HostPort> = pod.iter().copied().filter(|p| p.port > 0).collect();
+            let mut out = vec![None; nodes.len()];
+            let any = filter_ports(&used_by_node, &want, wildcard, &nodes, &mut out);
+            let got: Vec<bool> = out.iter().map(Option::is_some).collect();
+            let reference = filter_ports_reference(&used_by_node, &pod, wildcard, &nodes);
+            proptest::prop_assert_eq!(any, reference.iter().any(|&r| r));
+            proptest::prop_assert_eq!(got, reference);
         }
     }
 

@@ -187,17 +187,53 @@ fn filter_block(snap: &Snapshot, s: &PreFilterState, nodes: &[NodeIdx], out: &mu
         }
     }
     // satisfyPodAntiAffinity, then satisfyExistingPodsAntiAffinity.
-    for (terms, reject) in
-        [(&s.anti, Reject::unschedulable(DETAIL_ANTI)), (&s.existing_anti, Reject::unschedulable(DETAIL_EXISTING_ANTI))]
-    {
-        for t in terms {
-            let c = t.resolve(snap);
+    if !s.anti.is_empty() || !s.existing_anti.is_empty() {
+        any |= filter_anti(&resolve_all(snap, &s.anti), &resolve_all(snap, &s.existing_anti), nodes, out);
+    }
+    any
+}
+
+/// The anti-affinity checks over a block in one pass: each node not yet rejected is rejected with
+/// [`DETAIL_ANTI`] when one of `anti` (the pod's own terms) counts a pod in its domain, else with
+/// [`DETAIL_EXISTING_ANTI`] when one of `existing` (existing pods' terms that match the pod) does;
+/// returns whether it rejected one.
+fn filter_anti(anti: &[Column<'_>], existing: &[Column<'_>], nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
+    let mut any = false;
+    // One term of the pod's and one existing term on the same topology key (a pod whose anti-affinity
+    // selects its own kind, as upstream's SchedulingPodAntiAffinity): the two count slices and the
+    // domain column held in registers, the node's domain read once.
+    if let ([a], [e]) = (anti, existing) {
+        if std::ptr::eq(a.dom_of_node, e.dom_of_node) {
+            let (dom_of_node, ca, ce) = (a.dom_of_node, a.counts, e.counts);
             for (&n, o) in nodes.iter().zip(out.iter_mut()) {
-                if o.is_none() && c.positive(n) {
-                    *o = Some(reject);
-                    any = true;
+                let d = dom_of_node[n.ix()];
+                if d == NO_DOMAIN || o.is_some() {
+                    continue;
                 }
+                let d = d as usize;
+                let detail = if ca.get(d).is_some_and(|&x| x > 0) {
+                    DETAIL_ANTI
+                } else if ce.get(d).is_some_and(|&x| x > 0) {
+                    DETAIL_EXISTING_ANTI
+                } else {
+                    continue;
+                };
+                *o = Some(Reject::unschedulable(detail));
+                any = true;
             }
+            return any;
+        }
+    }
+    for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+        if o.is_some() {
+            continue;
+        }
+        if anti.iter().any(|c| c.positive(n)) {
+            *o = Some(Reject::unschedulable(DETAIL_ANTI));
+            any = true;
+        } else if existing.iter().any(|c| c.positive(n)) {
+            *o = Some(Reject::unschedulable(DETAIL_EXISTING_ANTI));
+            any = true;
         }
     }
     any

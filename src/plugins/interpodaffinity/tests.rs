@@ -694,3 +694,53 @@ mod props {
         }
     }
 }
+
+mod anti_kernel {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The plain two passes (`satisfyPodAntiAffinity`, then `satisfyExistingPodsAntiAffinity`),
+    /// term by term, each node keeping its first rejection.
+    fn reference(anti: &[Column<'_>], existing: &[Column<'_>], nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        for (terms, detail) in [(anti, DETAIL_ANTI), (existing, DETAIL_EXISTING_ANTI)] {
+            for c in terms {
+                for (&n, o) in nodes.iter().zip(out.iter_mut()) {
+                    if o.is_none() && c.positive(n) {
+                        *o = Some(Reject::unschedulable(detail));
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// One pass equals the term-by-term passes, with one shared domain column (one topology
+        /// key) or two, nodes without the key, counts shorter than the domains, and nodes a
+        /// previous check already rejected.
+        #[test]
+        fn one_pass_equals_the_term_by_term_passes(
+            doms in proptest::collection::vec((0u32..6, 0u32..6), 1..40),
+            counts in proptest::collection::vec(proptest::collection::vec(0u32..3, 0..6), 1..5),
+            kinds in proptest::collection::vec((any::<bool>(), any::<bool>()), 1..5),
+            picks in proptest::collection::vec((0usize..1000, proptest::bool::weighted(0.1)), 0..60),
+        ) {
+            // Domain 5 stands for a node without the key.
+            let dom = |d: u32| if d == 5 { NO_DOMAIN } else { d };
+            let dom_a: Vec<u32> = doms.iter().map(|d| dom(d.0)).collect();
+            let dom_b: Vec<u32> = doms.iter().map(|d| dom(d.1)).collect();
+            let (mut anti, mut existing) = (Vec::new(), Vec::new());
+            for (c, (is_anti, key_b)) in counts.iter().zip(&kinds) {
+                let col = Column { dom_of_node: if *key_b { &dom_b } else { &dom_a }, counts: c };
+                if *is_anti { anti.push(col) } else { existing.push(col) }
+            }
+            let nodes: Vec<NodeIdx> = picks.iter().map(|(p, _)| NodeIdx((p % doms.len()) as u32)).collect();
+            let before: Vec<Option<Reject>> =
+                picks.iter().map(|(_, r)| r.then(|| Reject::unresolvable(DETAIL_AFFINITY))).collect();
+            let (mut got, mut want) = (before.clone(), before.clone());
+            let any = filter_anti(&anti, &existing, &nodes, &mut got);
+            reference(&anti, &existing, &nodes, &mut want);
+            prop_assert_eq!(any, got != before);
+            prop_assert_eq!(got, want);
+        }
+    }
+}

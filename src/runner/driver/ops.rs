@@ -99,10 +99,13 @@ impl Driver {
             } => {
                 let file =
                     node_template_path.as_ref().map_or("<default node>".to_string(), |p| p.display().to_string());
+                // The built-in node is parsed once per op, not once per node (parsing it was 30% of a
+                // HostPortConflict run's instructions).
+                let builtin = node_template_path.is_none().then(default_node);
                 for i in 0..*count {
                     let mut node = match node_template_path {
                         Some(p) => self.templates.node(p, i, *count, template_params)?,
-                        None => default_node(),
+                        None => builtin.clone().unwrap_or_else(default_node),
                     };
                     if let Some(s) = label_node_prepare_strategy {
                         if let Some((k, v)) = label_node_prepare(i, s) {
