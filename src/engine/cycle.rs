@@ -23,6 +23,7 @@ pub use crate::framework::runtime::{
 use crate::framework::{
     Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
 };
+use crate::snapshot::nodes::CoreRequests;
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
 
 /// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
@@ -818,20 +819,27 @@ impl Engine {
             None => {
                 // The filter pass, with every counted nominated pod on the columns (in any order:
                 // the sums are the same).
-                let mut adds: Vec<(Arc<PodInfo>, NodeIdx)> = Vec::new();
+                // Per node, the counted pods' requests summed (no pod handle kept).
+                let mut adds: Vec<(CoreRequests, NodeIdx)> = Vec::new();
                 for (node, v) in &snap.nominated {
                     let Some(idx) = snap.nodes.idx_of(*node) else { continue };
-                    adds.extend(v.iter().filter(|p| counts_as_nominated(snap, pod, p)).map(|p| (p.clone(), idx)));
+                    let mut sum = CoreRequests::default();
+                    for p in v.iter().filter(|p| counts_as_nominated(snap, pod, p)) {
+                        sum.add(p);
+                    }
+                    if sum.pods > 0 {
+                        adds.push((sum, idx));
+                    }
                 }
-                for (p, idx) in &adds {
-                    snap.nodes.shift_core_requests(*idx, p, 1);
+                for (sum, idx) in &adds {
+                    snap.nodes.shift_core_sum(*idx, sum, 1);
                 }
                 let cx = CycleCx { snap: &*snap, pod };
                 // Every failure listed: a node that fits only with the nominated pods may not.
                 let (feasible, failures, _) =
                     self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag, false);
-                for (p, idx) in &adds {
-                    snap.nodes.shift_core_requests(*idx, p, -1);
+                for (sum, idx) in &adds {
+                    snap.nodes.shift_core_sum(*idx, sum, -1);
                 }
                 with_nominated = adds.iter().map(|(_, idx)| *idx).collect();
                 with_nominated.sort_unstable();

@@ -58,9 +58,15 @@ impl Diagnosis {
         if !self.pre_filter_result_plugins.is_empty() && absent > 0 {
             *counts.entry(self.absent_reason(fw)).or_default() += absent;
         }
+        // A plugin's reasons depend on its rejection alone (not on the node): each distinct
+        // rejection is worded once and counted as many times as nodes carry it.
+        let mut distinct: std::collections::BTreeMap<(PluginId, Code, u64), usize> = std::collections::BTreeMap::new();
         for f in &self.failures {
-            for r in fw.plugin(f.plugin).reasons(cx, state, f.reject) {
-                *counts.entry(r).or_default() += 1;
+            *distinct.entry((f.plugin, f.reject.code, f.reject.detail)).or_default() += 1;
+        }
+        for ((plugin, code, detail), n) in distinct {
+            for r in fw.plugin(plugin).reasons(cx, state, Reject { code, detail }) {
+                *counts.entry(r).or_default() += n;
             }
         }
         let mut parts: Vec<String> = counts.into_iter().map(|(r, n)| format!("{n} {r}")).collect();

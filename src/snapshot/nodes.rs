@@ -754,6 +754,32 @@ impl NodeTable {
         }
     }
 
+    /// [`NodeTable::partition_by_priority`] with the pods to append given by their positions in
+    /// the node's list as it is now: the pods of priority >= `priority` stay first, in their order,
+    /// then the pods at `back`, in that order. `back` holds every position of a lower-priority pod
+    /// once (preemption's dry run: the reprieved pods, then the victims).
+    pub fn partition_by_priority_to(&mut self, node: NodeIdx, priority: i32, back: &[u32]) {
+        let i = node.ix();
+        let (pods, meta) = (&mut self.pods[i], &mut self.pod_meta[i]);
+        let tail: SmallVec<[(PodUid, PodMeta); 8]> =
+            back.iter().map(|&r| (pods[r as usize], meta[r as usize])).collect();
+        let mut w = 0;
+        for r in 0..pods.len() {
+            if meta[r].priority >= priority {
+                pods[w] = pods[r];
+                meta[w] = meta[r];
+                w += 1;
+            }
+        }
+        assert_eq!(w + tail.len(), pods.len(), "back holds every lower-priority pod once");
+        pods.truncate(w);
+        meta.truncate(w);
+        for (u, m) in tail {
+            pods.push(u);
+            meta.push(m);
+        }
+    }
+
     /// [`NodeTable::shift_core_requests`] for several pods at once: `sum` is their requests added
     /// up ([`CoreRequests::add`]); the row ends as shifting them one by one leaves it.
     pub fn shift_core_sum(&mut self, node: NodeIdx, sum: &CoreRequests, sign: i64) {
@@ -1111,6 +1137,10 @@ pub struct PodMeta {
     pub priority: i32,
     /// [`PodInfo::plain_on_columns`].
     pub plain: bool,
+    /// `status.startTime` is set (`PodConstraints::start_time_known`).
+    pub start_time_known: bool,
+    /// `PodConstraints::start_time_ms`, which `MoreImportantPod` reads.
+    pub start_time_ms: i64,
     pub requests: CoreRequests,
 }
 
@@ -1118,7 +1148,13 @@ impl PodMeta {
     pub fn of(pod: &PodInfo) -> PodMeta {
         let mut requests = CoreRequests::default();
         requests.add(pod);
-        PodMeta { priority: pod.priority, plain: pod.plain_on_columns(), requests }
+        PodMeta {
+            priority: pod.priority,
+            plain: pod.plain_on_columns(),
+            start_time_known: pod.constraints.start_time_known,
+            start_time_ms: pod.constraints.start_time_ms,
+            requests,
+        }
     }
 }
 

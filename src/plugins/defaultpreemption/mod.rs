@@ -12,7 +12,10 @@
 //! scalar resources), the dry run moves the pods on the request columns alone
 //! ([`try_node_on_columns`]) and leaves the pod list in the order the plain run would; a
 //! node that cannot fit the pod even without them is answered from their summed requests
-//! ([`still_unfit_on_columns`]). A property test holds both to the plain run.
+//! ([`still_unfit_on_columns`]). Without PodDisruptionBudgets the whole node is tried from its
+//! `pod_meta` row ([`try_node_on_meta`]: sums and positions, no pod looked up), and a candidate's
+//! victims are looked up only when the dry run returns it ([`Victim`], [`victim_pods`]). A
+//! property test holds all of them to the plain run.
 
 #[cfg(test)]
 mod tests;
@@ -249,11 +252,37 @@ pub fn fits_with_nominated(
     fits_now(fw, snap, pod, node, cached)
 }
 
+/// A victim as the candidate ordering reads it: its pod is looked up ([`victim_pods`]) only
+/// for the candidates a dry run returns, not for every node it tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Victim {
+    uid: PodUid,
+    priority: i32,
+    start_time_ms: i64,
+    start_time_known: bool,
+}
+
+impl Victim {
+    fn of(p: &PodInfo) -> Victim {
+        Victim {
+            uid: p.uid,
+            priority: p.priority,
+            start_time_ms: p.constraints.start_time_ms,
+            start_time_known: p.constraints.start_time_known,
+        }
+    }
+}
+
+/// The placed pods of `victims`, in order (every victim is placed: dry runs restore the snapshot).
+fn victim_pods(snap: &Snapshot, victims: &[Victim]) -> Vec<Arc<PodInfo>> {
+    victims.iter().map(|v| snap.pods[&v.uid].info.clone()).collect()
+}
+
 /// Victims chosen on one node.
 #[derive(Clone, Debug)]
 struct Candidate {
     node: NodeIdx,
-    victims: Vec<Arc<PodInfo>>,
+    victims: Vec<Victim>,
     num_pdb_violations: usize,
 }
 
@@ -359,6 +388,9 @@ fn try_node(
         return units::try_node_units(fw, snap, pod, node, cached);
     }
     if let (Some(pre), true) = (cached, on_columns) {
+        if let Some(out) = try_node_on_meta(fw, snap, pod, node, pre) {
+            return out;
+        }
         if let Some(unfit) = still_unfit_on_columns(fw, snap, pod, node, pre) {
             return Err(unfit);
         }
@@ -439,6 +471,107 @@ fn still_unfit_on_columns(
     Some(NotCandidate::StillUnfit(pid, reject))
 }
 
+/// [`try_node_on_columns`] read from the node's [`crate::snapshot::nodes::PodMeta`] row, with no
+/// pod looked up and nothing collected but positions: the lower-priority pods leave and return
+/// as sums of their requests, are tried in `MoreImportantPod` order (their priority and start
+/// time are in the row), and become [`Victim`]s. `None` (nothing touched) unless no
+/// PodDisruptionBudget exists (then no victim violates one and the split keeps the tried order),
+/// every lower-priority pod on the node is plain and every counted nominated pod is plain and not
+/// placed (what [`movable_on_columns`] asks): then [`try_node`] goes on as before. The node's
+/// pod list ends as the plain run leaves it.
+fn try_node_on_meta(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    pre: &PreFiltered,
+) -> Option<Result<Candidate, NotCandidate>> {
+    use crate::snapshot::nodes::{CoreRequests, PodMeta};
+    if !snap.cluster.pdbs.is_empty() {
+        return None;
+    }
+    let i = node.ix();
+    // The lower-priority pods: position in the list, uid and row, in list order.
+    let mut lower: smallvec::SmallVec<[(u32, PodUid, PodMeta); 8]> = smallvec::SmallVec::new();
+    let mut lower_sum = CoreRequests::default();
+    // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
+    let mut interleaved = false;
+    for (r, m) in snap.nodes.pod_meta[i].iter().enumerate() {
+        if m.priority < pod.priority {
+            if !m.plain {
+                return None;
+            }
+            lower_sum.add_sum(&m.requests);
+            lower.push((r as u32, snap.nodes.pods[i][r], *m));
+        } else if !lower.is_empty() {
+            interleaved = true;
+        }
+    }
+    if lower.is_empty() {
+        return Some(Err(NotCandidate::NoLowerPriorityPods));
+    }
+    let mut nominated = CoreRequests::default();
+    if let Some(v) = snap.nominated.get(&snap.nodes.name[i]) {
+        for p in v.iter().filter(|p| p.uid != pod.uid && p.priority >= pod.priority) {
+            if !plain_on_columns(p) || snap.pods.contains_key(&p.uid) {
+                return None;
+            }
+            nominated.add(p);
+        }
+    }
+    // `fits_with_nominated`: with the nominated pods, then (if any) without them.
+    let fits = |snap: &mut Snapshot| {
+        if nominated.pods > 0 {
+            snap.nodes.shift_core_sum(node, &nominated, 1);
+            let with = fits_now(fw, snap, pod, node, Some(pre));
+            snap.nodes.shift_core_sum(node, &nominated, -1);
+            if with.is_some() {
+                return with;
+            }
+        }
+        fits_now(fw, snap, pod, node, Some(pre))
+    };
+    snap.nodes.shift_core_sum(node, &lower_sum, -1);
+    if let Some((pid, reject)) = fits(snap) {
+        snap.nodes.shift_core_sum(node, &lower_sum, 1);
+        if interleaved {
+            snap.nodes.partition_by_priority(node, pod.priority, true, []);
+        }
+        return Some(Err(NotCandidate::StillUnfit(pid, reject)));
+    }
+    // `MoreImportantPod` order (a stable sort, as the plain run's over the pods in list order).
+    lower.sort_by(|(_, _, a), (_, _, b)| b.priority.cmp(&a.priority).then(a.start_time_ms.cmp(&b.start_time_ms)));
+    // Reprieve while the pod still fits: the reprieved first, then the victims, each in the
+    // order tried (the pod list's new tail).
+    let mut order: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
+    let mut victims = Vec::new();
+    let mut victims_sum = CoreRequests::default();
+    for &(r, uid, m) in &lower {
+        snap.nodes.shift_core_sum(node, &m.requests, 1);
+        if fits(snap).is_some() {
+            snap.nodes.shift_core_sum(node, &m.requests, -1);
+            victims_sum.add_sum(&m.requests);
+            victims.push((r, uid, m));
+        } else {
+            order.push(r);
+        }
+    }
+    snap.nodes.shift_core_sum(node, &victims_sum, 1);
+    order.extend(victims.iter().map(|(r, _, _)| *r));
+    snap.nodes.partition_by_priority_to(node, pod.priority, &order);
+    // Tried in order, the victims are already sorted.
+    let victims = victims
+        .iter()
+        .map(|&(_, uid, m)| Victim {
+            uid,
+            priority: m.priority,
+            start_time_ms: m.start_time_ms,
+            start_time_known: m.start_time_known,
+        })
+        .collect();
+    Some(Ok(Candidate { node, victims, num_pdb_violations: 0 }))
+}
+
 /// The dry run on one node as upstream writes it: unplace the lower-priority pods, filter with
 /// the nominated pods, reprieve, restore.
 fn try_node_plain(
@@ -478,7 +611,7 @@ fn try_node_plain(
     }
     restore(snap, &victims);
     victims.sort_by(|a, b| more_important(a, b));
-    Ok(Candidate { node, victims, num_pdb_violations })
+    Ok(Candidate { node, victims: victims.iter().map(|p| Victim::of(p)).collect(), num_pdb_violations })
 }
 
 /// [`try_node_plain`] on the request columns: the lower-priority pods (and the nominated pods,
@@ -546,7 +679,7 @@ fn try_node_on_columns(
     }
     snap.nodes.partition_by_priority(node, pod.priority, false, reprieved.iter().chain(&victims).map(|p| &**p));
     victims.sort_by(|a, b| more_important(a, b));
-    Ok(Candidate { node, victims, num_pdb_violations })
+    Ok(Candidate { node, victims: victims.iter().map(|p| Victim::of(p)).collect(), num_pdb_violations })
 }
 
 /// `pickOneNodeForPreemption`'s order (smaller is better): fewest PDB violations, then the lowest
@@ -556,7 +689,7 @@ fn rank(c: &Candidate) -> (usize, i32, i64, usize, std::cmp::Reverse<i64>) {
     let top = c.victims.first().map_or(i32::MIN, |v| v.priority);
     let sum: i64 = c.victims.iter().map(|v| v.priority as i64 + (i32::MAX as i64 + 1)).sum();
     let earliest_top =
-        c.victims.iter().filter(|v| v.priority == top).map(|v| v.constraints.start_time_ms).min().unwrap_or(i64::MIN);
+        c.victims.iter().filter(|v| v.priority == top).map(|v| v.start_time_ms).min().unwrap_or(i64::MIN);
     (c.num_pdb_violations, top, sum, c.victims.len(), std::cmp::Reverse(earliest_top))
 }
 
@@ -577,12 +710,7 @@ fn pick_one(cands: &[Candidate]) -> usize {
 /// order upstream happens to evaluate them).
 fn draw_rank(c: &Candidate) -> (usize, i32, i64, usize, Option<std::cmp::Reverse<i64>>) {
     let (pdb, top, sum, len, _) = rank(c);
-    let known = c
-        .victims
-        .iter()
-        .filter(|v| v.priority == top && v.constraints.start_time_known)
-        .map(|v| v.constraints.start_time_ms)
-        .min();
+    let known = c.victims.iter().filter(|v| v.priority == top && v.start_time_known).map(|v| v.start_time_ms).min();
     (pdb, top, sum, len, known.map(std::cmp::Reverse))
 }
 
@@ -680,7 +808,7 @@ impl DefaultPreemption {
         Ok((
             Preemption {
                 node,
-                victims: best.victims,
+                victims: victim_pods(snap, &best.victims),
                 num_pdb_violations: best.num_pdb_violations,
                 cleared_nominations: cleared,
             },
@@ -770,7 +898,7 @@ impl DefaultPreemption {
             .into_iter()
             .map(|c| CandidateNode {
                 node: snap.nodes.name[c.node.ix()],
-                victims: c.victims,
+                victims: victim_pods(snap, &c.victims),
                 num_pdb_violations: c.num_pdb_violations,
             })
             .collect();

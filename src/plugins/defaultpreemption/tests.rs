@@ -364,7 +364,7 @@ fn may_nominate_table() {
         victims: victims
             .iter()
             .enumerate()
-            .map(|(j, &p)| Arc::new(MakePod::new(snap, &format!("v{i}-{j}")).priority(p).start_time(0).build()))
+            .map(|(j, &p)| Victim::of(&MakePod::new(snap, &format!("v{i}-{j}")).priority(p).start_time(0).build()))
             .collect(),
         num_pdb_violations: pdb,
     };
@@ -394,7 +394,7 @@ fn may_nominate_table() {
             Some(ms) => p.start_time(ms),
             None => p,
         };
-        Candidate { node: NodeIdx(i), victims: vec![Arc::new(p.build())], num_pdb_violations: 0 }
+        Candidate { node: NodeIdx(i), victims: vec![Victim::of(&p.build())], num_pdb_violations: 0 }
     };
     let cands = vec![timed(&mut snap, 0, Some(10)), timed(&mut snap, 1, Some(20)), timed(&mut snap, 2, Some(5))];
     assert_eq!(may_nominate(&cands, 3), vec![1], "the latest known start");
@@ -454,8 +454,8 @@ fn gen_cluster(
 }
 
 /// What a dry run on one node shows, by name: victims and PDB violations, or why not.
-fn outcome(r: Result<Candidate, NotCandidate>) -> Result<(Vec<String>, usize), NotCandidate> {
-    r.map(|c| (c.victims.iter().map(|v| v.name.clone()).collect(), c.num_pdb_violations))
+fn outcome(snap: &Snapshot, r: Result<Candidate, NotCandidate>) -> Result<(Vec<String>, usize), NotCandidate> {
+    r.map(|c| (victim_pods(snap, &c.victims).iter().map(|v| v.name.clone()).collect(), c.num_pdb_violations))
 }
 
 /// Every node's pod list (by name) and request columns.
@@ -512,8 +512,10 @@ proptest::proptest! {
         proptest::prop_assert!(columns_suffice(&fw_b, &pod_b, pre_b.as_ref()));
         for i in 0..nodes.len() {
             let node = NodeIdx(i as u32);
-            let a = outcome(try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), false));
-            let b = outcome(try_node(&fw_b, &mut cols, &pod_b, node, pre_b.as_ref(), true));
+            let a = try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), false);
+            let a = outcome(&plain, a);
+            let b = try_node(&fw_b, &mut cols, &pod_b, node, pre_b.as_ref(), true);
+            let b = outcome(&cols, b);
             proptest::prop_assert_eq!(a, b, "node{}", i);
             proptest::prop_assert_eq!(rows(&plain), rows(&cols), "after node{}", i);
         }

@@ -284,7 +284,7 @@ pub(super) fn try_node_units(
     if any_violating && any_non_violating {
         victims.sort_by(more_important_unit);
     }
-    let victims = victims.into_iter().flat_map(|u| u.pods.into_iter().map(|(p, _)| p)).collect();
+    let victims = victims.iter().flat_map(|u| u.pods.iter().map(|(p, _)| super::Victim::of(p))).collect();
     Ok(Candidate { node, victims, num_pdb_violations })
 }
 

@@ -88,7 +88,7 @@ fn select(
     after.sort();
     assert_eq!(before, after, "the dry run leaves every pod where it was");
     out.map(|c| {
-        let mut v: Vec<String> = c.victims.iter().map(|p| p.name.clone()).collect();
+        let mut v: Vec<String> = super::super::victim_pods(&snap, &c.victims).iter().map(|p| p.name.clone()).collect();
         v.sort();
         (v, c.num_pdb_violations)
     })
