@@ -373,13 +373,52 @@ pub fn eligible_node_min(
     let mut min = u32::MAX;
     let mut num = 0usize;
     for ((&d, &c), &s) in dom_of_node.iter().zip(per_node).zip(taint_set) {
-        let ok = d != NO_DOMAIN && taints_ok[s as usize];
+        let ok = (d != NO_DOMAIN) & taints_ok[s as usize];
         num += usize::from(ok);
-        if ok && c < min {
-            min = c;
-        }
+        min = min.min(if ok { c } else { u32::MAX });
     }
     ((num > 0).then_some(min), num)
+}
+
+/// Filter for one constraint over per-domain counts: a node lacking the key is rejected
+/// (unresolvable), one whose domain count exceeds `limit` (maxSkew + minMatch − selfMatch) is
+/// rejected for skew. `out` as [`Plugin::filter`] gives it.
+pub fn filter_per_domain(
+    nodes: &[NodeIdx],
+    dom_of_node: &[u32],
+    counts: &[u32],
+    limit: i64,
+    out: &mut [Option<Reject>],
+) {
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let d = dom_of_node[n.ix()];
+        if d == NO_DOMAIN {
+            *o = Some(Reject::unresolvable(DETAIL_LABEL));
+        } else if i64::from(counts.get(d as usize).copied().unwrap_or(0)) > limit {
+            *o = Some(Reject::unschedulable(DETAIL_SKEW));
+        }
+    }
+}
+
+/// [`filter_per_domain`] for [`FilterCounts::EligibleNode`]: a domain's count is
+/// [`eligible_node_count`] of its one node.
+pub fn filter_eligible_node(
+    nodes: &[NodeIdx],
+    dom_of_node: &[u32],
+    per_node: &[u32],
+    taint_set: &[u32],
+    taints_ok: &[bool],
+    limit: i64,
+    out: &mut [Option<Reject>],
+) {
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let i = n.ix();
+        if dom_of_node[i] == NO_DOMAIN {
+            *o = Some(Reject::unresolvable(DETAIL_LABEL));
+        } else if i64::from(eligible_node_count(per_node, taint_set, taints_ok, i)) > limit {
+            *o = Some(Reject::unschedulable(DETAIL_SKEW));
+        }
+    }
 }
 
 /// PreFilter's counts for `cs[ci]` through [`FilterCounts::EligibleNode`], when it applies: the
@@ -521,6 +560,19 @@ impl Plugin for PodTopologySpread {
 
     fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let Some(s) = state.read::<PreFilterState>(PRE_FILTER_KEY) else { return };
+        if let ([c], [domains]) = (s.constraints.as_slice(), s.domains.as_slice()) {
+            // One constraint (the common case): a loop over the columns, nothing allocated.
+            let dom = &domains.get(cx.snap).dom_of_node;
+            let limit = c.max_skew + c.min_match - c.self_match;
+            match &c.counts {
+                FilterCounts::PerDomain(counts) => filter_per_domain(nodes, dom, counts, limit, out),
+                FilterCounts::EligibleNode { query, taints_ok } => {
+                    let per_node = pod_index::per_node_counts(cx.snap, query);
+                    filter_eligible_node(nodes, dom, &per_node, &cx.snap.nodes.taint_set, taints_ok, limit, out);
+                }
+            }
+            return;
+        }
         let doms: Vec<&[u32]> = s.domains.iter().map(|d| d.get(cx.snap).dom_of_node.as_slice()).collect();
         let views: Vec<CountView<'_>> = s
             .constraints

@@ -827,6 +827,15 @@ mod eligible_node_kernels {
                     prop_assert_eq!(eligible_node_count(&per_node, &taint_set, &taints_ok, n), counts[d as usize]);
                 }
             }
+            // Filter through the kernel against Filter over the reference's per-domain counts.
+            let all: Vec<NodeIdx> = (0..dom_of_node.len() as u32).map(NodeIdx).collect();
+            for limit in -1..4 {
+                let mut want = vec![None; all.len()];
+                filter_per_domain(&all, &dom_of_node, &counts, limit, &mut want);
+                let mut got = vec![None; all.len()];
+                filter_eligible_node(&all, &dom_of_node, &per_node, &taint_set, &taints_ok, limit, &mut got);
+                prop_assert_eq!(got, want);
+            }
         }
     }
 }
