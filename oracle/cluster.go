@@ -11,10 +11,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -140,17 +138,7 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 		return true, b, nil
 	})
 	client.AddReactor("*", "*", clienttesting.ObjectReaction(tr))
-	client.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if wa, ok := action.(clienttesting.WatchActionImpl); ok {
-			opts = wa.ListOptions
-		}
-		wi, err := tr.Watch(action.GetResource(), action.GetNamespace(), opts)
-		if err != nil {
-			return false, nil, err
-		}
-		return true, wi, nil
-	})
+	client.AddWatchReactor("*", watchThrough(tr))
 	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
 	clock := testingclock.NewFakeClock(startTime)
 	snapshot := internalcache.NewEmptySnapshot()

@@ -211,6 +211,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// watchThrough is a watch reactor that serves every watch from tr, so informers see the writes
+// (and the resourceVersions) the tracker stamps.
+func watchThrough(tr clienttesting.ObjectTracker) clienttesting.WatchReactionFunc {
+	return func(action clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := action.(clienttesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		wi, err := tr.Watch(action.GetResource(), action.GetNamespace(), opts)
+		if err != nil {
+			return false, nil, err
+		}
+		return true, wi, nil
+	}
+}
+
 // rvTracker is the fake's object tracker with a resourceVersion stamped on every write, as an apiserver
 // does (the scheduler ignores pod updates whose resourceVersion did not change).
 type rvTracker struct {
@@ -347,17 +363,7 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, parallelism i
 		return false, nil, nil
 	})
 	client.AddReactor("*", "*", clienttesting.ObjectReaction(tr))
-	client.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if wa, ok := action.(clienttesting.WatchActionImpl); ok {
-			opts = wa.ListOptions
-		}
-		wi, err := tr.Watch(action.GetResource(), action.GetNamespace(), opts)
-		if err != nil {
-			return false, nil, err
-		}
-		return true, wi, nil
-	})
+	client.AddWatchReactor("*", watchThrough(tr))
 	inf := scheduler.NewInformerFactory(client, 0, nil)
 	recorder := &events.FakeRecorder{}
 	recorderFactory := profile.RecorderFactory(func(string) events.EventRecorderLogger { return recorder })

@@ -252,6 +252,20 @@ impl ScalarColumn {
 }
 
 #[inline]
+/// Moves a node's pods of priority >= `priority` (and their `meta` rows) to the front, in their
+/// order, and returns how many there are; the rows after them are left for the caller to replace.
+fn keep_priority_at_least(pods: &mut [PodUid], meta: &mut [PodMeta], priority: i32) -> usize {
+    let mut w = 0;
+    for r in 0..pods.len() {
+        if meta[r].priority >= priority {
+            pods[w] = pods[r];
+            meta[w] = meta[r];
+            w += 1;
+        }
+    }
+    w
+}
+
 fn sparse_find(entries: &[SparseEntry], node: u32) -> Option<usize> {
     entries.binary_search_by_key(&node, |e| e.node).ok()
 }
@@ -731,17 +745,12 @@ impl NodeTable {
     ) {
         let i = node.ix();
         let (pods, meta) = (&mut self.pods[i], &mut self.pod_meta[i]);
-        let mut lower: SmallVec<[(PodUid, PodMeta); 8]> = SmallVec::new();
-        let mut w = 0;
-        for r in 0..pods.len() {
-            if meta[r].priority >= priority {
-                pods[w] = pods[r];
-                meta[w] = meta[r];
-                w += 1;
-            } else if keep_lower {
-                lower.push((pods[r], meta[r]));
-            }
-        }
+        let lower: SmallVec<[(PodUid, PodMeta); 8]> = if keep_lower {
+            (0..pods.len()).filter(|&r| meta[r].priority < priority).map(|r| (pods[r], meta[r])).collect()
+        } else {
+            SmallVec::new()
+        };
+        let w = keep_priority_at_least(pods, meta, priority);
         pods.truncate(w);
         meta.truncate(w);
         for (u, m) in lower {
@@ -763,14 +772,7 @@ impl NodeTable {
         let (pods, meta) = (&mut self.pods[i], &mut self.pod_meta[i]);
         let tail: SmallVec<[(PodUid, PodMeta); 8]> =
             back.iter().map(|&r| (pods[r as usize], meta[r as usize])).collect();
-        let mut w = 0;
-        for r in 0..pods.len() {
-            if meta[r].priority >= priority {
-                pods[w] = pods[r];
-                meta[w] = meta[r];
-                w += 1;
-            }
-        }
+        let w = keep_priority_at_least(pods, meta, priority);
         assert_eq!(w + tail.len(), pods.len(), "back holds every lower-priority pod once");
         pods.truncate(w);
         meta.truncate(w);
