@@ -8,7 +8,8 @@ use std::borrow::Cow;
 
 use crate::api::names::{is_extended_resource_name, is_scalar_resource_name};
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, ScoreMemoKey, Status, MAX_NODE_SCORE};
-use crate::snapshot::nodes::ScalarColumn;
+use crate::snapshot::nodes::{CoreRequests, ScalarColumn};
+use crate::snapshot::Resources;
 use crate::snapshot::{NodeIdx, Snapshot, Sym};
 
 pub const FIT: &str = "NodeResourcesFit";
@@ -338,6 +339,22 @@ impl Fit {
         }
         any
     }
+}
+
+/// NodeResourcesFit's verdict on row `i` of `t` as if `delta` were added to its request columns
+/// and pod count ([`crate::snapshot::NodeTable::shift_core_sum`]), for a pod whose Filter checks
+/// no scalar resource (every scalar request zero, as [`crate::framework::Framework::filters_read_only_columns`]
+/// asks): true when [`Fit::filter_rows`] would reject the node. The pod count, then CPU, memory and
+/// ephemeral storage where the pod requests them. PostFilter's dry runs ask it per victim instead
+/// of shifting the row and running every Filter; the verdict only grows with `delta`.
+#[inline]
+pub fn rejects_core_with(t: &crate::snapshot::NodeTable, i: usize, delta: &CoreRequests, r: &Resources) -> bool {
+    let need = |q: i64| if q > 0 { q } else { i64::MIN };
+    (t.pod_count[i] as i64 + delta.pods + 1 > t.alloc_pods[i])
+        | (need(r.cpu_milli) > t.alloc_cpu_milli[i] - (t.req_cpu_milli[i] + delta.cpu_milli))
+        | (need(r.memory) > t.alloc_memory[i] - (t.req_memory[i] + delta.memory))
+        | (need(r.ephemeral_storage)
+            > t.alloc_ephemeral_storage[i] - (t.req_ephemeral_storage[i] + delta.ephemeral_storage))
 }
 
 const FIT_PODS: u64 = 1;
@@ -1106,6 +1123,31 @@ mod tests {
         fn div_small_is_exact_at_multiples_and_near_them(b in 1i64..(1i64 << 54), q in 0i64..=100, d in -2i64..=2) {
             let a = (q * b + d).max(0);
             proptest::prop_assert_eq!(div_small(a, b), a / b);
+        }
+    }
+
+    proptest::proptest! {
+        /// [`rejects_core_with`] is Fit's Filter on the row shifted by `delta`.
+        #[test]
+        fn rejects_core_with_matches_filter(
+            node in (0i64..4_000, 0i64..4_000, 1i64..6, 0i64..3_000),
+            existing in (0i64..3_000, 0i64..3_000, 0i64..2_000),
+            delta in (-2_000i64..2_000, -2_000i64..2_000, -1_500i64..1_500, -1i64..4),
+            pod in (0i64..3_000, 0i64..3_000, 0i64..2_000),
+        ) {
+            let mut snap = Snapshot::new();
+            MakeNode::new(&mut snap, "n").capacity(node.0, node.1).pods(node.2).ephemeral(node.3).add();
+            let mut e = MakePod::new(&mut snap, "existing").req(existing.0, existing.1).build();
+            e.requests.ephemeral_storage = existing.2;
+            snap.place_pod(std::sync::Arc::new(e), snap.interner.get("n").expect("interned")).expect("placed");
+            let mut p = MakePod::new(&mut snap, "p").req(pod.0, pod.1).build();
+            p.requests.ephemeral_storage = pod.2;
+            let d = CoreRequests { cpu_milli: delta.0, memory: delta.1, ephemeral_storage: delta.2, pods: delta.3, ..CoreRequests::default() };
+            let fast = rejects_core_with(&snap.nodes, 0, &d, &p.requests);
+            let f = fit(&mut snap, StrategyKind::LeastAllocated);
+            snap.nodes.shift_core_sum(NodeIdx(0), &d, 1);
+            let slow = filter_one(&f, &snap, &p, "n").is_err();
+            proptest::prop_assert_eq!(fast, slow);
         }
     }
 

@@ -1170,4 +1170,14 @@ impl CoreRequests {
         self.non_zero_memory += other.non_zero_memory;
         self.pods += other.pods;
     }
+
+    /// Subtracts another sum (the row's change when those pods leave).
+    pub fn sub_sum(&mut self, other: &CoreRequests) {
+        self.cpu_milli -= other.cpu_milli;
+        self.memory -= other.memory;
+        self.ephemeral_storage -= other.ephemeral_storage;
+        self.non_zero_cpu_milli -= other.non_zero_cpu_milli;
+        self.non_zero_memory -= other.non_zero_memory;
+        self.pods -= other.pods;
+    }
 }

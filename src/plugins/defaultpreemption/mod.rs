@@ -33,6 +33,7 @@ use crate::framework::{
     Reject, Status,
 };
 use crate::ids::PodUid;
+use crate::plugins::noderesources;
 use crate::snapshot::{NodeIdx, Pdb, PodInfo, PreemptionPolicy, PriorityClass, Snapshot, Sym};
 
 pub const NAME: &str = "DefaultPreemption";
@@ -318,7 +319,7 @@ fn split_by_pdb(snap: &Snapshot, pods: Vec<Arc<PodInfo>>) -> (Vec<Arc<PodInfo>>,
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, reprieve pods
 /// (PDB-violating first, each group most important first) while it still fits. With
-/// `on_columns` (from [`columns_suffice`]), a node where nothing but the request columns can
+/// `on_columns` (from [`columns_plan`]), a node where nothing but the request columns can
 /// change a verdict is tried on them ([`try_node_on_columns`]).
 fn select_victims_on_node(
     fw: &Framework,
@@ -326,7 +327,7 @@ fn select_victims_on_node(
     pod: &PodInfo,
     node: NodeIdx,
     cached: Option<&PreFiltered>,
-    on_columns: bool,
+    on_columns: Option<OnColumns>,
 ) -> Option<Candidate> {
     try_node(fw, snap, pod, node, cached, on_columns).ok()
 }
@@ -338,6 +339,23 @@ pub enum NotCandidate {
     NoLowerPriorityPods,
     /// The pod does not fit even with every lower-priority pod removed: the first failing filter.
     StillUnfit(PluginId, Reject),
+    /// As `StillUnfit`, where which Filter fails was not worked out ([`OnColumns::reasons`] off:
+    /// PostFilter itself reads only whether a node is a candidate).
+    Unfit,
+}
+
+/// How [`try_node`] may try a node on the request columns, decided once per pod ([`columns_plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnColumns {
+    /// NodeResourcesFit is among the Filters that run for the pod. Every other one reads only the
+    /// node ([`columns_suffice`]), so once the pod fits a node with every lower-priority pod gone,
+    /// only Fit can turn the verdict: each reprieve is [`noderesources::rejects_core_with`] on a
+    /// running sum, and a node Fit rejects with those pods gone is not a candidate without any
+    /// Filter run.
+    pub fit_in_row: bool,
+    /// Work out which Filter rejects a node that is not a candidate
+    /// ([`NotCandidate::StillUnfit`]): `explain` and `verify` report it.
+    pub reasons: bool,
 }
 
 /// Whether this pod's dry run may try nodes on the request columns: PreFilter ran once (it does
@@ -347,6 +365,16 @@ pub enum NotCandidate {
 fn columns_suffice(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>) -> bool {
     let Some(Ok((_, skip, _))) = cached else { return false };
     fw.filters_read_only_columns(pod, skip)
+}
+
+/// [`OnColumns`] for this pod when [`columns_suffice`], else `None` (the plain run).
+fn columns_plan(fw: &Framework, pod: &PodInfo, cached: Option<&PreFiltered>, reasons: bool) -> Option<OnColumns> {
+    if !columns_suffice(fw, pod, cached) {
+        return None;
+    }
+    let Some(Ok((_, skip, _))) = cached else { return None };
+    let fit_in_row = fw.filter.iter().any(|&pid| !skip[pid] && fw.plugin(pid).name() == noderesources::FIT);
+    Some(OnColumns { fit_in_row, reasons })
 }
 
 /// A pod the columns path may move without touching anything else place and unplace touch: no
@@ -381,14 +409,14 @@ fn try_node(
     pod: &PodInfo,
     node: NodeIdx,
     cached: Option<&PreFiltered>,
-    on_columns: bool,
+    on_columns: Option<OnColumns>,
 ) -> Result<Candidate, NotCandidate> {
     // GenericWorkload: pods of PodGroups are weighed (and evicted) as preemption units.
     if units::applies(snap, node) {
         return units::try_node_units(fw, snap, pod, node, cached);
     }
-    if let (Some(pre), true) = (cached, on_columns) {
-        if let Some(out) = try_node_on_meta(fw, snap, pod, node, pre) {
+    if let (Some(pre), Some(plan)) = (cached, on_columns) {
+        if let Some(out) = try_node_on_meta(fw, snap, pod, node, pre, plan) {
             return out;
         }
         if let Some(unfit) = still_unfit_on_columns(fw, snap, pod, node, pre) {
@@ -404,7 +432,7 @@ fn try_node(
     if lower.is_empty() {
         return Err(NotCandidate::NoLowerPriorityPods);
     }
-    if let (Some(pre), true) = (cached, on_columns) {
+    if let (Some(pre), Some(_)) = (cached, on_columns) {
         if let Some(nominated) = movable_on_columns(snap, pod, node, &lower) {
             return try_node_on_columns(fw, snap, pod, node, pre, lower, &nominated);
         }
@@ -485,6 +513,7 @@ fn try_node_on_meta(
     pod: &PodInfo,
     node: NodeIdx,
     pre: &PreFiltered,
+    plan: OnColumns,
 ) -> Option<Result<Candidate, NotCandidate>> {
     use crate::snapshot::nodes::{CoreRequests, PodMeta};
     if !snap.cluster.pdbs.is_empty() {
@@ -531,6 +560,9 @@ fn try_node_on_meta(
         }
         fits_now(fw, snap, pod, node, Some(pre))
     };
+    if plan.fit_in_row {
+        return Some(meta_fit_in_row(fw, snap, pod, node, pre, plan, lower, lower_sum, nominated, interleaved, fits));
+    }
     snap.nodes.shift_core_sum(node, &lower_sum, -1);
     if let Some((pid, reject)) = fits(snap) {
         snap.nodes.shift_core_sum(node, &lower_sum, 1);
@@ -570,6 +602,81 @@ fn try_node_on_meta(
         })
         .collect();
     Some(Ok(Candidate { node, victims, num_pdb_violations: 0 }))
+}
+
+/// [`try_node_on_meta`] when NodeResourcesFit decides ([`OnColumns::fit_in_row`]). With the
+/// lower-priority pods gone and the nominated pods counted (the stricter of
+/// `fits_with_nominated`'s two checks: Fit's verdict only grows with the requests, the other
+/// Filters read only the node), Fit is read from the row; where it passes, every Filter runs once
+/// on the shifted row (the node-only ones may still reject). A candidate's reprieves then ask Fit
+/// alone, on a running sum, with no row shifted. `fits` is [`try_node_on_meta`]'s check on the
+/// snapshot as it stands, run only for a reason the caller asked for.
+#[allow(clippy::too_many_arguments)]
+fn meta_fit_in_row(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    pre: &PreFiltered,
+    plan: OnColumns,
+    mut lower: smallvec::SmallVec<[(u32, PodUid, crate::snapshot::nodes::PodMeta); 8]>,
+    lower_sum: crate::snapshot::nodes::CoreRequests,
+    nominated: crate::snapshot::nodes::CoreRequests,
+    interleaved: bool,
+    fits: impl Fn(&mut Snapshot) -> Option<(PluginId, Reject)>,
+) -> Result<Candidate, NotCandidate> {
+    let i = node.ix();
+    // The row's change with the lower-priority pods gone and the nominated pods counted.
+    let mut delta = nominated;
+    delta.sub_sum(&lower_sum);
+    let unfit = if noderesources::rejects_core_with(&snap.nodes, i, &delta, &pod.requests) {
+        Some(if plan.reasons {
+            snap.nodes.shift_core_sum(node, &lower_sum, -1);
+            let why = fits(snap).expect("Fit rejects the node with the lower-priority pods gone");
+            snap.nodes.shift_core_sum(node, &lower_sum, 1);
+            NotCandidate::StillUnfit(why.0, why.1)
+        } else {
+            NotCandidate::Unfit
+        })
+    } else {
+        snap.nodes.shift_core_sum(node, &delta, 1);
+        let why = fits_now(fw, snap, pod, node, Some(pre));
+        snap.nodes.shift_core_sum(node, &delta, -1);
+        why.map(|(pid, reject)| NotCandidate::StillUnfit(pid, reject))
+    };
+    if let Some(why) = unfit {
+        if interleaved {
+            snap.nodes.partition_by_priority(node, pod.priority, true, []);
+        }
+        return Err(why);
+    }
+    // `MoreImportantPod` order (a stable sort, as the plain run's over the pods in list order).
+    lower.sort_by(|(_, _, a), (_, _, b)| b.priority.cmp(&a.priority).then(a.start_time_ms.cmp(&b.start_time_ms)));
+    // Reprieve while Fit still passes with the nominated pods counted: the reprieved first, then
+    // the victims, each in the order tried (the pod list's new tail).
+    let mut order: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
+    let mut victims: smallvec::SmallVec<[usize; 8]> = smallvec::SmallVec::new();
+    for (k, (r, _, m)) in lower.iter().enumerate() {
+        let mut with = delta;
+        with.add_sum(&m.requests);
+        if noderesources::rejects_core_with(&snap.nodes, i, &with, &pod.requests) {
+            victims.push(k);
+        } else {
+            delta = with;
+            order.push(*r);
+        }
+    }
+    order.extend(victims.iter().map(|&k| lower[k].0));
+    snap.nodes.partition_by_priority_to(node, pod.priority, &order);
+    // Tried in order, the victims are already sorted.
+    let victims = victims
+        .iter()
+        .map(|&k| {
+            let (_, uid, m) = lower[k];
+            Victim { uid, priority: m.priority, start_time_ms: m.start_time_ms, start_time_known: m.start_time_known }
+        })
+        .collect();
+    Ok(Candidate { node, victims, num_pdb_violations: 0 })
 }
 
 /// The dry run on one node as upstream writes it: unplace the lower-priority pods, filter with
@@ -767,7 +874,7 @@ impl DefaultPreemption {
         let offset = rng.gen_range(0..potential.len());
         // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
         let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
-        let on_columns = columns_suffice(fw, pod, cached.as_ref());
+        let on_columns = columns_plan(fw, pod, cached.as_ref(), false);
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
         for i in 0..potential.len() {
@@ -871,7 +978,7 @@ impl DefaultPreemption {
             None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
         };
         let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
-        let on_columns = columns_suffice(fw, pod, cached.as_ref());
+        let on_columns = columns_plan(fw, pod, cached.as_ref(), true);
         let (mut non_violating, mut violating, mut rejected) = (Vec::new(), Vec::new(), Vec::new());
         // Upstream reports a successful dry run without victims as an error naming the node.
         let mut no_victim_nodes = Vec::new();
@@ -936,6 +1043,7 @@ fn no_candidates_message(
                 vec![format!("node(s) didn't satisfy plugin(s) [{name}]")]
             }
             NotCandidate::StillUnfit(pid, r) => fw.plugin(pid).reasons(cx, &state, r),
+            NotCandidate::Unfit => unreachable!("the dry run works out why a node is not a candidate"),
         };
         for r in reasons {
             *counts.entry(r).or_default() += 1;

@@ -503,21 +503,39 @@ proptest::proptest! {
     ) {
         let mut plain = Snapshot::new();
         let pod_a = gen_cluster(&mut plain, &nodes, pdb_allowed, &nominated, preemptor);
-        let mut cols = Snapshot::new();
-        let pod_b = gen_cluster(&mut cols, &nodes, pdb_allowed, &nominated, preemptor);
-        let (fw_a, fw_b) = (framework(&mut plain), framework(&mut cols));
+        let fw_a = framework(&mut plain);
         let pre_a = (!plain.pre_filter_reads_pods(&pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
-        let pre_b = (!cols.pre_filter_reads_pods(&pod_b)).then(|| run_pre_filter(&fw_b, &cols, &pod_b));
-        // These pods carry no terms: the columns path is open to them.
-        proptest::prop_assert!(columns_suffice(&fw_b, &pod_b, pre_b.as_ref()));
+        // Each columns plan on its own copy of the cluster: every Filter run per reprieve, Fit
+        // read from the row (with and without the reasons worked out).
+        let plans = [
+            OnColumns { fit_in_row: false, reasons: true },
+            OnColumns { fit_in_row: true, reasons: true },
+            OnColumns { fit_in_row: true, reasons: false },
+        ];
+        let mut cols: Vec<(Snapshot, PodInfo, Framework, Option<PreFiltered>)> = Vec::new();
+        for plan in plans {
+            let mut snap = Snapshot::new();
+            let pod = gen_cluster(&mut snap, &nodes, pdb_allowed, &nominated, preemptor);
+            let fw = framework(&mut snap);
+            let pre = (!snap.pre_filter_reads_pods(&pod)).then(|| run_pre_filter(&fw, &snap, &pod));
+            // These pods carry no terms: the columns path is open to them, with Fit among the Filters.
+            proptest::prop_assert_eq!(columns_plan(&fw, &pod, pre.as_ref(), plan.reasons), Some(OnColumns { fit_in_row: true, ..plan }));
+            cols.push((snap, pod, fw, pre));
+        }
         for i in 0..nodes.len() {
             let node = NodeIdx(i as u32);
-            let a = try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), false);
+            let a = try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), None);
             let a = outcome(&plain, a);
-            let b = try_node(&fw_b, &mut cols, &pod_b, node, pre_b.as_ref(), true);
-            let b = outcome(&cols, b);
-            proptest::prop_assert_eq!(a, b, "node{}", i);
-            proptest::prop_assert_eq!(rows(&plain), rows(&cols), "after node{}", i);
+            for (plan, (snap, pod, fw, pre)) in plans.iter().zip(cols.iter_mut()) {
+                let b = try_node(fw, snap, pod, node, pre.as_ref(), Some(*plan));
+                let mut b = outcome(snap, b);
+                if !plan.reasons && b == Err(NotCandidate::Unfit) {
+                    proptest::prop_assert!(matches!(a, Err(NotCandidate::StillUnfit(..))), "node{} {:?}", i, plan);
+                    b = a.clone();
+                }
+                proptest::prop_assert_eq!(&a, &b, "node{} {:?}", i, plan);
+                proptest::prop_assert_eq!(rows(&plain), rows(snap), "after node{} {:?}", i, plan);
+            }
         }
     }
 }

@@ -83,7 +83,7 @@ fn select(
         v.sort();
         v
     };
-    let out = try_node(&fw, &mut snap, &pod, node, None, false);
+    let out = try_node(&fw, &mut snap, &pod, node, None, None);
     let mut after: Vec<_> = snap.pods.iter().map(|(u, p)| (*u, p.node)).collect();
     after.sort();
     assert_eq!(before, after, "the dry run leaves every pod where it was");
