@@ -394,7 +394,6 @@ pub fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     }
     // Validate everything before the first repetition starts; read the cluster once.
     let selection = select(args)?;
-    crate::report::header::prefetch_git_commit();
     if args.measure == Measure::Instructions && args.agent != AgentKind::Sim {
         return Err(InputError::new(
             "--measure",
