@@ -170,6 +170,12 @@ impl Driver {
                 }
                 let file = pod_template_path.as_ref().map_or("<default pod>".to_string(), |p| p.display().to_string());
                 let mut uids = Vec::with_capacity(*count as usize);
+                // Every pod gets a record (and a measured one a bind time): grow once, not by doubling
+                // (each doubling copied every record and touched fresh pages while pods were scheduled).
+                self.pods.reserve(*count as usize);
+                if *collect_metrics {
+                    self.measured_bind_nanos.reserve(*count as usize);
+                }
                 // A static template is one shared object: looked up once, not once per pod.
                 let static_template = match pod_template_path {
                     Some(p) => self.templates.static_pod(p)?,
