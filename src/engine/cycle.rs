@@ -17,8 +17,8 @@ use super::batch::{BatchCx, Scored, SortedScoredNodes};
 use super::sampling::num_feasible_nodes_to_find;
 use crate::framework::profile::{timed, Point};
 pub use crate::framework::runtime::{
-    filter_node, filter_nodes, filter_nodes_with, nominated_for, Diagnosis, FilterScratch, NodeFailure,
-    PreFilterOutcome,
+    filter_node, filter_nodes, filter_nodes_passing, filter_nodes_with, nominated_for, Diagnosis, FilterScratch,
+    NodeFailure, PreFilterOutcome,
 };
 use crate::framework::{
     Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
@@ -334,7 +334,9 @@ impl Engine {
     /// Returns the feasible nodes, the failures and the number of nodes evaluated. With `sparse`,
     /// the pass may evaluate only a filter plugin's candidates ([`Engine::sparse_filter_pass`]):
     /// then, when some node fits, the failures list only the candidates that failed (the count
-    /// includes every node).
+    /// includes every node); and the plain pass, unless a nominated node failed, lists only the
+    /// failures before the first block with a feasible node ([`Engine::filter_pass`]). Either
+    /// way the failures are all listed when no node fits (the diagnosis reads them).
     #[allow(clippy::too_many_arguments)]
     fn sampled_filter_pass(
         &mut self,
@@ -361,16 +363,16 @@ impl Engine {
         };
         let start = if n == 0 { 0 } else { self.next_start_node_index % n };
         let pass = (sparse && restricted.is_none()).then(|| self.sparse_filter_pass(fw, cx, state, skip, n, start, k));
+        // A failed nominated node is looked up among the listed failures below.
+        let list = !sparse || nominated_failure.is_some();
         let (feasible, mut failures, unlisted) = match pass.flatten() {
             Some(v) => v,
-            None => {
-                let (feasible, failures) = self.find_feasible(fw, cx, state, skip, restricted.as_deref(), n, start, k);
-                (feasible, failures, 0)
-            }
+            None => self.filter_pass(fw, cx, state, skip, restricted.as_deref(), n, start, k, list),
         };
         let mut processed = feasible.len() + failures.len() + unlisted;
         if let Some(f) = nominated_failure {
-            // Unlisted failures are the scan positions before `processed` (row order, from `start`).
+            // Unlisted failures (only the sparse pass's here) are the scan positions before
+            // `processed` (row order, from `start`).
             let unlisted_there = unlisted > 0 && (f.node.ix() + n - start) % n < processed;
             if !unlisted_there && !failures.iter().any(|x| x.node == f.node) {
                 failures.push(f);
@@ -459,35 +461,57 @@ impl Engine {
         start: usize,
         k: usize,
     ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
+        let (feasible, failures, unlisted) = self.filter_pass(fw, cx, state, skip, restricted, n, start, k, true);
+        debug_assert_eq!(unlisted, 0, "a listing pass counts no failure apart");
+        (feasible, failures)
+    }
+
+    /// [`Engine::find_feasible`], and, without `list`, on one thread: once a block has a node
+    /// that passes, the failures of it and of later blocks are counted (the third value) rather
+    /// than listed, since a pod that fits needs only their number (it moves
+    /// `nextStartNodeIndex`); so the failures are all listed when no node fits, from the one pass.
+    /// The blocks' survivors are taken whole ([`FilterScratch::survivors`]), not node by node.
+    #[allow(clippy::too_many_arguments)]
+    fn filter_pass(
+        &self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        skip: &[bool],
+        restricted: Option<&[NodeIdx]>,
+        n: usize,
+        start: usize,
+        k: usize,
+        list: bool,
+    ) -> (Vec<NodeIdx>, Vec<NodeFailure>, usize) {
         // The scan order; `None` when it is the row order (no indirection per node).
         let order = match restricted {
             Some(r) => Some(r),
             None => (!cx.snap.scan_order_is_row_order()).then(|| cx.snap.scan_order()),
         };
-        let node_at = |pos: usize| -> NodeIdx {
-            // start < n and pos < n, so one conditional subtraction wraps (no division per node).
-            let j = if start + pos >= n { start + pos - n } else { start + pos };
-            match order {
-                Some(o) => o[j],
-                None => NodeIdx(j as u32),
-            }
-        };
+        let scan = |lo: usize, hi: usize, ids: &mut Vec<NodeIdx>| push_scan_range(order, n, start, lo, hi, ids);
         let mut feasible = Vec::with_capacity(k.min(n));
         let mut failures = Vec::new();
         if k == 0 || n == 0 {
-            return (feasible, failures);
+            return (feasible, failures, 0);
         }
         let skip_owned = effective_skip(fw, cx, state, skip);
         let skip = &skip_owned[..];
         if !fw.filter.iter().any(|&p| !skip[p]) {
-            feasible.extend((0..k.min(n)).map(node_at));
-            return (feasible, failures);
+            scan(0, k.min(n), &mut feasible);
+            return (feasible, failures, 0);
         }
+        let filter_block =
+            |ids: &[NodeIdx], verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>, scratch: &mut FilterScratch| {
+                match verdicts {
+                    Some(verdicts) => filter_nodes_with(fw, cx, state, skip, ids, verdicts, scratch),
+                    None => filter_nodes_passing(fw, cx, state, skip, ids, scratch),
+                }
+            };
         let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk| {
-            eval_filter_chunk(lo, hi, want, chunk, &node_at, |ids, verdicts, scratch| {
-                filter_nodes_with(fw, cx, state, skip, ids, verdicts, scratch)
-            })
+            eval_filter_chunk(lo, hi, want, true, chunk, &scan, filter_block)
         };
+        let mut unlisted = 0;
         let mut chunks_guard = self.filter_chunks.borrow_mut();
         let chunks: &mut Vec<FilterChunk> = &mut chunks_guard;
         let parallel =
@@ -499,8 +523,8 @@ impl Engine {
                     chunks.push(FilterChunk::default());
                 }
                 let chunk = &mut chunks[0];
-                eval_chunk(0, n, k + 1, chunk);
-                merge_filter_chunk(chunk, k, &mut feasible, &mut failures);
+                eval_filter_chunk(0, n, k + 1, list, chunk, &scan, filter_block);
+                unlisted = merge_serial_chunk(chunk, k, list, &mut feasible, &mut failures);
             }
             Some(pool) => parallel_filter_pass(
                 pool,
@@ -513,7 +537,7 @@ impl Engine {
                 &mut failures,
             ),
         }
-        (feasible, failures)
+        (feasible, failures, unlisted)
     }
 
     /// PreScore, Score and NormalizeScore for the feasible nodes; weighted totals.
@@ -960,44 +984,86 @@ fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: bool) -> boo
 }
 
 /// One chunk of the filter pass (a run of consecutive scan positions): its feasible nodes and its
-/// failures (with their position in the chunk), both in scan order, and the working buffers of
-/// its blocks.
+/// listed failures (with their position in the chunk), both in scan order, the number of failures
+/// counted without being listed, and the working buffers of its blocks.
 #[derive(Default)]
 pub struct FilterChunk {
     feasible: Vec<NodeIdx>,
     failures: Vec<(u32, NodeFailure)>,
+    unlisted: usize,
     ids: Vec<NodeIdx>,
     verdicts: Vec<Option<(PluginId, Reject)>>,
     scratch: FilterScratch,
 }
 
-/// Filters scan positions `lo..hi` in blocks of [`FILTER_BLOCK_NODES`] (`node_at` maps a position
-/// to its node, `filter_block` writes a block's verdicts, or returns false and none when it
-/// rejects no node) into `chunk`, stopping after the
-/// `want`-th feasible node.
+/// Appends the nodes at scan positions `lo..hi` (`lo <= hi <= n`) to `ids`: the rows (or the
+/// entries of `order`, when the scan order is not the row order) from `start + lo`, wrapping at
+/// `n`. At most two contiguous runs, copied whole (no wrap test or lookup per node).
+fn push_scan_range(order: Option<&[NodeIdx]>, n: usize, start: usize, lo: usize, hi: usize, ids: &mut Vec<NodeIdx>) {
+    let mut push = |from: usize, to: usize| match order {
+        Some(o) => ids.extend_from_slice(&o[from..to]),
+        None => ids.extend((from as u32..to as u32).map(NodeIdx)),
+    };
+    let (a, b) = (start + lo, start + hi);
+    if b <= n {
+        push(a, b);
+    } else if a >= n {
+        push(a - n, b - n);
+    } else {
+        push(a, n);
+        push(0, b - n);
+    }
+}
+
+/// Filters scan positions `lo..hi` in blocks of [`FILTER_BLOCK_NODES`] (`scan` appends the nodes
+/// at a range of positions, `filter_block` writes a block's verdicts when given the vector, or
+/// returns false and none when it rejects no node; when it returns true, its survivors are in the
+/// scratch space) into `chunk`,
+/// stopping after the `want`-th feasible node. With `list`, every failure is listed; without, a
+/// block that has a feasible node (or follows one) only counts its failures in `chunk.unlisted`
+/// and takes its survivors whole, so the failures are all listed exactly when no node passed.
 fn eval_filter_chunk(
     lo: usize,
     hi: usize,
     want: usize,
+    list: bool,
     chunk: &mut FilterChunk,
-    node_at: &impl Fn(usize) -> NodeIdx,
-    filter_block: impl Fn(&[NodeIdx], &mut Vec<Option<(PluginId, Reject)>>, &mut FilterScratch) -> bool,
+    scan: &impl Fn(usize, usize, &mut Vec<NodeIdx>),
+    filter_block: impl Fn(&[NodeIdx], Option<&mut Vec<Option<(PluginId, Reject)>>>, &mut FilterScratch) -> bool,
 ) {
-    let FilterChunk { feasible, failures, ids, verdicts, scratch } = chunk;
+    let FilterChunk { feasible, failures, unlisted, ids, verdicts, scratch } = chunk;
     feasible.clear();
     failures.clear();
+    *unlisted = 0;
     let mut b_lo = lo;
     while b_lo < hi {
         let b_hi = (b_lo + FILTER_BLOCK_NODES).min(hi);
         ids.clear();
-        ids.extend((b_lo..b_hi).map(node_at));
-        if !filter_block(ids, verdicts, scratch) {
+        scan(b_lo, b_hi, ids);
+        // The verdicts are read only while they may have to be listed.
+        let verdicts_wanted = list || feasible.is_empty();
+        if !filter_block(ids, verdicts_wanted.then_some(&mut *verdicts), scratch) {
             // Every node of the block passed.
             let take = (want - feasible.len()).min(ids.len());
             feasible.extend_from_slice(&ids[..take]);
             if feasible.len() >= want {
                 return;
             }
+            b_lo = b_hi;
+            continue;
+        }
+        let (alive, pos) = scratch.survivors();
+        let some_passed = !feasible.is_empty() || !alive.is_empty();
+        if !list && some_passed {
+            // Some node passes: take the survivors up to the `want`-th, count the failures before it.
+            let room = want - feasible.len();
+            if alive.len() >= room {
+                *unlisted += pos[room - 1] as usize + 1 - room;
+                feasible.extend_from_slice(&alive[..room]);
+                return;
+            }
+            *unlisted += ids.len() - alive.len();
+            feasible.extend_from_slice(alive);
             b_lo = b_hi;
             continue;
         }
@@ -1064,6 +1130,25 @@ fn parallel_filter_pass(
     }
 }
 
+/// Takes the one-thread pass's chunk (all of the scan, evaluated with `want` = k + 1, so every
+/// failure in it comes before the cut) into the pass's results: as [`merge_filter_chunk`] with
+/// `list` or when no node passed; otherwise the feasible nodes only, returning the number of
+/// failures (listed in the chunk or not), which the caller counts without a list.
+fn merge_serial_chunk(
+    chunk: &FilterChunk,
+    k: usize,
+    list: bool,
+    feasible: &mut Vec<NodeIdx>,
+    failures: &mut Vec<NodeFailure>,
+) -> usize {
+    if list || chunk.feasible.is_empty() {
+        merge_filter_chunk(chunk, k, feasible, failures);
+        return chunk.unlisted;
+    }
+    feasible.extend_from_slice(&chunk.feasible[..chunk.feasible.len().min(k)]);
+    chunk.failures.len() + chunk.unlisted
+}
+
 /// Appends an evaluated chunk, the next in scan order, to the pass's results; returns true when the
 /// pass ends in it, at the first feasible node after the k-th. Upstream's pass (one filter worker)
 /// stops there too: it cancels only when a (k+1)-th node passes, so the nodes that fail between the
@@ -1125,8 +1210,9 @@ pub fn select_host(tops: &mut Vec<(i64, u32)>, totals: &[i64]) -> usize {
 /// and among equal highest totals the one first in the heap's preorder (a parent before its
 /// children, the left subtree before the right: the tournament keeps a parent unless a child is
 /// strictly greater, and takes the right child only when strictly greater than the left). So:
-/// one pass for the highest total (vectorizes), then one over its holders (none when index 0
-/// holds it); both in parallel chunks on `pool` from [`PARALLEL_MIN_SCORE_NODES`] totals.
+/// one pass for the highest total, then one for its holders (none when index 0 holds it): on one
+/// thread, each depth's first holder; in parallel chunks on `pool` from
+/// [`PARALLEL_MIN_SCORE_NODES`] totals, every holder.
 pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usize {
     assert!(!totals.is_empty(), "select_host needs scored nodes");
     let first_max = |base: usize, t: &[i64], max: i64| -> Option<usize> {
@@ -1145,20 +1231,27 @@ pub fn select_host_fast(pool: Option<&rayon::ThreadPool>, totals: &[i64]) -> usi
     };
     match pool.filter(|_| totals.len() >= PARALLEL_MIN_SCORE_NODES) {
         None => {
-            // One pass: a higher total takes over; an equal one wins when it comes first in the
-            // heap's preorder (compared by `heap_preorder_key`, so on ties only).
-            let (mut max, mut best, mut best_key) = (totals[0], 0usize, heap_preorder_key(0));
-            for (i, &v) in totals.iter().enumerate().skip(1) {
-                if v > max {
-                    (max, best, best_key) = (v, i, heap_preorder_key(i));
-                } else if v == max {
-                    let key = heap_preorder_key(i);
-                    if key < best_key {
-                        (best, best_key) = (i, key);
+            // Within one depth of the heap (indices 2^d - 1 .. 2^(d+1) - 1) the preorder is the
+            // index order, so only each depth's first holder of the highest total is a candidate:
+            // one pass for the highest total, then per depth a search that stops at its first
+            // holder (about one compare per total, none per tie).
+            let max = *totals.iter().max().expect("scored nodes");
+            if totals[0] == max {
+                return 0;
+            }
+            let mut best: Option<(u64, usize)> = None;
+            let (mut lo, mut width) = (1, 2);
+            while lo < totals.len() {
+                let hi = (lo + width).min(totals.len());
+                if let Some(j) = totals[lo..hi].iter().position(|&v| v == max) {
+                    let key = heap_preorder_key(lo + j);
+                    if best.is_none_or(|b| key < b) {
+                        best = Some(key);
                     }
                 }
+                (lo, width) = (hi, width * 2);
             }
-            best
+            best.expect("the highest total is held").1
         }
         Some(pool) => pool.install(|| {
             let chunk = totals.len().div_ceil(pool.current_num_threads() * 2);
@@ -1209,29 +1302,35 @@ mod tests {
     proptest::proptest! {
         /// The parallel filter pass (waves of chunks, merged in order) and the one-chunk pass
         /// find what a plain node-by-node pass finds: the first k feasible positions and every
-        /// failure before the first feasible position after them.
+        /// failure before the first feasible position after them. The one-chunk pass that counts
+        /// failures finds the same feasible positions and number of failures, and lists them all
+        /// when none is feasible (none otherwise).
         #[test]
         fn parallel_filter_pass_is_the_plain_pass(
             fits in proptest::prop_oneof![
                 proptest::collection::vec(proptest::bool::weighted(0.7), 0..700),
                 proptest::collection::vec(proptest::bool::weighted(0.998), 0..700),
+                proptest::collection::vec(proptest::bool::weighted(0.003), 0..700),
             ],
             k in 1usize..300,
             min_wave in 1usize..200,
             threads in 1usize..4,
         ) {
             let n = fits.len();
-            let node_at = |pos: usize| NodeIdx(pos as u32);
-            let block = |ids: &[NodeIdx], verdicts: &mut Vec<Option<(PluginId, Reject)>>, _: &mut FilterScratch| {
-                verdicts.clear();
+            let scan = |lo: usize, hi: usize, ids: &mut Vec<NodeIdx>| ids.extend((lo..hi).map(|p| NodeIdx(p as u32)));
+            let block = |ids: &[NodeIdx], verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>, scratch: &mut FilterScratch| {
                 if ids.iter().all(|id| fits[id.ix()]) {
                     return false;
                 }
-                verdicts.extend(ids.iter().map(|id| (!fits[id.ix()]).then_some((3, Reject::unschedulable(id.0 as u64)))));
+                if let Some(verdicts) = verdicts {
+                    verdicts.clear();
+                    verdicts.extend(ids.iter().map(|id| (!fits[id.ix()]).then_some((3, Reject::unschedulable(id.0 as u64)))));
+                }
+                scratch.set_survivors(ids, |id| fits[id.ix()]);
                 true
             };
             let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk| {
-                eval_filter_chunk(lo, hi, want, chunk, &node_at, block)
+                eval_filter_chunk(lo, hi, want, true, chunk, &scan, block)
             };
             // The plain pass.
             let (mut want_f, mut want_x) = (Vec::new(), Vec::new());
@@ -1252,6 +1351,18 @@ mod tests {
             }
             proptest::prop_assert_eq!(&f, &want_f);
             proptest::prop_assert_eq!(failed(&x), want_x.clone());
+            if n > 0 {
+                eval_filter_chunk(0, n, k + 1, false, &mut chunks[0], &scan, block);
+                let (mut f, mut x) = (Vec::new(), Vec::new());
+                let unlisted = merge_serial_chunk(&chunks[0], k, false, &mut f, &mut x);
+                proptest::prop_assert_eq!(&f, &want_f);
+                proptest::prop_assert_eq!(x.len() + unlisted, want_x.len());
+                if want_f.is_empty() {
+                    proptest::prop_assert_eq!(failed(&x), want_x.clone());
+                } else {
+                    proptest::prop_assert!(x.is_empty());
+                }
+            }
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts");
             let (mut f, mut x) = (Vec::new(), Vec::new());
             parallel_filter_pass(&pool, n, k, min_wave, &mut chunks, &eval_chunk, &mut f, &mut x);
@@ -1259,10 +1370,41 @@ mod tests {
             proptest::prop_assert_eq!(failed(&x), want_x);
         }
 
-        /// The two-pass host selection picks what the tournament picks, on one thread and in
-        /// parallel chunks (few distinct totals, so ties are the rule).
+        /// The nodes of a range of scan positions, copied in runs, are those the position-by-position
+        /// rotation gives, in the row order and in another scan order.
         #[test]
-        fn select_host_fast_is_the_tournament(totals in proptest::collection::vec(0i64..4, 1..300)) {
+        fn push_scan_range_is_the_rotation(
+            n in 1usize..300,
+            start_seed in 0usize..1000,
+            lo_seed in 0usize..1000,
+            len_seed in 0usize..1000,
+            reversed in proptest::bool::ANY,
+        ) {
+            let start = start_seed % n;
+            let lo = lo_seed % (n + 1);
+            let hi = lo + len_seed % (n - lo + 1);
+            let order: Vec<NodeIdx> = (0..n as u32).rev().map(NodeIdx).collect();
+            let order = reversed.then_some(&order[..]);
+            let want: Vec<NodeIdx> = (lo..hi)
+                .map(|pos| {
+                    let j = (start + pos) % n;
+                    order.map_or(NodeIdx(j as u32), |o| o[j])
+                })
+                .collect();
+            let mut got = vec![NodeIdx(7)];
+            push_scan_range(order, n, start, lo, hi, &mut got);
+            proptest::prop_assert_eq!(&got[1..], &want[..]);
+        }
+
+        /// The two-pass host selection picks what the tournament picks, on one thread and in
+        /// parallel chunks (few distinct totals, so ties are the rule, or many).
+        #[test]
+        fn select_host_fast_is_the_tournament(
+            totals in proptest::prop_oneof![
+                proptest::collection::vec(0i64..4, 1..300),
+                proptest::collection::vec(0i64..1000, 1..300),
+            ],
+        ) {
             let mut heap = Vec::new();
             let want = select_host(&mut heap, &totals);
             proptest::prop_assert_eq!(select_host_fast(None, &totals), want);
@@ -1392,6 +1534,15 @@ mod tests {
             filter_nodes(&fw, cx, &state, &skip, &all, &mut verdicts);
             let want: Vec<NodeIdx> = all.iter().zip(&verdicts).filter(|(_, v)| v.is_none()).map(|(&n, _)| n).collect();
             proptest::prop_assert_eq!(&feasible, &want);
+            // Without verdicts: the same survivors, at their positions.
+            let mut scratch = FilterScratch::default();
+            if filter_nodes_passing(&fw, cx, &state, &skip, &all, &mut scratch) {
+                let (alive, pos) = scratch.survivors();
+                proptest::prop_assert_eq!(alive, &want[..]);
+                proptest::prop_assert!(pos.iter().zip(alive).all(|(&p, &n)| all[p as usize] == n));
+            } else {
+                proptest::prop_assert_eq!(&all, &want);
+            }
             if feasible.len() < 2 {
                 return Ok(());
             }
@@ -1464,6 +1615,13 @@ mod tests {
             let start = start_seed % n;
             let engine = Engine::new(1, 1, None);
             let (feasible, failures) = engine.find_feasible(&fw, cx, &state, &skip, None, n, start, k);
+            // The pass that counts failures once a node fits: the same nodes and number of failures.
+            let (f, x, unlisted) = engine.filter_pass(&fw, cx, &state, &skip, None, n, start, k, false);
+            proptest::prop_assert_eq!(&f, &feasible);
+            proptest::prop_assert_eq!(x.len() + unlisted, failures.len());
+            if feasible.is_empty() {
+                proptest::prop_assert_eq!(&x, &failures);
+            }
             let Some((f, x, unlisted)) = engine.sparse_filter_pass(&fw, cx, &state, &skip, n, start, k) else {
                 let mut cands = Vec::new();
                 let offered = fw.filter.iter().any(|&pid| fw.plugin(pid).filter_candidates(cx, &state, &mut cands));

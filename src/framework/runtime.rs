@@ -160,6 +160,28 @@ pub struct FilterScratch {
     out: Vec<Option<Reject>>,
 }
 
+impl FilterScratch {
+    /// After [`filter_nodes_with`] returned true: the nodes of its block that passed every plugin,
+    /// in block order, with their positions in the block.
+    pub fn survivors(&self) -> (&[NodeIdx], &[u32]) {
+        (&self.alive, &self.pos)
+    }
+
+    /// Sets the survivors of a block, the nodes that `passes`, as [`filter_nodes_with`] leaves
+    /// them (for tests that stand in for the filter plugins).
+    #[cfg(test)]
+    pub(crate) fn set_survivors(&mut self, nodes: &[NodeIdx], passes: impl Fn(NodeIdx) -> bool) {
+        self.alive.clear();
+        self.pos.clear();
+        for (r, &n) in nodes.iter().enumerate() {
+            if passes(n) {
+                self.alive.push(n);
+                self.pos.push(r as u32);
+            }
+        }
+    }
+}
+
 /// Runs the filter plugins in order over `nodes`; `verdicts[i]` is the first rejection of
 /// `nodes[i]` (or `None`). A node stops at its first failing plugin, as upstream.
 pub fn filter_nodes(
@@ -190,6 +212,35 @@ pub fn filter_nodes_with(
     scratch: &mut FilterScratch,
 ) -> bool {
     verdicts.clear();
+    run_filters(fw, cx, state, skip, nodes, Some(verdicts), scratch)
+}
+
+/// [`filter_nodes_with`] for a caller that needs only which nodes pass, not why the others
+/// failed: no verdict is written. Returns whether a node was rejected; then the nodes that
+/// passed are [`FilterScratch::survivors`].
+#[inline]
+pub fn filter_nodes_passing(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    nodes: &[NodeIdx],
+    scratch: &mut FilterScratch,
+) -> bool {
+    run_filters(fw, cx, state, skip, nodes, None, scratch)
+}
+
+/// The filter plugins over a block, as [`filter_nodes_with`] (`verdicts` written when given).
+#[inline]
+fn run_filters(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    nodes: &[NodeIdx],
+    mut verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>,
+    scratch: &mut FilterScratch,
+) -> bool {
     let FilterScratch { alive, pos, out } = scratch;
     // Until a plugin rejects something, every node is alive: the plugins read `nodes` itself, and
     // `alive` and `pos` are built only at the first compaction (most blocks never have one).
@@ -215,10 +266,10 @@ pub fn filter_nodes_with(
             continue;
         }
         let w = if compacted {
-            compact(pid, out, alive, pos, verdicts)
+            compact(pid, out, alive, pos, verdicts.as_deref_mut().map(|v| &mut v[..]))
         } else {
             compacted = true;
-            first_compaction(pid, nodes, out, alive, pos, verdicts)
+            first_compaction(pid, nodes, out, alive, pos, verdicts.as_deref_mut())
         };
         out.clear();
         out.resize(w, None);
@@ -227,9 +278,9 @@ pub fn filter_nodes_with(
 }
 
 /// The first plugin that rejected a node of the block: writes the verdicts of its rejections
-/// (`verdicts` cleared) and keeps the survivors of `nodes`, with their positions, in `alive` and
-/// `pos`; returns how many survived. Reads `nodes` directly (no copy of the block into `alive`
-/// first, no identity `pos`).
+/// (`verdicts`, when given, cleared) and keeps the survivors of `nodes`, with their positions, in
+/// `alive` and `pos`; returns how many survived. Reads `nodes` directly (no copy of the block
+/// into `alive` first, no identity `pos`).
 #[inline]
 fn first_compaction(
     pid: PluginId,
@@ -237,22 +288,34 @@ fn first_compaction(
     out: &[Option<Reject>],
     alive: &mut Vec<NodeIdx>,
     pos: &mut Vec<u32>,
-    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
+    verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>,
 ) -> usize {
-    verdicts.clear();
-    verdicts.resize(nodes.len(), None);
     alive.clear();
     alive.resize(nodes.len(), NodeIdx(0));
     pos.clear();
     pos.resize(nodes.len(), 0);
     let mut w = 0;
-    for (r, ((&n, o), v)) in nodes.iter().zip(out).zip(verdicts.iter_mut()).enumerate() {
-        match *o {
-            Some(rej) => *v = Some((pid, rej)),
-            None => {
+    match verdicts {
+        Some(verdicts) => {
+            verdicts.clear();
+            verdicts.resize(nodes.len(), None);
+            for (r, ((&n, o), v)) in nodes.iter().zip(out).zip(verdicts.iter_mut()).enumerate() {
+                match *o {
+                    Some(rej) => *v = Some((pid, rej)),
+                    None => {
+                        alive[w] = n;
+                        pos[w] = r as u32;
+                        w += 1;
+                    }
+                }
+            }
+        }
+        None => {
+            // Branch-free: every node is written at the next slot, which only a survivor keeps.
+            for (r, (&n, o)) in nodes.iter().zip(out).enumerate() {
                 alive[w] = n;
                 pos[w] = r as u32;
-                w += 1;
+                w += o.is_none() as usize;
             }
         }
     }
@@ -262,19 +325,23 @@ fn first_compaction(
 }
 
 /// A later plugin's rejections among the alive nodes: their verdicts (at their block positions)
-/// written, the survivors compacted in place; returns how many survived.
+/// written when `verdicts` is given, the survivors compacted in place; returns how many survived.
 #[inline]
 fn compact(
     pid: PluginId,
     out: &[Option<Reject>],
     alive: &mut Vec<NodeIdx>,
     pos: &mut Vec<u32>,
-    verdicts: &mut [Option<(PluginId, Reject)>],
+    mut verdicts: Option<&mut [Option<(PluginId, Reject)>]>,
 ) -> usize {
     let mut w = 0;
     for r in 0..alive.len() {
         match out[r] {
-            Some(rej) => verdicts[pos[r] as usize] = Some((pid, rej)),
+            Some(rej) => {
+                if let Some(v) = verdicts.as_deref_mut() {
+                    v[pos[r] as usize] = Some((pid, rej));
+                }
+            }
             None => {
                 alive[w] = alive[r];
                 pos[w] = pos[r];
