@@ -245,7 +245,8 @@ pub trait Plugin: Send + Sync {
     /// A superset of the nodes this plugin's Filter can pass for the pod (after PreFilter ran),
     /// in row order, written into `out` (cleared first), when the plugin knows one without looking
     /// at every node (NodeResourcesFit: the nodes carrying a rare extended resource the pod
-    /// requests); every node left out is rejected by this plugin's Filter. False (the default)
+    /// requests; PodTopologySpread: the nodes its PreFilter listed as passing); every node left
+    /// out is rejected by this plugin's Filter. False (the default)
     /// when it offers none. The engine may then evaluate only these nodes
     /// ([`crate::engine::cycle::SPARSE_FILTER_DIVISOR`]); must cost O(pod + result), not O(nodes).
     fn filter_candidates(&self, _cx: CycleCx<'_>, _state: &CycleState, _out: &mut Vec<NodeIdx>) -> bool {

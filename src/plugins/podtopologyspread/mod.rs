@@ -153,6 +153,20 @@ pub fn constraint_skews(plugin: Option<&PodTopologySpread>, snap: &Snapshot, pod
             when == WhenUnsatisfiable::DoNotSchedule || explicit || plugin.is_none_or(|p| !p.system_defaulted);
         let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
         for (i, c) in cs.iter().enumerate() {
+            if let Some((FilterCounts::EligibleNode { query, taints_ok }, min, num)) =
+                eligible_node_counts(snap, pod, c, &cs, &domains, i)
+            {
+                // One node per domain, narrowed by the taint policy alone: two passes over the
+                // columns, nothing allocated per node.
+                let dom = &domains[i].get(snap).dom_of_node;
+                let per_node = pod_index::per_node_counts(snap, &query);
+                let n = dom.len();
+                let max = eligible_node_max(dom, &per_node[..n], &snap.nodes.taint_set[..n], &taints_ok);
+                let min = if (num as i64) < i64::from(c.min_domains) { 0 } else { min.unwrap_or(0) };
+                let skew = i64::from(max.unwrap_or(0)) - i64::from(min);
+                out.push(ConstraintSkew { constraint: c.clone(), defaulted: !explicit, skew });
+                continue;
+            }
             let (counts, present) = eligible_counts(snap, pod, c, &domains, i, require_all);
             let eligible: Vec<i64> =
                 counts.iter().zip(&present).filter(|(_, p)| **p).map(|(n, _)| i64::from(*n)).collect();
@@ -370,14 +384,106 @@ pub fn eligible_node_min(
     taint_set: &[u32],
     taints_ok: &[bool],
 ) -> (Option<u32>, usize) {
-    let mut min = u32::MAX;
-    let mut num = 0usize;
-    for ((&d, &c), &s) in dom_of_node.iter().zip(per_node).zip(taint_set) {
-        let ok = (d != NO_DOMAIN) & taints_ok[s as usize];
-        num += usize::from(ok);
-        min = min.min(if ok { c } else { u32::MAX });
+    fn run(dom_of_node: &[u32], per_node: &[u32], taint_set: &[u32], ok: impl TaintsOk) -> (Option<u32>, usize) {
+        let mut min = u32::MAX;
+        let mut num = 0usize;
+        for ((&d, &c), &s) in dom_of_node.iter().zip(per_node).zip(taint_set) {
+            let elig = (d != NO_DOMAIN) & ok.tolerated(s);
+            num += usize::from(elig);
+            min = min.min(if elig { c } else { u32::MAX });
+        }
+        ((num > 0).then_some(min), num)
     }
-    ((num > 0).then_some(min), num)
+    match taint_mask(taints_ok) {
+        Some(mask) => run(dom_of_node, per_node, taint_set, mask),
+        None => run(dom_of_node, per_node, taint_set, taints_ok),
+    }
+}
+
+/// The greatest `per_node` count over the nodes [`eligible_node_min`] takes the least of (`None`
+/// when there is no such node).
+pub fn eligible_node_max(dom_of_node: &[u32], per_node: &[u32], taint_set: &[u32], taints_ok: &[bool]) -> Option<u32> {
+    fn run(dom_of_node: &[u32], per_node: &[u32], taint_set: &[u32], ok: impl TaintsOk) -> Option<u32> {
+        let mut max = None;
+        for ((&d, &c), &s) in dom_of_node.iter().zip(per_node).zip(taint_set) {
+            if (d != NO_DOMAIN) & ok.tolerated(s) {
+                max = Some(max.map_or(c, |m: u32| m.max(c)));
+            }
+        }
+        max
+    }
+    match taint_mask(taints_ok) {
+        Some(mask) => run(dom_of_node, per_node, taint_set, mask),
+        None => run(dom_of_node, per_node, taint_set, taints_ok),
+    }
+}
+
+/// Whether a taint set is tolerated, per taint set: a `[bool]` table, or the same as a bit mask
+/// ([`taint_mask`]: no load and no bounds check per node).
+trait TaintsOk: Copy {
+    fn tolerated(self, set: u32) -> bool;
+}
+
+impl TaintsOk for &[bool] {
+    #[inline]
+    fn tolerated(self, set: u32) -> bool {
+        self[set as usize]
+    }
+}
+
+impl TaintsOk for u64 {
+    /// Sets past 63 cannot occur: the mask is built only for at most 64 sets.
+    #[inline]
+    fn tolerated(self, set: u32) -> bool {
+        (self >> (set & 63)) & 1 != 0
+    }
+}
+
+/// `taints_ok` as a bit mask (bit `s` set when set `s` is tolerated), when there are at most 64
+/// taint sets.
+fn taint_mask(taints_ok: &[bool]) -> Option<u64> {
+    (taints_ok.len() <= 64).then(|| taints_ok.iter().enumerate().fold(0u64, |m, (i, &ok)| m | (u64::from(ok) << i)))
+}
+
+/// The nodes [`filter_eligible_node`] passes with `limit`, in row order, written into `out`
+/// (cleared first): those carrying the key whose [`eligible_node_count`] is at most `limit`. One
+/// pass over three columns, the list written without a branch per node.
+pub fn filter_passing_nodes(
+    dom_of_node: &[u32],
+    per_node: &[u32],
+    taint_set: &[u32],
+    taints_ok: &[bool],
+    limit: i64,
+    out: &mut Vec<NodeIdx>,
+) {
+    out.clear();
+    out.resize(dom_of_node.len(), NodeIdx(0));
+    // Counts above u32::MAX cannot occur: a negative limit passes no node, a large one every node.
+    let Ok(limit) = u32::try_from(limit.min(i64::from(u32::MAX))) else {
+        out.clear();
+        return;
+    };
+    fn run(
+        dom_of_node: &[u32],
+        per_node: &[u32],
+        taint_set: &[u32],
+        ok: impl TaintsOk,
+        limit: u32,
+        out: &mut [NodeIdx],
+    ) -> usize {
+        let mut len = 0usize;
+        for (i, ((&d, &c), &s)) in dom_of_node.iter().zip(per_node).zip(taint_set).enumerate() {
+            let pass = (d != NO_DOMAIN) & (!ok.tolerated(s) | (c <= limit));
+            out[len] = NodeIdx(i as u32);
+            len += usize::from(pass);
+        }
+        len
+    }
+    let len = match taint_mask(taints_ok) {
+        Some(mask) => run(dom_of_node, per_node, taint_set, mask, limit, out),
+        None => run(dom_of_node, per_node, taint_set, taints_ok, limit, out),
+    };
+    out.truncate(len);
 }
 
 /// Filter for one constraint over per-domain counts: a node lacking the key is rejected
@@ -460,6 +566,9 @@ fn eligible_node_counts(
 struct PreFilterState {
     domains: Vec<KeyDomains>,
     constraints: Vec<FilterConstraint>,
+    /// Exactly the nodes Filter passes, in row order, when the pod's one constraint reads
+    /// [`FilterCounts::EligibleNode`] (offered as [`Plugin::filter_candidates`]).
+    candidates: Option<Vec<NodeIdx>>,
 }
 
 /// The soft constraints, pre-computed for Score.
@@ -535,10 +644,12 @@ impl Plugin for PodTopologySpread {
             return (Status::skip(), PreFilterResult::default());
         }
         let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
-        let constraints = cs
+        let mut candidates = None;
+        let constraints: Vec<FilterConstraint> = cs
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                let self_match = c.selector.matches(&pod.labels, &snap.interner) as i64;
                 let (counts, min, num_domains) = match eligible_node_counts(snap, pod, c, &cs, &domains, i) {
                     Some(fast) => fast,
                     None => {
@@ -550,11 +661,20 @@ impl Plugin for PodTopologySpread {
                 };
                 let min = min.map(i64::from);
                 let min_match = if (num_domains as i64) < c.min_domains as i64 { 0 } else { min.unwrap_or(0) };
-                let self_match = c.selector.matches(&pod.labels, &snap.interner) as i64;
-                FilterConstraint { max_skew: c.max_skew as i64, min_match, self_match, counts }
+                let max_skew = c.max_skew as i64;
+                if let (true, FilterCounts::EligibleNode { query, taints_ok }) = (cs.len() == 1, &counts) {
+                    let per_node = pod_index::per_node_counts(snap, query);
+                    let dom = &domains[i].get(snap).dom_of_node;
+                    let taint_set = &snap.nodes.taint_set[..dom.len()];
+                    let mut list = Vec::new();
+                    let limit = max_skew + min_match - self_match;
+                    filter_passing_nodes(dom, &per_node[..dom.len()], taint_set, taints_ok, limit, &mut list);
+                    candidates = Some(list);
+                }
+                FilterConstraint { max_skew, min_match, self_match, counts }
             })
             .collect();
-        state.write(PRE_FILTER_KEY, PreFilterState { domains, constraints });
+        state.write(PRE_FILTER_KEY, PreFilterState { domains, constraints, candidates });
         (Status::success(), PreFilterResult::default())
     }
 
@@ -600,6 +720,17 @@ impl Plugin for PodTopologySpread {
                 }
             }
         }
+    }
+
+    /// The pod's one constraint on a key whose domains hold one node each, narrowed by the taint
+    /// policy alone: the nodes PreFilter listed as passing (copied, O(result)).
+    fn filter_candidates(&self, _cx: CycleCx<'_>, state: &CycleState, out: &mut Vec<NodeIdx>) -> bool {
+        let Some(list) = state.read::<PreFilterState>(PRE_FILTER_KEY).and_then(|s| s.candidates.as_ref()) else {
+            return false;
+        };
+        out.clear();
+        out.extend_from_slice(list);
+        true
     }
 
     fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {

@@ -818,6 +818,8 @@ mod eligible_node_kernels {
             let (counts, present) = reference(&dom_of_node, num_domains, &per_node, &taint_set, &taints_ok);
             let want_min = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c).min();
             let want_num = present.iter().filter(|p| **p).count();
+            let want_max = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c).max();
+            prop_assert_eq!(eligible_node_max(&dom_of_node, &per_node, &taint_set, &taints_ok), want_max);
             prop_assert_eq!(
                 eligible_node_min(&dom_of_node, &per_node, &taint_set, &taints_ok),
                 (want_min, want_num)
@@ -836,6 +838,31 @@ mod eligible_node_kernels {
                 filter_eligible_node(&all, &dom_of_node, &per_node, &taint_set, &taints_ok, limit, &mut got);
                 prop_assert_eq!(got, want);
             }
+        }
+
+        /// The listing pass lists exactly the nodes Filter passes, in row order.
+        #[test]
+        fn listing_is_the_filter_passing_set((nodes, perm, _num_domains, taints_ok) in cluster(), limit in -1i64..5) {
+            let dom_of_node: Vec<u32> =
+                nodes.iter().zip(&perm).map(|((has, _, _), &d)| if *has { d } else { NO_DOMAIN }).collect();
+            let per_node: Vec<u32> = nodes.iter().map(|n| n.1).collect();
+            let taint_set: Vec<u32> = nodes.iter().map(|n| n.2).collect();
+            let all: Vec<NodeIdx> = (0..dom_of_node.len() as u32).map(NodeIdx).collect();
+            let mut verdicts = vec![None; all.len()];
+            filter_eligible_node(&all, &dom_of_node, &per_node, &taint_set, &taints_ok, limit, &mut verdicts);
+            let passing: Vec<NodeIdx> = all.iter().zip(&verdicts).filter(|(_, v)| v.is_none()).map(|(&n, _)| n).collect();
+            let mut list = vec![NodeIdx(7)];
+            filter_passing_nodes(&dom_of_node, &per_node, &taint_set, &taints_ok, limit, &mut list);
+            prop_assert_eq!(&list, &passing);
+            // More than 64 taint sets: the per-set table instead of the bit mask, same answers.
+            let mut wide = taints_ok.clone();
+            wide.resize(65, false);
+            filter_passing_nodes(&dom_of_node, &per_node, &taint_set, &wide, limit, &mut list);
+            prop_assert_eq!(&list, &passing);
+            prop_assert_eq!(
+                eligible_node_min(&dom_of_node, &per_node, &taint_set, &wide),
+                eligible_node_min(&dom_of_node, &per_node, &taint_set, &taints_ok)
+            );
         }
     }
 }
