@@ -8,8 +8,8 @@
 # 3. `schedperf verify --queue-random $VERIFY_QUEUE_SCRIPTS` generated queue scripts (the scheduling
 #    queue's timing and order, both SchedulerPopFromBackoffQ values) against upstream's PriorityQueue;
 # 4. the lockstep replay of upstream's own pod-group workloads (`short`: podgroup/basicscheduling,
-#    podgroup/gangscheduling, default_preemption, starvation), straight from the pinned module; every
-#    pod that is replayed must agree (what cannot be replayed is skipped with its reason);
+#    podgroup/gangscheduling, default_preemption, starvation, workload_preemption), straight from the
+#    pinned module; every pod that is replayed must agree (what cannot be replayed is skipped with its reason);
 # 5. the same for upstream's event_handling at its `integration-test` sizes (updateAny included);
 # 6. `schedperf verify --hint-random $VERIFY_HINT_CASES` generated queueing-hint cases (the 7 filter
 #    plugins' hints on node and pod events) against upstream's QueueingHintFns (`schedperf-oracle hint`);
@@ -32,7 +32,8 @@ queue_floor=${VERIFY_QUEUE_FLOOR:-2000}
 # --label-filter short: every replayed pod (the rest are skipped: churn). PreemptionPodGroupDisruptionMode's
 # FastTest_PodGroupDisruptionMode_All is gated too since the oracle's fake apiserver stamps a
 # resourceVersion on every write (issue 13: 78 -> 83).
-podgroup_floor=${VERIFY_PODGROUP_FLOOR:-83}
+# workload_preemption's three gang-preemption cases (PodGroupPostFilter) add 32 (issue 13: 83 -> 115).
+podgroup_floor=${VERIFY_PODGROUP_FLOOR:-115}
 # Upstream's event_handling at --label-filter integration-test (node and pod adds, updates through
 # updateAny; EventHandlingPodDelete is skipped: persistent volumes): every replayed pod.
 events_floor=${VERIFY_EVENTS_FLOOR:-541}
@@ -97,7 +98,7 @@ if [ -d "$U/podgroup" ]; then
   set +e
   # default_preemption's test cases by name (its churn cases are skipped with the reason).
   "$schedperf" verify --oracle "$oracle" "$U/podgroup/basicscheduling" "$U/podgroup/gangscheduling" \
-    "$U/starvation" --label-filter short --out "$out/podgroup" >"$out/podgroup.txt" 2>&1
+    "$U/starvation" "$U/workload_preemption" --label-filter short --out "$out/podgroup" >"$out/podgroup.txt" 2>&1
   rc=$?
   "$schedperf" verify --oracle "$oracle" "$U/default_preemption" --label-filter short \
     --test-case PreemptionBasic --test-case PreemptionAsync --test-case Unschedulable \

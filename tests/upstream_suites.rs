@@ -1,8 +1,8 @@
 //! Upstream's own scheduler_perf config files at the pinned release, unmodified, straight from the
 //! Go module cache (the oracle build downloads `k8s.io/kubernetes@v1.37.2`): every `short`
 //! workload of misc, affinity, topology_spreading, default_preemption, batching, event_handling,
-//! starvation and the pod-group suites (podgroup/basicscheduling, podgroup/gangscheduling: gate
-//! GenericWorkload) runs or is skipped with a reason, `list` and `run` agree on which, and nothing that went wrong
+//! starvation and the pod-group suites (podgroup/basicscheduling, podgroup/gangscheduling,
+//! workload_preemption: gate GenericWorkload) runs or is skipped with a reason, `list` and `run` agree on which, and nothing that went wrong
 //! is reported as a success.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,6 +20,7 @@ const SUITES: &[&str] = &[
     "starvation",
     "podgroup/basicscheduling",
     "podgroup/gangscheduling",
+    "workload_preemption",
 ];
 
 /// `test/integration/scheduler_perf` of the pinned module: `go env GOMODCACHE`, else `$HOME/go/pkg/mod`.

@@ -32,7 +32,11 @@ use crate::engine::Engine;
 use crate::error::InputError;
 use crate::framework::Framework;
 use crate::plugins::compile_args;
-use crate::runner::driver::{group_trial, member_failure, pod_name, validate_group, GroupOutcome, Trial};
+use crate::plugins::defaultpreemption::podgroup::GroupPostFilter;
+use crate::runner::driver::{
+    group_post_filter, group_trial, has_pod_group_post_filter, member_failure_after, pod_name, validate_group,
+    GroupOutcome, Trial,
+};
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::{
@@ -52,6 +56,9 @@ pub struct Replay {
     /// Members of a failed pod group whose upstream message carries PodGroupPostFilter's (group
     /// preemption found nothing to do) after schedperf's.
     pub group_post_filter: u64,
+    /// Pod-group cycles where both sides' PodGroupPostFilter preempted the same victims (as sets)
+    /// and nominated the same nodes.
+    pub group_preemptions: u64,
     /// Pod-group cycles both sides held back at PreEnqueue (a gang short of `minCount`, a gated pod).
     pub groups_gated: u64,
     pub first_divergence: Option<String>,
@@ -82,6 +89,11 @@ pub fn run(args: &VerifyArgs) -> Result<i32, InputError> {
                     format!(", {} with upstream's PodGroupPostFilter message appended", r.group_post_filter)
                 } else {
                     String::new()
+                };
+                let post = if r.group_preemptions > 0 {
+                    format!("{post}, {} group preemptions with the same victims and nominations", r.group_preemptions)
+                } else {
+                    post
                 };
                 let gated = if r.groups_gated > 0 {
                     format!(", {} pod-group entities held back at PreEnqueue on both sides", r.groups_gated)
@@ -940,13 +952,50 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
             group_trial(&mut ours.engine, &mut ours.snap, fw, &infos, min, placed.len(), |_, _| {})
         }
     };
+    // PodGroupPostFilter (group preemption) for an unschedulable group.
+    let post = match &outcome {
+        GroupOutcome::Unschedulable(_) if has_pod_group_post_filter(fw) => {
+            let min = crate::plugins::gangscheduling::min_count(min_count);
+            let priority = ours.groups[group].priority;
+            Some(group_post_filter(
+                &mut ours.engine,
+                &mut ours.snap,
+                fw,
+                &infos,
+                min,
+                placed.len(),
+                priority,
+                |_, _| {},
+            ))
+        }
+        _ => None,
+    };
+    // The nomination each member leaves the cycle with, and the victims (sorted `namespace/name`).
+    let our_nominated: Vec<Option<String>> = infos
+        .iter()
+        .enumerate()
+        .map(|(i, info)| match &post {
+            Some(GroupPostFilter::Preempt { nominations, .. }) => {
+                nominations.iter().find(|(j, _)| *j == i).map(|(_, n)| ours.snap.interner.resolve(*n).to_string())
+            }
+            Some(GroupPostFilter::Ongoing) => info.nominated_node.map(|n| ours.snap.interner.resolve(n).to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut our_victims: Vec<String> = match &post {
+        Some(GroupPostFilter::Preempt { victims, .. }) => {
+            victims.iter().map(|v| format!("{}/{}", ours.snap.interner.resolve(v.namespace), v.name)).collect()
+        }
+        _ => Vec::new(),
+    };
+    our_victims.sort();
     // Each member's outcome as upstream's submitPodGroupAlgorithmResult gives it.
     let ours_of = |trial: &Trial| -> (Option<String>, Option<String>) {
         match (&outcome, trial) {
             (GroupOutcome::Success, Trial::Feasible(node)) => {
                 (Some(ours.snap.interner.resolve(*node).to_string()), None)
             }
-            _ => (None, member_failure(&outcome, trial)),
+            _ => (None, member_failure_after(&outcome, trial, post.as_ref())),
         }
     };
     let decided: Vec<(Option<String>, Option<String>)> = trials.iter().map(ours_of).collect();
@@ -963,21 +1012,25 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         ));
         return Ok(());
     }
-    if theirs["victims"].as_array().is_some_and(|v| !v.is_empty()) {
+    let mut their_victims: Vec<String> = theirs["victims"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    their_victims.sort();
+    if their_victims != our_victims {
         out.first_divergence = Some(format!(
-            "PodGroup {group}: kube-scheduler's PodGroupPostFilter preempted {} (schedperf does not model group \
-             preemption)",
-            theirs["victims"]
+            "PodGroup {group}: PodGroupPostFilter's victims: schedperf {our_victims:?}, kube-scheduler {their_victims:?}"
         ));
         return Ok(());
     }
-    for (k, (node, message)) in members.iter().zip(&decided) {
+    for ((k, (node, message)), nominated) in members.iter().zip(&decided).zip(&our_nominated) {
         let t = their_pods[k];
         let their_node = t["selected"].as_str();
         let their_message = t["message"].as_str();
+        let their_nominated = t["nominatedNode"].as_str().filter(|n| !n.is_empty());
         out.pods += 1;
-        // Upstream appends PodGroupPostFilter's message (group preemption, which schedperf does not
-        // model) to a failed group's message; the rest must be the same.
+        // Without a PodGroupPostFilter plugin schedperf appends nothing; upstream's message may
+        // carry PodGroupPostFilter's after the group's.
         let post_filter = match (their_message, message.as_deref()) {
             (Some(t), Some(o)) if t != o => {
                 t.strip_prefix(o).filter(|rest| rest.starts_with(", pod group preemption: "))
@@ -985,16 +1038,37 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
             _ => None,
         };
         let same_message = their_message == message.as_deref() || post_filter.is_some();
-        if their_node != node.as_deref() || !same_message || !t["nominatedNode"].is_null() {
+        if their_node != node.as_deref() || !same_message || their_nominated != nominated.as_deref() {
             out.first_divergence = Some(format!(
                 "PodGroup {group}, pod {k} (cycle outcome {outcome:?}): schedperf {}; kube-scheduler {}",
-                describe(node.as_deref(), message.as_deref(), None),
-                describe(their_node, their_message, t["nominatedNode"].as_str())
+                describe(node.as_deref(), message.as_deref(), nominated.as_deref()),
+                describe(their_node, their_message, their_nominated)
             ));
             return Ok(());
         }
         out.agreed += 1;
         out.group_post_filter += u64::from(post_filter.is_some());
+    }
+    // Follow the group preemption: members nominated, victims gone (the oracle waited for them).
+    if matches!(post, Some(GroupPostFilter::Preempt { .. })) {
+        out.group_preemptions += 1;
+        for (k, nominated) in members.iter().zip(&our_nominated) {
+            let Some(n) = nominated else { continue };
+            let sym = ours.snap.interner.intern(n);
+            let nominated = Arc::new(PodInfo { nominated_node: Some(sym), ..(*ours.pods[k].0).clone() });
+            ours.snap.nominate(nominated.clone(), sym);
+            ours.pods.get_mut(k).expect("a known pod").0 = nominated;
+        }
+        for v in &their_victims {
+            if let Some((vi, _)) = ours.pods.remove(v) {
+                ours.snap.unplace_pod(vi.uid);
+                ours.snap.clear_nomination(vi.uid);
+                ours.pending.retain(|p| p != v);
+                ours.labels.remove(v);
+                ours.member_of.remove(v);
+                ours.snap.pod_groups.remove_member(vi.uid);
+            }
+        }
     }
     // A feasible group's pods are assumed and bound on both sides.
     for (k, (node, _)) in members.iter().zip(decided) {

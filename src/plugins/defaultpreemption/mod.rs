@@ -17,6 +17,7 @@
 //! victims are looked up only when the dry run returns it ([`Victim`], [`victim_pods`]). A
 //! property test holds all of them to the plain run.
 
+pub mod podgroup;
 #[cfg(test)]
 mod tests;
 pub mod units;

@@ -14,7 +14,10 @@ mod event_loop;
 mod ops;
 mod podgroup;
 pub(crate) use cluster_ops::{node_update_change, pod_name, requests_scaled_down};
-pub(crate) use podgroup::{group_trial, member_failure, validate_group, GroupOutcome, Trial};
+pub(crate) use podgroup::{
+    group_post_filter, group_trial, has_pod_group_post_filter, member_failure_after, validate_group, GroupOutcome,
+    Trial,
+};
 mod preemption;
 mod setup;
 mod summary;
@@ -305,8 +308,11 @@ impl Driver {
         }
     }
 
-    /// `namespace/name` of a pod.
+    /// `namespace/name` of a pod (`podgroup/namespace/name` of a PodGroup's queue entity).
     fn key_of(&self, uid: PodUid) -> String {
+        if let Some(ix) = self.groups.group_of_entity(uid) {
+            return self.groups.entity_key(ix);
+        }
         let rec = self.rec(uid);
         format!("{}/{}", rec.namespace, rec.info.name)
     }

@@ -15,9 +15,13 @@
 //!   `AddAttemptedPodGroupIfNeeded` does: to activeQ after a success, to backoffQ (or activeQ when
 //!   its backoff is over) after a rejection or an error.
 //!
-//! Not modelled: PodGroupPostFilter (DefaultPreemption's group preemption; an unschedulable group
-//! never preempts here), PodGroup status conditions, composite groups and topology placements
-//! (their gates skip the workload).
+//! - an unschedulable group runs PodGroupPostFilter (DefaultPreemption's group preemption,
+//!   `plugins/defaultpreemption/podgroup.rs`, with a fresh trial as the scheduling function): its
+//!   victims are deleted (the entity held back by PreEnqueue meanwhile, as a preemptor pod is),
+//!   its members nominated, and its message appended to the group's.
+//!
+//! Not modelled: PodGroup status conditions, composite groups and topology placements (their
+//! gates skip the workload).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,10 +31,13 @@ use crate::clock::Clock;
 use crate::engine::{CycleResult, Engine};
 use crate::framework::{CycleCx, CycleState, Framework, PermitOutcome, PluginId};
 use crate::ids::PodUid;
-use crate::plugins::defaultpreemption::GroupMeta;
+use crate::plugins::defaultpreemption::podgroup::{
+    preempt_pod_group, GroupPostFilter, GroupPreemptor, GroupSchedule, GroupStatus,
+};
+use crate::plugins::defaultpreemption::{self, GroupMeta};
 use crate::plugins::gangscheduling::{self, Feasible};
 use crate::queue::QueuedPod;
-use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
+use crate::snapshot::{NodeIdx, PodInfo, PreemptionPolicy, Snapshot, Sym};
 
 use super::{Driver, PodState};
 
@@ -83,6 +90,12 @@ impl Groups {
     pub(super) fn group_of_entity(&self, uid: PodUid) -> Option<usize> {
         let ix = uid.0.checked_sub(GROUP_UID_BASE)? as usize;
         (ix < self.list.len()).then_some(ix)
+    }
+
+    /// `podgroup/namespace/name` of group `ix`, as traces name a group's entity.
+    pub(super) fn entity_key(&self, ix: usize) -> String {
+        let g = &self.list[ix];
+        format!("podgroup/{}/{}", g.namespace, g.name)
     }
 
     fn entity_uid(ix: usize) -> PodUid {
@@ -317,29 +330,76 @@ impl Driver {
             .count()
     }
 
-    /// `podGroupCycle` without PodGroupPostFilter: the trial over `members`, its revert, and the
-    /// submission of its result.
+    /// `podGroupCycle`: the trial over `members`, its revert, PodGroupPostFilter when the group is
+    /// unschedulable (DefaultPreemption's group preemption: victims deleted, members nominated),
+    /// and the submission of the result.
     fn pod_group_cycle(&mut self, ix: usize, profile: usize, members: &[Member]) -> GroupOutcome {
         let fw = self.frameworks[profile].clone();
         let min = gangscheduling::min_count(self.groups.list[ix].min_count);
         let scheduled = self.group_scheduled(ix);
         let infos: Vec<Arc<PodInfo>> = members.iter().map(|m| self.rec(m.uid).info.clone()).collect();
         let (hist, vclock, agent, cycle_cost) = (&mut self.hist, &self.vclock, &mut self.agent, &self.cycle_cost);
+        let advance = |result: &CycleResult| {
+            if let Some(v) = vclock {
+                let evaluated = match result {
+                    CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
+                    CycleResult::Unschedulable(diag) => diag.failures.len(),
+                    CycleResult::Error(_) => 0,
+                };
+                v.advance_by(cycle_cost.cycle_nanos(evaluated));
+                agent.advance_to(v.now_nanos());
+            }
+        };
         let (trials, outcome) =
             group_trial(&mut self.engine, &mut self.snap, &fw, &infos, min, scheduled, |result, cycle_nanos| {
                 hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
-                if let Some(v) = vclock {
-                    let evaluated = match result {
-                        CycleResult::Scheduled { evaluated_nodes, .. } => *evaluated_nodes,
-                        CycleResult::Unschedulable(diag) => diag.failures.len(),
-                        CycleResult::Error(_) => 0,
-                    };
-                    v.advance_by(cycle_cost.cycle_nanos(evaluated));
-                    agent.advance_to(v.now_nanos());
-                }
+                advance(result);
             });
-        self.submit_pod_group(ix, profile, members, trials, &outcome);
+        let post = match &outcome {
+            GroupOutcome::Unschedulable(_) if has_pod_group_post_filter(&fw) => {
+                let priority = self.groups.list[ix].priority;
+                Some(group_post_filter(
+                    &mut self.engine,
+                    &mut self.snap,
+                    &fw,
+                    &infos,
+                    min,
+                    scheduled,
+                    priority,
+                    |r, _| advance(r),
+                ))
+            }
+            _ => None,
+        };
+        if let Some(post) = &post {
+            self.apply_group_post_filter(ix, &infos, post);
+        }
+        self.submit_pod_group(ix, profile, members, trials, &outcome, post.as_ref());
         outcome
+    }
+
+    /// `applyPodGroupPostFilterResult` and the actuation: on a preemption, each placed member is
+    /// nominated to its node and the victims are deleted as SchedulerAsyncPreemption says (the
+    /// group's entity is the preemptor DefaultPreemption's PreEnqueue holds back).
+    fn apply_group_post_filter(&mut self, ix: usize, infos: &[Arc<PodInfo>], post: &GroupPostFilter) {
+        let GroupPostFilter::Preempt { victims, nominations, .. } = post else { return };
+        let now = self.now();
+        self.counters.preemptions += 1;
+        self.counters.preemption_victims += victims.len() as u64;
+        for &(i, node) in nominations {
+            let nominated = Arc::new(PodInfo { nominated_node: Some(node), ..(*infos[i]).clone() });
+            self.snap.nominate(nominated.clone(), node);
+            let uid = nominated.uid;
+            self.rec_mut(uid).info = nominated;
+            let (node, names) = (
+                self.snap.interner.resolve(node).to_string(),
+                victims.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
+            );
+            self.trace(now, uid, "nominated", |_| serde_json::json!({"node": node, "victims": names}));
+        }
+        let victims: Vec<PodUid> =
+            victims.iter().map(|v| v.uid).filter(|v| v.0 >= 1 && v.0 as usize <= self.pods.len()).collect();
+        self.actuate_preemption(Groups::entity_uid(ix), victims, now);
     }
 
     /// `submitPodGroupAlgorithmResult`: feasible pods of a successful group go to their binding
@@ -351,6 +411,7 @@ impl Driver {
         members: &[Member],
         trials: Vec<Trial>,
         outcome: &GroupOutcome,
+        post: Option<&GroupPostFilter>,
     ) {
         let now = self.now();
         let mut back = Vec::new();
@@ -378,7 +439,14 @@ impl Driver {
                 (_, Trial::Unschedulable { rejectors, .. }) => {
                     (member_failure(outcome, &trial).unwrap_or_default(), self.queue_ids(profile, rejectors))
                 }
-                (_, trial) => (member_failure(outcome, trial).unwrap_or_default(), Vec::new()),
+                (_, trial) => {
+                    // A member that fit in a group that did not: upstream's rejection without
+                    // preemption clears its nomination (`clearNominatedNode`).
+                    if matches!(trial, Trial::Feasible(_)) && !post.is_some_and(GroupPostFilter::is_success) {
+                        self.clear_member_nomination(uid);
+                    }
+                    (member_failure_after(outcome, trial, post).unwrap_or_default(), Vec::new())
+                }
             };
             let (message, _rejectors) = failure;
             self.counters.unschedulable += 1;
@@ -395,6 +463,15 @@ impl Driver {
         back.append(&mut g);
         self.groups.list[ix].queued = back;
         self.apply_permit_decisions(profile);
+    }
+
+    /// Forgets member `uid`'s nomination (the snapshot's and its pod's `nominatedNodeName`).
+    fn clear_member_nomination(&mut self, uid: PodUid) {
+        if self.rec(uid).info.nominated_node.is_some() {
+            self.snap.clear_nomination(uid);
+            let info = Arc::new(PodInfo { nominated_node: None, ..(*self.rec(uid).info).clone() });
+            self.rec_mut(uid).info = info;
+        }
     }
 
     /// A feasible pod of a successful group: assumed, reserved and permitted for real
@@ -586,6 +663,61 @@ pub(crate) fn group_trial(
     (trials, outcome)
 }
 
+/// Whether the profile runs a PodGroupPostFilter plugin: DefaultPreemption enabled at PostFilter
+/// (the only in-tree one besides DynamicResources, which has nothing to do for pods without claims).
+pub(crate) fn has_pod_group_post_filter(fw: &Framework) -> bool {
+    fw.post_filter.iter().any(|&p| fw.plugin(p).name() == defaultpreemption::NAME)
+}
+
+/// PodGroupPostFilter for a group whose trial was unschedulable (`podGroupCycle`): DefaultPreemption's
+/// group preemption, with `group_trial` as the pod-group scheduling function (a fresh trial of the
+/// same `members` on the snapshot without the victims). The driver and `verify`'s lockstep both
+/// run this; the snapshot is left as it was (the caller deletes the victims).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn group_post_filter(
+    engine: &mut Engine,
+    snap: &mut Snapshot,
+    fw: &Framework,
+    members: &[Arc<PodInfo>],
+    min: u32,
+    scheduled: usize,
+    group_priority: i32,
+    on_cycle: impl FnMut(&CycleResult, u64),
+) -> GroupPostFilter {
+    let policy = members.first().map_or(PreemptionPolicy::PreemptLowerPriority, |m| m.preemption_policy);
+    let preemptor = GroupPreemptor { priority: group_priority, policy, members };
+    preempt_pod_group(fw, snap, &preemptor, |snap| {
+        let (trials, outcome) = group_trial(engine, snap, fw, members, min, scheduled, on_cycle);
+        let assignments = trials.iter().map(|t| if let Trial::Feasible(n) = t { Some(*n) } else { None }).collect();
+        let status = match outcome {
+            GroupOutcome::Success => GroupStatus::Success,
+            GroupOutcome::Unschedulable(m) => GroupStatus::Unschedulable(m),
+            GroupOutcome::Error(e) => GroupStatus::Error(e),
+        };
+        GroupSchedule { assignments, status }
+    })
+}
+
+/// [`member_failure`] after PodGroupPostFilter ran (`post`): `applyPodGroupPostFilterResult`
+/// appends its message to the group's status, which a member that fit carries. While the group
+/// waits on preemption the member gets the group's status as it is; otherwise behind
+/// `errPodGroupUnschedulable`'s text. Members the trial rejected or never reached keep theirs.
+pub(crate) fn member_failure_after(
+    outcome: &GroupOutcome,
+    trial: &Trial,
+    post: Option<&GroupPostFilter>,
+) -> Option<String> {
+    match (outcome, trial, post) {
+        (GroupOutcome::Unschedulable(m), Trial::Feasible(_), Some(p)) if p.is_success() => {
+            Some(format!("{m}, {}", p.message()))
+        }
+        (GroupOutcome::Unschedulable(m), Trial::Feasible(_), Some(p)) => {
+            Some(format!("{POD_GROUP_UNSCHEDULABLE}, {m}, {}", p.message()))
+        }
+        _ => member_failure(outcome, trial),
+    }
+}
+
 /// `errPodGroupUnschedulable`'s text.
 pub(crate) const POD_GROUP_UNSCHEDULABLE: &str = "pod group is unschedulable";
 
@@ -593,7 +725,7 @@ pub(crate) const POD_GROUP_UNSCHEDULABLE: &str = "pod group is unschedulable";
 /// in `outcome`, or `None` when the member goes to its binding cycle. A member that fit while its
 /// group did not gets the group's message behind `errPodGroupUnschedulable`'s; one the trial
 /// rejected keeps its own; one the trial never reached gets a copy of the group's (taken before
-/// PodGroupPostFilter, whose message upstream appends to the group's; schedperf runs none).
+/// PodGroupPostFilter; [`member_failure_after`] adds what PodGroupPostFilter appends).
 pub(crate) fn member_failure(outcome: &GroupOutcome, trial: &Trial) -> Option<String> {
     match (outcome, trial) {
         (GroupOutcome::Error(e), _) => Some(e.clone()),
@@ -674,6 +806,40 @@ mod tests {
         ];
         for (outcome, trial, want) in cases {
             assert_eq!(member_failure(outcome, trial).as_deref(), *want, "{outcome:?} {trial:?}");
+        }
+    }
+
+    /// `applyPodGroupPostFilterResult` then `submitPodGroupAlgorithmResult`: PodGroupPostFilter's
+    /// message lands on the members that fit, behind the group's, and behind
+    /// `errPodGroupUnschedulable`'s as well when the group does not wait on a preemption.
+    #[test]
+    fn member_failure_after_appends_pod_group_post_filter_to_the_members_that_fit() {
+        let m = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining";
+        let outcome = GroupOutcome::Unschedulable(m.to_string());
+        let own =
+            Trial::Unschedulable { message: "0/2 nodes are available: 2 Insufficient cpu.".into(), rejectors: vec![] };
+        let preempt = GroupPostFilter::Preempt { victims: vec![], num_pdb_violations: 0, nominations: vec![] };
+        let none =
+            GroupPostFilter::Rejected { message: defaultpreemption::podgroup::NO_VICTIMS.into(), unresolvable: true };
+        let cases: Vec<(&Trial, Option<&GroupPostFilter>, Option<String>)> = vec![
+            (
+                &Trial::Feasible(Sym(1)),
+                Some(&preempt),
+                Some(format!("{m}, pod group preemption: found a placement for podgroup, preempting 0 victims")),
+            ),
+            (
+                &Trial::Feasible(Sym(1)),
+                Some(&none),
+                Some(format!(
+                    "pod group is unschedulable, {m}, pod group preemption: No preemption victims found for incoming preemptor"
+                )),
+            ),
+            (&Trial::Feasible(Sym(1)), None, Some(format!("pod group is unschedulable, {m}"))),
+            (&own, Some(&preempt), Some("0/2 nodes are available: 2 Insufficient cpu.".to_string())),
+            (&Trial::NotEvaluated, Some(&preempt), Some(m.to_string())),
+        ];
+        for (trial, post, want) in cases {
+            assert_eq!(member_failure_after(&outcome, trial, post), want, "{trial:?} {post:?}");
         }
     }
 }
