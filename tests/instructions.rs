@@ -21,7 +21,8 @@ fn templates() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("workloads/templates")
 }
 
-/// 20 nodes, 5 pods before the window, 30 measured pods.
+/// 20 nodes, 5 pods before the window, 30 measured pods; a throughput threshold no run can pass
+/// (wall-clock thresholds are not judged under callgrind).
 fn tiny_workload(dir: &std::path::Path) -> String {
     let t = templates();
     let text = format!(
@@ -39,6 +40,7 @@ fn tiny_workload(dir: &std::path::Path) -> String {
   workloads:
   - name: 20Nodes_30Pods
     labels: [ci]
+    threshold: 1000000000000
     params:
       initNodes: 20
       initPods: 5
@@ -98,6 +100,8 @@ fn a_tiny_workload_is_counted_under_valgrind_and_gates_a_a() {
     let run = &report["runs"][0];
     let i = &run["instructions"];
     assert_eq!(i["source"], "callgrind");
+    assert_eq!(run["threshold"], 1e12);
+    assert!(run["thresholdPassed"].is_null(), "a wall-clock threshold is not judged on ~50x slow times: {run}");
     assert_eq!(i["attempts"], 30, "one measured attempt per measured pod, none of the 5 before the window");
     assert_eq!(i["scheduledPods"], 30);
     let total = i["total"].as_u64().unwrap();

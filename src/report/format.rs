@@ -61,7 +61,8 @@ pub fn gib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
 }
 
-/// The threshold verdict of a run: `PASS`, `FAIL`, or `-` when the workload has no threshold.
+/// The threshold verdict of a run: `PASS`, `FAIL`, or `-` when the workload has no threshold or it is
+/// not judged (`--measure instructions`: callgrind's times are ~50x slow).
 pub fn verdict(run: &RunReport) -> &'static str {
     match run.threshold_passed {
         Some(true) => "PASS",
