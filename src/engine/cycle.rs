@@ -59,6 +59,25 @@ struct NominatedColumnsPlan {
     skip: Vec<bool>,
     names: Option<Vec<Sym>>,
     narrowing: Vec<PluginId>,
+    /// Per node with counted nominated pods, their requests summed (one entry per node, in the
+    /// nomination map's order), from the plan's one walk of the nominations.
+    adds: Vec<(CoreRequests, NodeIdx)>,
+}
+
+/// A set of node indices as one bit per node (`NodeIdx::ix`), for the cycle's "had nominated
+/// pods" test: set and test in O(1), no sort.
+struct NodeBits(Vec<u64>);
+
+impl NodeBits {
+    fn new(n_nodes: usize) -> Self {
+        NodeBits(vec![0; n_nodes.div_ceil(64)])
+    }
+    fn insert(&mut self, node: NodeIdx) {
+        self.0[node.ix() / 64] |= 1 << (node.ix() % 64);
+    }
+    fn contains(&self, node: NodeIdx) -> bool {
+        self.0[node.ix() / 64] & (1 << (node.ix() % 64)) != 0
+    }
 }
 
 /// Whether nominated pod `p` counts when filtering `pod` and is not placed already: what
@@ -781,24 +800,26 @@ impl Engine {
     /// resources, terms). Then shifting the columns by the nominated pods is what placing them
     /// does for every verdict, and the snapshot is left as it was.
     fn nominated_columns_plan(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> Option<NominatedColumnsPlan> {
-        let mut any = false;
+        let mut adds: Vec<(CoreRequests, NodeIdx)> = Vec::new();
         for (node, v) in &snap.nominated {
-            if snap.nodes.idx_of(*node).is_none() {
-                continue;
-            }
+            let Some(idx) = snap.nodes.idx_of(*node) else { continue };
+            let mut sum = CoreRequests::default();
             for p in v.iter().filter(|p| counts_as_nominated(snap, pod, p)) {
                 if !p.plain_on_columns() {
                     return None;
                 }
-                any = true;
+                sum.add(p);
+            }
+            if sum.pods > 0 {
+                adds.push((sum, idx));
             }
         }
-        if !any || snap.pre_filter_reads_pods(pod) {
+        if adds.is_empty() || snap.pre_filter_reads_pods(pod) {
             return None;
         }
         let mut state = CycleState::new();
         let (skip, names, narrowing) = Self::run_pre_filter(fw, CycleCx { snap, pod }, &mut state).ok()?;
-        fw.filters_read_only_columns(pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing })
+        fw.filters_read_only_columns(pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing, adds })
     }
 
     /// [`Engine::schedule_one_nominated_batched`] on the request columns ([`Self::nominated_columns_plan`]):
@@ -813,7 +834,7 @@ impl Engine {
         batch: Option<BatchCx<'_>>,
         plan: NominatedColumnsPlan,
     ) -> CycleResult {
-        let NominatedColumnsPlan { mut state, skip, names, narrowing } = plan;
+        let NominatedColumnsPlan { mut state, skip, names, narrowing, adds } = plan;
         let mut diag = Diagnosis { num_all_nodes: snap.nodes.len(), ..Default::default() };
         diag.pre_filter_result_plugins = narrowing;
         let on_node = |snap: &Snapshot, node: Sym| -> Vec<Arc<PodInfo>> {
@@ -838,30 +859,18 @@ impl Engine {
                 Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
             }
         }
-        // Nodes that had nominated pods counted, sorted.
-        let mut with_nominated: Vec<NodeIdx> = Vec::new();
+        // Nodes that had nominated pods counted.
+        let mut with_nominated = NodeBits::new(snap.nodes.len());
         let (feasible, failures) = match feasible_on_nominated {
             Some((feasible, had)) => {
                 if had {
-                    with_nominated.push(feasible[0]);
+                    with_nominated.insert(feasible[0]);
                 }
                 (feasible, Vec::new())
             }
             None => {
                 // The filter pass, with every counted nominated pod on the columns (in any order:
-                // the sums are the same).
-                // Per node, the counted pods' requests summed (no pod handle kept).
-                let mut adds: Vec<(CoreRequests, NodeIdx)> = Vec::new();
-                for (node, v) in &snap.nominated {
-                    let Some(idx) = snap.nodes.idx_of(*node) else { continue };
-                    let mut sum = CoreRequests::default();
-                    for p in v.iter().filter(|p| counts_as_nominated(snap, pod, p)) {
-                        sum.add(p);
-                    }
-                    if sum.pods > 0 {
-                        adds.push((sum, idx));
-                    }
-                }
+                // the sums are the same), per node the counted pods' requests summed by the plan.
                 for (sum, idx) in &adds {
                     snap.nodes.shift_core_sum(*idx, sum, 1);
                 }
@@ -872,15 +881,15 @@ impl Engine {
                 for (sum, idx) in &adds {
                     snap.nodes.shift_core_sum(*idx, sum, -1);
                 }
-                with_nominated = adds.iter().map(|(_, idx)| *idx).collect();
-                with_nominated.sort_unstable();
-                with_nominated.dedup();
+                for (_, idx) in &adds {
+                    with_nominated.insert(*idx);
+                }
                 (feasible, failures)
             }
         };
         // The pass without them, for the feasible nodes that had some; then scoring.
         let cx = CycleCx { snap: &*snap, pod };
-        let had_nominated = |node: NodeIdx| with_nominated.binary_search(&node).is_ok();
+        let had_nominated = |node: NodeIdx| with_nominated.contains(node);
         self.recheck_and_choose(fw, cx, &mut state, &skip, feasible, failures, had_nominated, diag, batch)
     }
 

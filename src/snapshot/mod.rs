@@ -119,6 +119,9 @@ pub struct Snapshot {
     /// Pods nominated to a node by preemption and not yet placed: node -> pods (upstream's
     /// nominator). Filtering other pods counts them (`RunFilterPluginsWithNominatedPods`).
     pub nominated: AHashMap<Sym, Vec<Arc<PodInfo>>>,
+    /// The node each pod in [`Snapshot::nominated`] is nominated to (set by [`Snapshot::nominate`]),
+    /// so clearing one nomination touches that node's list alone.
+    nominated_at: AHashMap<PodUid, Sym>,
     /// Zones and their nodes in upstream's order; gives the scan order ([`Snapshot::scan_order`]).
     pub node_tree: NodeTree,
     /// PodGroups and their members, as DefaultPreemption weighs victims (GenericWorkload).
@@ -164,6 +167,7 @@ impl Snapshot {
             pod_index: PodIndex::default(),
             cluster: ClusterObjects::default(),
             nominated: AHashMap::new(),
+            nominated_at: AHashMap::new(),
             node_tree: NodeTree::default(),
             pod_groups: Default::default(),
         }
@@ -291,15 +295,20 @@ impl Snapshot {
     /// Records that `pod` is nominated to `node` (replacing an earlier nomination of the pod).
     pub fn nominate(&mut self, pod: Arc<PodInfo>, node: Sym) {
         self.clear_nomination(pod.uid);
+        self.nominated_at.insert(pod.uid, node);
         self.nominated.entry(node).or_default().push(pod);
     }
 
-    /// Forgets `uid`'s nomination, if any.
+    /// Forgets `uid`'s nomination, if any: only [`Snapshot::nominate`] adds one, to one node's
+    /// list, so only that list is searched.
     pub fn clear_nomination(&mut self, uid: PodUid) {
-        for v in self.nominated.values_mut() {
+        let Some(node) = self.nominated_at.remove(&uid) else { return };
+        if let Some(v) = self.nominated.get_mut(&node) {
             v.retain(|p| p.uid != uid);
+            if v.is_empty() {
+                self.nominated.remove(&node);
+            }
         }
-        self.nominated.retain(|_, v| !v.is_empty());
     }
 
     /// Places `pod` on node `node` (assume or bind). Errors if the node is unknown or the pod is placed.
@@ -356,5 +365,63 @@ impl Snapshot {
     /// The name of node `idx`.
     pub fn node_name(&self, idx: NodeIdx) -> &str {
         self.interner.resolve(self.nodes.name[idx.ix()])
+    }
+}
+
+#[cfg(test)]
+mod nomination_tests {
+    use super::testing::MakePod;
+    use super::*;
+
+    /// `nominate` / `clear_nomination` through a table of steps: the lists per node after each,
+    /// in nomination order (a renomination moves the pod; an emptied list leaves the map).
+    #[test]
+    fn nominate_and_clear_table() {
+        enum Step {
+            Nominate(usize, &'static str),
+            Clear(usize),
+        }
+        use Step::*;
+        /// (node, the pods nominated there by index, in order)
+        type Lists = &'static [(&'static str, &'static [usize])];
+        let cases: &[(&str, &[Step], Lists)] = &[
+            ("one", &[Nominate(0, "n1")], &[("n1", &[0])]),
+            ("two on a node, in order", &[Nominate(0, "n1"), Nominate(1, "n1")], &[("n1", &[0, 1])]),
+            (
+                "renominated moves",
+                &[Nominate(0, "n1"), Nominate(1, "n1"), Nominate(0, "n2")],
+                &[("n1", &[1]), ("n2", &[0])],
+            ),
+            ("cleared empties the node", &[Nominate(0, "n1"), Nominate(1, "n2"), Clear(0)], &[("n2", &[1])]),
+            ("clearing the unnominated is a no-op", &[Nominate(0, "n1"), Clear(1), Clear(1)], &[("n1", &[0])]),
+            (
+                "renominated to the same node goes last",
+                &[Nominate(0, "n1"), Nominate(1, "n1"), Nominate(0, "n1")],
+                &[("n1", &[1, 0])],
+            ),
+        ];
+        for (name, steps, want) in cases {
+            let mut snap = Snapshot::new();
+            let pods: Vec<Arc<PodInfo>> =
+                (0..2).map(|i| Arc::new(MakePod::new(&mut snap, &format!("p{i}")).build())).collect();
+            for step in steps.iter() {
+                match step {
+                    Nominate(i, node) => {
+                        let node = snap.interner.intern(node);
+                        snap.nominate(pods[*i].clone(), node);
+                    }
+                    Clear(i) => snap.clear_nomination(pods[*i].uid),
+                }
+            }
+            let mut got: Vec<(String, Vec<PodUid>)> = snap
+                .nominated
+                .iter()
+                .map(|(n, v)| (snap.interner.resolve(*n).to_string(), v.iter().map(|p| p.uid).collect()))
+                .collect();
+            got.sort();
+            let want: Vec<(String, Vec<PodUid>)> =
+                want.iter().map(|(n, v)| (n.to_string(), v.iter().map(|i| pods[*i].uid).collect())).collect();
+            assert_eq!(got, want, "{name}");
+        }
     }
 }
