@@ -176,7 +176,7 @@ fn benches(c: &mut Criterion) {
                     };
                     let pre = engine.post_filter(&fw, &mut snap, &p, &diag).unwrap();
                     assert_eq!(pre.victims.len(), 1);
-                    snap.nominated.clear();
+                    snap.clear_nominations();
                 },
                 BatchSize::SmallInput,
             )

@@ -311,6 +311,12 @@ impl Snapshot {
         }
     }
 
+    /// Forgets every nomination (both the per-node lists and the pod -> node map).
+    pub fn clear_nominations(&mut self) {
+        self.nominated.clear();
+        self.nominated_at.clear();
+    }
+
     /// Places `pod` on node `node` (assume or bind). Errors if the node is unknown or the pod is placed.
     pub fn place_pod(&mut self, pod: Arc<PodInfo>, node: Sym) -> Result<NodeIdx, String> {
         let Some(idx) = self.nodes.idx_of(node) else {

@@ -160,7 +160,7 @@ fn pdb_violations_are_avoided() {
 
     // With the budget allowing one disruption, the lower-priority victim wins again.
     snap.cluster.pdbs[0].disruptions_allowed = 1;
-    snap.nominated.clear();
+    snap.clear_nominations();
     let (p, _) = preempt(&mut snap, &pod).unwrap();
     assert_eq!((snap.interner.resolve(p.node), names(&p), p.num_pdb_violations), ("node1", vec!["guarded"], 0));
 
