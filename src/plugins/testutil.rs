@@ -1,8 +1,29 @@
 //! Helpers for plugin tests: run one plugin's PreFilter+Filter on one node, or its
 //! PreScore+Score+NormalizeScore on every node, as upstream's plugin unit tests do.
 
-use crate::framework::{Code, CycleCx, CycleState, Plugin};
+use crate::config::{PluginArgs, Profile, ProfilePlugins};
+use crate::framework::{Code, CycleCx, CycleState, Framework, Plugin};
+use crate::plugins::CompiledArgs;
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
+
+/// A `default-scheduler` profile's framework with exactly these PreFilter, Filter and PostFilter
+/// plugins (default args).
+pub fn framework_with(snap: &mut Snapshot, pre_filter: &[&str], filter: &[&str], post_filter: &[&str]) -> Framework {
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    let plugins = ProfilePlugins {
+        pre_filter: names(pre_filter),
+        filter: names(filter),
+        post_filter: names(post_filter),
+        ..Default::default()
+    };
+    let profile = Profile {
+        scheduler_name: "default-scheduler".into(),
+        percentage_of_nodes_to_score: None,
+        plugins,
+        args: PluginArgs::default(),
+    };
+    crate::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
+}
 
 /// `Ok(())` when the node passes; otherwise the code and reasons.
 pub fn filter_one(plugin: &dyn Plugin, snap: &Snapshot, pod: &PodInfo, node: &str) -> Result<(), (Code, Vec<String>)> {

@@ -3,9 +3,7 @@
 //! ordering, `disruptionMode: all` groups, the reprieve order).
 
 use super::*;
-use crate::config::{PluginArgs, Profile, ProfilePlugins};
 use crate::plugins::defaultpreemption::GroupMeta;
-use crate::plugins::CompiledArgs;
 use crate::snapshot::testing::{sel_labels, MakeNode, MakePod};
 use crate::snapshot::Pdb;
 
@@ -16,19 +14,7 @@ const HIGH: i32 = 1000;
 const UNSCHEDULABLE: &str = "pod group is unschedulable";
 
 fn framework(snap: &mut Snapshot) -> Framework {
-    let plugins = ProfilePlugins {
-        pre_filter: vec!["NodeResourcesFit".into()],
-        filter: vec!["NodeResourcesFit".into()],
-        post_filter: vec![super::super::NAME.into()],
-        ..Default::default()
-    };
-    let profile = Profile {
-        scheduler_name: "default-scheduler".into(),
-        percentage_of_nodes_to_score: None,
-        plugins,
-        args: PluginArgs::default(),
-    };
-    crate::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
+    crate::plugins::testutil::framework_with(snap, &["NodeResourcesFit"], &["NodeResourcesFit"], &[super::super::NAME])
 }
 
 /// A running pod: name, node, priority, cpu (milli), group, label app=foo, terminating.

@@ -3,29 +3,16 @@
 //! `runtime/framework_test.go` (RunFilterPluginsWithNominatedPods).
 
 use super::*;
-use crate::config::{DefaultPreemptionArgs, PluginArgs, Profile, ProfilePlugins};
+use crate::config::DefaultPreemptionArgs;
 use crate::engine::cycle::CycleResult;
 use crate::engine::Engine;
-use crate::plugins::CompiledArgs;
 use crate::snapshot::testing::{sel_labels, MakeNode, MakePod};
 
 const GI: i64 = 1024 * 1024 * 1024;
 
 fn framework(snap: &mut Snapshot) -> Framework {
     let filters = ["NodeResourcesFit", "TaintToleration", "InterPodAffinity"];
-    let plugins = ProfilePlugins {
-        pre_filter: vec!["NodeResourcesFit".into(), "InterPodAffinity".into()],
-        filter: filters.iter().map(|s| s.to_string()).collect(),
-        post_filter: vec![NAME.into()],
-        ..Default::default()
-    };
-    let profile = Profile {
-        scheduler_name: "default-scheduler".into(),
-        percentage_of_nodes_to_score: None,
-        plugins,
-        args: PluginArgs::default(),
-    };
-    crate::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
+    crate::plugins::testutil::framework_with(snap, &["NodeResourcesFit", "InterPodAffinity"], &filters, &[NAME])
 }
 
 fn args() -> DefaultPreemptionArgs {

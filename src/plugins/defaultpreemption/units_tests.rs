@@ -4,9 +4,7 @@
 //! TestFilterVictimsWithPDBViolation).
 
 use super::*;
-use crate::config::{PluginArgs, Profile, ProfilePlugins};
 use crate::plugins::defaultpreemption::try_node;
-use crate::plugins::CompiledArgs;
 use crate::snapshot::testing::{sel_labels, MakeNode, MakePod};
 use crate::snapshot::Pdb;
 
@@ -21,19 +19,7 @@ const LARGE: (i64, i64) = (300, 300);
 const VERY_LARGE: (i64, i64) = (500, 500);
 
 fn framework(snap: &mut Snapshot) -> Framework {
-    let plugins = ProfilePlugins {
-        pre_filter: vec!["NodeResourcesFit".into()],
-        filter: vec!["NodeResourcesFit".into()],
-        post_filter: vec![super::super::NAME.into()],
-        ..Default::default()
-    };
-    let profile = Profile {
-        scheduler_name: "default-scheduler".into(),
-        percentage_of_nodes_to_score: None,
-        plugins,
-        args: PluginArgs::default(),
-    };
-    crate::plugins::build_framework(&profile, &CompiledArgs::default(), &mut snap.interner).unwrap()
+    crate::plugins::testutil::framework_with(snap, &["NodeResourcesFit"], &["NodeResourcesFit"], &[super::super::NAME])
 }
 
 /// A pod of a test row: name, node, priority, requests, group, label app=foo.
