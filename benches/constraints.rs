@@ -3,7 +3,7 @@
 //! a required anti-affinity pod on hostname, a required affinity pod on zone, a DoNotSchedule
 //! spread pod (zone, maxSkew 5), and a preempting pod (failed cycle + PostFilter).
 //!
-//! Run: `CARGO_TARGET_DIR=/work/target-helpers cargo bench --bench constraints`
+//! Run: `cargo bench --bench constraints`
 
 use std::sync::Arc;
 

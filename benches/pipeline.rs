@@ -34,14 +34,6 @@ fn workload() -> ResolvedWorkload {
 
 fn pipeline(c: &mut Criterion) {
     let w = workload();
-    // While the default profile names plugins the registry cannot build yet, run with a config that
-    // disables them (see `common::bench_profile`); afterwards the defaults are used as they are.
-    let config_dir = tempfile::tempdir().expect("temp dir");
-    let config_override = common::bench_config_yaml().map(|yaml| {
-        let p = config_dir.path().join("bench-scheduler-config.yaml");
-        std::fs::write(&p, yaml).expect("config written");
-        p
-    });
     let pods = (INIT_PODS + MEASURE_PODS) as u64;
     let mut g = c.benchmark_group("pipeline_500nodes_2000pods");
     g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
@@ -49,7 +41,6 @@ fn pipeline(c: &mut Criterion) {
     for (name, virtual_time) in [("virtual_time", true), ("wall_time", false)] {
         let opts = RunOptions {
             virtual_time,
-            config_override: config_override.clone(),
             agent: AgentSpec::Sim(SimConfig::zero_latency()),
             progress: false,
             ..RunOptions::default()

@@ -1,5 +1,4 @@
-//! Fixtures shared by the benches: the default profile as the engine can build it today, and
-//! SchedulingBasic-shaped clusters built from the workload templates through `crate::api` and
+//! Fixtures shared by the benches: the default profile, and SchedulingBasic-shaped clusters built from the workload templates through `crate::api` and
 //! `snapshot::compile`, exactly as `schedperf run` builds them.
 //!
 //! Each bench binary uses a different subset of these helpers, so dead-code warnings are allowed.
@@ -16,10 +15,6 @@ use schedperf::plugins::compile_args;
 use schedperf::snapshot::compile::{compile_node, compile_pod, Priorities};
 use schedperf::snapshot::{NodeIdx, PodInfo, Snapshot};
 
-/// Default plugins the config layer knows but the plugin registry may not build yet (they land on
-/// other branches). [`bench_profile`] drops them only while `Framework::new` rejects the profile.
-pub const NOT_YET_REGISTERED: &[&str] = &["PodTopologySpread", "InterPodAffinity", "DefaultPreemption"];
-
 /// The repository root (benches run with the package root as their working directory, but this
 /// does not rely on it).
 pub fn repo_root() -> &'static Path {
@@ -29,13 +24,6 @@ pub fn repo_root() -> &'static Path {
 /// `workloads/templates/<name>`.
 pub fn template_path(name: &str) -> PathBuf {
     repo_root().join("workloads/templates").join(name)
-}
-
-/// Whether every plugin of `profile` can be instantiated.
-fn builds(profile: &Profile) -> bool {
-    let mut snap = Snapshot::new();
-    let Ok(compiled) = compile_args(&profile.args, &mut snap.interner, "<bench>") else { return false };
-    schedperf::plugins::build_framework(profile, &compiled, &mut snap.interner).is_ok()
 }
 
 /// Keeps the plugins of `profile` for which `keep` holds, at every extension point.
@@ -70,34 +58,9 @@ pub fn only_plugins(profile: Profile, names: &[&str]) -> Profile {
     retain_plugins(profile, |n| names.contains(&n))
 }
 
-/// The default profile (`SchedulerConfig::defaults()`), minus [`NOT_YET_REGISTERED`] while the
-/// registry cannot build them. Once those plugins are registered the profile is used unchanged, so
-/// the benches measure the real default set without an edit here.
+/// The default profile (`SchedulerConfig::defaults()`): every default plugin of the pinned release.
 pub fn bench_profile() -> Profile {
-    let profile = SchedulerConfig::defaults().profiles.remove(0);
-    if builds(&profile) {
-        return profile;
-    }
-    let trimmed = without_plugins(profile, NOT_YET_REGISTERED);
-    assert!(builds(&trimmed), "the default profile without {NOT_YET_REGISTERED:?} must build");
-    trimmed
-}
-
-/// Whether [`bench_profile`] had to drop plugins.
-pub fn default_profile_trimmed() -> bool {
-    !builds(&SchedulerConfig::defaults().profiles.remove(0))
-}
-
-/// A KubeSchedulerConfiguration (YAML) for `run_workload`: `None` when the defaults build as they
-/// are, else a config that disables [`NOT_YET_REGISTERED`] (the same trimming as [`bench_profile`]).
-pub fn bench_config_yaml() -> Option<String> {
-    if !default_profile_trimmed() {
-        return None;
-    }
-    let disabled: String = NOT_YET_REGISTERED.iter().map(|n| format!("          - name: {n}\n")).collect();
-    Some(format!(
-        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n  - schedulerName: default-scheduler\n    plugins:\n      multiPoint:\n        disabled:\n{disabled}"
-    ))
+    SchedulerConfig::defaults().profiles.remove(0)
 }
 
 /// Builds `profile`'s framework against `snap`'s interner.
