@@ -53,6 +53,15 @@ pub const PARALLEL_MIN_SCORE_NODES: usize = 16_384;
 /// [`Plugin::filter_candidates`]: crate::framework::Plugin::filter_candidates
 pub const SPARSE_FILTER_DIVISOR: usize = 1;
 
+/// Whether an active Filter plugin (not in `skip`) rejects every node carrying a NoSchedule or
+/// NoExecute taint the pod does not tolerate ([`Plugin::filter_rejects_untolerated_taints`]):
+/// a plugin's candidates may then leave those nodes out.
+///
+/// [`Plugin::filter_rejects_untolerated_taints`]: crate::framework::Plugin::filter_rejects_untolerated_taints
+fn untolerated_taints_rejected(fw: &Framework, skip: &[bool]) -> bool {
+    fw.filter.iter().any(|&pid| !skip[pid] && fw.plugin(pid).filter_rejects_untolerated_taints())
+}
+
 /// What [`Engine::schedule_nominated_on_columns`] needs: the pod's PreFilter outcome.
 struct NominatedColumnsPlan {
     state: CycleState,
@@ -436,7 +445,9 @@ impl Engine {
         let skip = effective_skip(fw, cx, state, skip);
         let mut cands_guard = self.candidates.borrow_mut();
         let cands: &mut Vec<NodeIdx> = &mut cands_guard;
-        let offered = fw.filter.iter().any(|&pid| !skip[pid] && fw.plugin(pid).filter_candidates(cx, state, cands));
+        let untolerated = untolerated_taints_rejected(fw, &skip);
+        let offered =
+            fw.filter.iter().any(|&pid| !skip[pid] && fw.plugin(pid).filter_candidates(cx, state, untolerated, cands));
         if !offered || cands.len().saturating_mul(SPARSE_FILTER_DIVISOR) >= n {
             return None;
         }
@@ -1640,14 +1651,14 @@ mod tests {
             }
             let Some((f, x, unlisted)) = engine.sparse_filter_pass(&fw, cx, &state, &skip, n, start, k) else {
                 let mut cands = Vec::new();
-                let offered = fw.filter.iter().any(|&pid| fw.plugin(pid).filter_candidates(cx, &state, &mut cands));
+                let offered = fw.filter.iter().any(|&pid| fw.plugin(pid).filter_candidates(cx, &state, true, &mut cands));
                 proptest::prop_assert!(feasible.is_empty() || !offered || cands.len() * SPARSE_FILTER_DIVISOR >= n);
                 return Ok(());
             };
             proptest::prop_assert_eq!(&f, &feasible);
             proptest::prop_assert_eq!(f.len() + x.len() + unlisted, feasible.len() + failures.len());
             let mut cands = Vec::new();
-            let fit = fw.filter.iter().find(|&&pid| fw.plugin(pid).filter_candidates(cx, &state, &mut cands));
+            let fit = fw.filter.iter().find(|&&pid| fw.plugin(pid).filter_candidates(cx, &state, true, &mut cands));
             proptest::prop_assert!(fit.is_some());
             let listed: Vec<NodeFailure> = failures.iter().copied().filter(|x| cands.contains(&x.node)).collect();
             proptest::prop_assert_eq!(x, listed);
@@ -1660,21 +1671,23 @@ mod tests {
         /// ones, which count 0) finds what the plain pass finds from any start, as above.
         #[test]
         fn sparse_filter_pass_over_spread_candidates_is_the_plain_pass(
-            nodes in proptest::collection::vec((0u8..8, 0u8..3), 8..70),
+            nodes in proptest::collection::vec((0u8..8, 0u8..3), 8..140),
             max_skew in 1i32..3,
             start_seed in 0usize..1000,
             k in 1usize..6,
+            all_keyed in proptest::bool::ANY,
         ) {
             use crate::snapshot::testing::{sel_exists, MakeNode, MakePod};
             use crate::snapshot::{InclusionPolicy, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
             let mut snap = Snapshot::new();
-            // kind 0: no hostname label; 1: tainted; 2: unschedulable; 3: small (the pod does not
+            // kind 0: no hostname label (unless `all_keyed`: every node has one, so PodTopologySpread
+            // takes its row-bitset path); 1: tainted; 2: unschedulable; 3: small (the pod does not
             // fit); else plain. `placed` matching pods on each labelled node.
             for (i, &(kind, _)) in nodes.iter().enumerate() {
                 let name = format!("n{i}");
                 let cpu = if kind == 3 { 50 } else { 4000 };
                 let mut b = MakeNode::new(&mut snap, &name).capacity(cpu, 1 << 34);
-                if kind != 0 {
+                if kind != 0 || all_keyed {
                     b = b.label("kubernetes.io/hostname", &name);
                 }
                 if kind == 1 {
@@ -1705,7 +1718,8 @@ mod tests {
             let engine = Engine::new(1, 1, None);
             let (feasible, failures) = engine.find_feasible(&fw, cx, &state, &skip, None, n, start, k);
             let mut cands = Vec::new();
-            let offered = fw.filter.iter().find(|&&pid| !skip[pid] && fw.plugin(pid).filter_candidates(cx, &state, &mut cands));
+            let untolerated = untolerated_taints_rejected(&fw, &effective_skip(&fw, cx, &state, &skip));
+            let offered = fw.filter.iter().find(|&&pid| !skip[pid] && fw.plugin(pid).filter_candidates(cx, &state, untolerated, &mut cands));
             // The constraint is narrowed (so listed) when some labelled node carries the taint.
             let tainted = nodes.iter().any(|&(kind, _)| kind == 1);
             proptest::prop_assert_eq!(offered.is_some(), tainted, "PodTopologySpread offers its passing nodes");

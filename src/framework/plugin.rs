@@ -245,11 +245,27 @@ pub trait Plugin: Send + Sync {
     /// A superset of the nodes this plugin's Filter can pass for the pod (after PreFilter ran),
     /// in row order, written into `out` (cleared first), when the plugin knows one without looking
     /// at every node (NodeResourcesFit: the nodes carrying a rare extended resource the pod
-    /// requests; PodTopologySpread: the nodes its PreFilter listed as passing); every node left
-    /// out is rejected by this plugin's Filter. False (the default)
+    /// requests; PodTopologySpread: the nodes its PreFilter found passing); every node left
+    /// out is rejected by this plugin's Filter, or, when `untolerated_rejected` (another active
+    /// Filter plugin rejects them: [`Plugin::filter_rejects_untolerated_taints`]), carries a
+    /// NoSchedule/NoExecute taint the pod does not tolerate. False (the default)
     /// when it offers none. The engine may then evaluate only these nodes
-    /// ([`crate::engine::cycle::SPARSE_FILTER_DIVISOR`]); must cost O(pod + result), not O(nodes).
-    fn filter_candidates(&self, _cx: CycleCx<'_>, _state: &CycleState, _out: &mut Vec<NodeIdx>) -> bool {
+    /// ([`crate::engine::cycle::SPARSE_FILTER_DIVISOR`]); must cost O(pod + result), not O(nodes)
+    /// (a row bitset read 64 nodes at a time counts as O(result)).
+    fn filter_candidates(
+        &self,
+        _cx: CycleCx<'_>,
+        _state: &CycleState,
+        _untolerated_rejected: bool,
+        _out: &mut Vec<NodeIdx>,
+    ) -> bool {
+        false
+    }
+
+    /// Whether this plugin's Filter rejects every node carrying a NoSchedule or NoExecute taint
+    /// the pod does not tolerate (`tolerations_tolerate`), whatever else it checks: TaintToleration.
+    /// Lets another plugin's [`Plugin::filter_candidates`] leave such nodes out.
+    fn filter_rejects_untolerated_taints(&self) -> bool {
         false
     }
 

@@ -405,7 +405,13 @@ impl Plugin for Fit {
     /// A pod requesting a scalar resource fits only where its allocatable covers the request: the
     /// carriers of the requested resource held by the fewest nodes when its column is sparse (a
     /// resource no node has: none).
-    fn filter_candidates(&self, cx: CycleCx<'_>, state: &CycleState, out: &mut Vec<NodeIdx>) -> bool {
+    fn filter_candidates(
+        &self,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        _untolerated_rejected: bool,
+        out: &mut Vec<NodeIdx>,
+    ) -> bool {
         let Some(st) = state.read::<FitState>(FIT) else { return false };
         let columns = cx.snap.nodes.scalar_columns();
         let mut best: Option<(usize, i64, Option<u32>)> = None;

@@ -97,6 +97,11 @@ impl Plugin for TaintToleration {
         filter_table(cx).iter().all(|&t| t == TOLERATED)
     }
 
+    /// Filter rejects exactly the nodes with an untolerated NoSchedule/NoExecute taint.
+    fn filter_rejects_untolerated_taints(&self) -> bool {
+        true
+    }
+
     fn filter(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
         let table = filter_table(cx);
         if table.iter().all(|&t| t == TOLERATED) {

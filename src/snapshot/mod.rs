@@ -3,6 +3,7 @@
 //!
 //! Owned by the scheduling thread. Filter and score workers borrow it immutably during a cycle.
 
+pub mod bits;
 pub mod compile;
 pub mod intern;
 pub mod model;

@@ -7,7 +7,7 @@ use ahash::AHashMap;
 use smallvec::SmallVec;
 
 use super::intern::Sym;
-use super::model::{HostPort, NodeSpec, PodInfo, Taint};
+use super::model::{HostPort, NodeSpec, PodInfo, Taint, TaintEffect};
 use crate::ids::PodUid;
 
 /// A row of the [`NodeTable`]. Valid until a node is removed (removal moves the last row into the
@@ -21,6 +21,11 @@ impl NodeIdx {
         self.0 as usize
     }
 }
+
+/// Taint sets holding a NoSchedule/NoExecute taint that get a row bitset
+/// ([`NodeTable::hard_taint_rows`]): at most this many bitsets of `nodes / 8` bytes each (a
+/// cluster has a handful of taint sets; one set per node would otherwise cost `nodes^2 / 8`).
+pub const MAX_TRACKED_HARD_TAINT_SETS: usize = 64;
 
 /// Distinct taint lists, shared by the nodes that carry them. Most clusters have a handful, so
 /// taint checks are evaluated once per set per pod, then looked up per node.
@@ -282,6 +287,12 @@ pub struct NodeTable {
     /// Index into [`NodeTable::taint_sets`].
     pub taint_set: Vec<u32>,
     pub taint_sets: TaintSets,
+    /// Per taint set id: the rows carrying the set, as a row bitset ([`super::bits`]), for the
+    /// first [`MAX_TRACKED_HARD_TAINT_SETS`] sets holding a NoSchedule/NoExecute taint; `None`
+    /// for the other sets (and missing for sets no row carried yet).
+    hard_taint_rows: Vec<Option<Vec<u64>>>,
+    /// Rows whose taint set holds a NoSchedule/NoExecute taint but has no bitset.
+    untracked_hard_taint_rows: usize,
     pub labels: Vec<LabelColumn>,
     label_col_of_key: AHashMap<Sym, u32>,
     pub alloc_cpu_milli: Vec<i64>,
@@ -460,6 +471,48 @@ impl NodeTable {
         self.generation[i] = NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether taint set `s` holds a NoSchedule or NoExecute taint (the only sets a pod can fail
+    /// to tolerate in TaintToleration's Filter or PodTopologySpread's `nodeTaintsPolicy`).
+    pub fn is_hard_taint_set(&self, s: u32) -> bool {
+        self.taint_sets.get(s).iter().any(|t| matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute))
+    }
+
+    /// The rows carrying taint set `s` as a row bitset ([`super::bits`]: words past its end read
+    /// 0), when `s` holds a NoSchedule/NoExecute taint and is among the first
+    /// [`MAX_TRACKED_HARD_TAINT_SETS`] such sets seen; `None` otherwise. Kept up to date by node
+    /// adds, updates and removals (O(1) each).
+    pub fn hard_taint_rows(&self, s: u32) -> Option<&[u64]> {
+        self.hard_taint_rows.get(s as usize).and_then(|b| b.as_deref())
+    }
+
+    /// Rows whose taint set holds a NoSchedule/NoExecute taint but has no
+    /// [`NodeTable::hard_taint_rows`] (0 when every such row is in a bitset).
+    pub fn untracked_hard_taint_rows(&self) -> usize {
+        self.untracked_hard_taint_rows
+    }
+
+    /// Row `i` starts (`on`) or stops carrying taint set `s` in the hard-taint bookkeeping.
+    fn mark_taint_row(&mut self, i: usize, s: u32, on: bool) {
+        while self.hard_taint_rows.len() <= s as usize {
+            let id = self.hard_taint_rows.len() as u32;
+            let tracked = self.hard_taint_rows.iter().filter(|b| b.is_some()).count();
+            let track = self.is_hard_taint_set(id) && tracked < MAX_TRACKED_HARD_TAINT_SETS;
+            self.hard_taint_rows.push(track.then(Vec::new));
+        }
+        let hard = self.is_hard_taint_set(s);
+        match &mut self.hard_taint_rows[s as usize] {
+            Some(bits) => super::bits::set(bits, i, on),
+            None if hard => {
+                if on {
+                    self.untracked_hard_taint_rows += 1;
+                } else {
+                    self.untracked_hard_taint_rows -= 1;
+                }
+            }
+            None => {}
+        }
+    }
+
     /// How many nodes are unschedulable (`spec.unschedulable`).
     pub fn unschedulable_nodes(&self) -> usize {
         self.unschedulable_count
@@ -476,6 +529,7 @@ impl NodeTable {
         self.unschedulable_count += spec.unschedulable as usize;
         let ts = self.taint_sets.intern(&spec.taints);
         self.taint_set.push(ts);
+        self.mark_taint_row(i, ts, true);
         for col in &mut self.labels {
             col.values.push(Sym::NONE);
         }
@@ -608,6 +662,12 @@ impl NodeTable {
         let last = self.len - 1;
         self.name.swap_remove(i);
         self.unschedulable_count -= self.unschedulable.swap_remove(i) as usize;
+        self.mark_taint_row(i, self.taint_set[i], false);
+        if i != last {
+            let moved = self.taint_set[last];
+            self.mark_taint_row(last, moved, false);
+            self.mark_taint_row(i, moved, true);
+        }
         self.taint_set.swap_remove(i);
         for col in &mut self.labels {
             col.values.swap_remove(i);
@@ -802,7 +862,9 @@ impl NodeTable {
         self.unschedulable_count -= self.unschedulable[i] as usize;
         self.unschedulable.set(i, spec.unschedulable);
         self.unschedulable_count += spec.unschedulable as usize;
+        self.mark_taint_row(i, self.taint_set[i], false);
         self.taint_set[i] = self.taint_sets.intern(&spec.taints);
+        self.mark_taint_row(i, self.taint_set[i], true);
         for col in &mut self.labels {
             col.values[i] = Sym::NONE;
         }
@@ -1103,6 +1165,86 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The taint set of a test node: `v` picks one of 400 sets (far more than
+    /// [`MAX_TRACKED_HARD_TAINT_SETS`] hard ones): even values NoSchedule, odd PreferNoSchedule,
+    /// 0 no taint.
+    fn taint_spec(snap: &mut Snapshot, name: &str, v: u16) -> NodeSpec {
+        let mut spec = NodeSpec { name: snap.interner.intern(name), allowed_pod_number: 110, ..Default::default() };
+        if v > 0 {
+            let effect = if v.is_multiple_of(2) { TaintEffect::NoSchedule } else { TaintEffect::PreferNoSchedule };
+            spec.taints =
+                vec![Taint { key: snap.interner.intern("k"), value: snap.interner.intern(&format!("v{v}")), effect }];
+        }
+        spec
+    }
+
+    #[test]
+    fn hard_taint_sets_past_the_cap_are_counted_untracked() {
+        let mut snap = Snapshot::new();
+        let mut t = NodeTable::new();
+        // Node i carries hard set i (v = 2i + 2): the sets past the cap have no bitset.
+        for i in 0..MAX_TRACKED_HARD_TAINT_SETS + 6 {
+            t.add_node(&taint_spec(&mut snap, &format!("n{i}"), 2 * i as u16 + 2));
+        }
+        t.add_node(&taint_spec(&mut snap, "soft", 1));
+        assert_eq!(t.untracked_hard_taint_rows(), 6);
+        assert!(t.hard_taint_rows(t.taint_set[0]).is_some());
+        assert!(t.hard_taint_rows(t.taint_set[MAX_TRACKED_HARD_TAINT_SETS]).is_none());
+        assert!(t.hard_taint_rows(t.taint_set[MAX_TRACKED_HARD_TAINT_SETS + 6]).is_none(), "soft set");
+        // Untracked rows removed (or updated to a tracked set): the count follows.
+        let last = format!("n{}", MAX_TRACKED_HARD_TAINT_SETS + 5);
+        t.remove_node(t.idx_of(snap.interner.intern(&last)).unwrap());
+        let spec = taint_spec(&mut snap, &format!("n{MAX_TRACKED_HARD_TAINT_SETS}"), 2);
+        t.update_node(t.idx_of(spec.name).unwrap(), &spec);
+        assert_eq!(t.untracked_hard_taint_rows(), 4);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+        /// The hard-taint row bitsets and the untracked count equal a recount from the `taint_set`
+        /// column after any node adds, updates (taints changed) and removals.
+        #[test]
+        fn hard_taint_rows_equal_a_recount(ops in proptest::collection::vec((0u8..3, 0u8..40, 0u16..400), 1..400)) {
+            let mut snap = Snapshot::new();
+            let mut t = NodeTable::new();
+            let mut live: Vec<u8> = Vec::new();
+            for (op, n, v) in ops {
+                let name = format!("n{n}");
+                match op {
+                    0 if !live.contains(&n) => {
+                        t.add_node(&taint_spec(&mut snap, &name, v));
+                        live.push(n);
+                    }
+                    1 if live.contains(&n) => {
+                        let spec = taint_spec(&mut snap, &name, v);
+                        t.update_node(t.idx_of(spec.name).unwrap(), &spec);
+                    }
+                    2 if live.contains(&n) => {
+                        t.remove_node(t.idx_of(snap.interner.intern(&name)).unwrap());
+                        live.retain(|&x| x != n);
+                    }
+                    _ => continue,
+                }
+                let mut untracked = 0;
+                let mut tracked = 0;
+                for s in 0..t.taint_sets.len() as u32 {
+                    let want = crate::snapshot::bits::from_fn(t.len(), |r| t.taint_set[r] == s);
+                    match t.hard_taint_rows(s) {
+                        Some(bits) => {
+                            prop_assert!(t.is_hard_taint_set(s));
+                            prop_assert_eq!(crate::snapshot::bits::trimmed(bits), crate::snapshot::bits::trimmed(&want), "set {}", s);
+                            tracked += 1;
+                        }
+                        None if t.is_hard_taint_set(s) => untracked += t.taint_set.iter().filter(|&&x| x == s).count(),
+                        None => {}
+                    }
+                }
+                prop_assert!(tracked <= MAX_TRACKED_HARD_TAINT_SETS);
+                prop_assert_eq!(t.untracked_hard_taint_rows(), untracked);
             }
         }
     }

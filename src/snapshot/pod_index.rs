@@ -60,6 +60,8 @@ pub struct TopologyKeyIndex {
     dom_of_value: AHashMap<Sym, u32>,
     /// Domains carried by two or more nodes now (kept with `nodes_in_dom`).
     shared_doms: u32,
+    /// Nodes lacking the key now ([`NO_DOMAIN`] in `dom_of_node`).
+    keyless: u32,
 }
 
 impl TopologyKeyIndex {
@@ -72,6 +74,7 @@ impl TopologyKeyIndex {
             nodes_in_dom: Vec::new(),
             dom_of_value: AHashMap::new(),
             shared_doms: 0,
+            keyless: 0,
         };
         let col = nodes.label_column(key);
         for n in 0..nodes.len() {
@@ -84,6 +87,7 @@ impl TopologyKeyIndex {
 
     fn dom_for(&mut self, v: Sym) -> u32 {
         if v.is_none() {
+            self.keyless += 1;
             return NO_DOMAIN;
         }
         let next = self.value_of_dom.len() as u32;
@@ -102,7 +106,14 @@ impl TopologyKeyIndex {
         if d != NO_DOMAIN {
             self.shared_doms -= u32::from(self.nodes_in_dom[d as usize] == 2);
             self.nodes_in_dom[d as usize] -= 1;
+        } else {
+            self.keyless -= 1;
         }
+    }
+
+    /// True when every node carries the key. O(1).
+    pub fn every_node_has_key(&self) -> bool {
+        self.keyless == 0
     }
 
     /// True when no domain is carried by more than one node (hostname-like keys): a domain's
@@ -127,6 +138,9 @@ pub struct QueryCounter {
     pub query: PodQuery,
     /// Matching pods on each node.
     pub per_node: Vec<u32>,
+    /// The nodes with a matching pod (`per_node[n] > 0`) as a row bitset ([`super::bits`]), so
+    /// the nodes with none are found 64 at a time (PodTopologySpread's minimum and candidates).
+    pub occupied: Vec<u64>,
     /// For each tracked key (index into [`PodIndex::keys`]): matching pods per domain.
     pub per_dom: Vec<(u32, Vec<u32>)>,
 }
@@ -245,7 +259,9 @@ impl PodIndex {
         }
         for q in &mut self.queries {
             debug_assert_eq!(q.per_node[i], 0);
+            let last = q.per_node.len() - 1;
             q.per_node.swap_remove(i);
+            super::bits::swap_remove(&mut q.occupied, i, last);
         }
         for c in &mut self.carried {
             c.per_node.swap_remove(i);
@@ -282,6 +298,7 @@ impl PodIndex {
             let q = &mut self.queries[qi as usize];
             if q.query.matches(pod, ns_labels, interner) {
                 bump(&mut q.per_node[i]);
+                super::bits::set(&mut q.occupied, i, q.per_node[i] > 0);
                 for (k, v) in &mut q.per_dom {
                     let d = keys[*k as usize].dom_of_node[i];
                     if d != NO_DOMAIN {
@@ -335,6 +352,7 @@ impl PodIndex {
             let t = &keys[*k as usize];
             *v = aggregate_by_domain(&t.dom_of_node, t.num_domains(), &per_node, |_| true);
         }
+        q.occupied = occupied_rows(&per_node);
         q.per_node = per_node;
     }
 
@@ -352,6 +370,11 @@ impl PodIndex {
     }
 }
 
+/// [`QueryCounter::occupied`] from the per-node counts (a registration or a recount).
+pub fn occupied_rows(per_node: &[u32]) -> Vec<u64> {
+    super::bits::from_fn(per_node.len(), |n| per_node[n] > 0)
+}
+
 /// Namespace labels of `ns` in `snap` (empty when the Namespace is unknown).
 pub fn ns_labels(snap: &Snapshot, ns: Sym) -> &[(Sym, Sym)] {
     snap.cluster.namespaces.get(&ns).map_or(&[], |v| v.as_slice())
@@ -367,7 +390,8 @@ pub fn ensure_query(snap: &mut Snapshot, q: &PodQuery, keys: &[Sym]) {
             let per_node = scan_per_node(snap, q);
             let idx = &mut snap.pod_index;
             let qi = idx.queries.len();
-            idx.queries.push(QueryCounter { query: q.clone(), per_node, per_dom: Vec::new() });
+            let occupied = occupied_rows(&per_node);
+            idx.queries.push(QueryCounter { query: q.clone(), per_node, occupied, per_dom: Vec::new() });
             idx.query_idx.insert(q.clone(), qi as u32);
             match anchor(q) {
                 Anchor::Pair(pair) => idx.query_by_pair.entry(pair).or_default().push(qi as u32),
@@ -534,10 +558,13 @@ mod tests {
                 assert_eq!(t.nodes_in_dom[d], want, "nodes in domain {v:?}");
             }
             assert_eq!(t.one_node_per_domain(), t.nodes_in_dom.iter().all(|&c| c <= 1), "one node per domain");
+            assert_eq!(t.every_node_has_key(), !t.dom_of_node.contains(&NO_DOMAIN), "every node has the key");
         }
         for q in &idx.queries {
             let fresh = scan_per_node(snap, &q.query);
             assert_eq!(q.per_node, fresh, "per-node counts");
+            let want = occupied_rows(&fresh);
+            assert_eq!(super::super::bits::trimmed(&q.occupied), super::super::bits::trimmed(&want), "occupied rows");
             for (k, v) in &q.per_dom {
                 let t = &idx.keys[*k as usize];
                 let want = aggregate_by_domain(&t.dom_of_node, t.num_domains(), &fresh, |_| true);

@@ -7,8 +7,12 @@
 //! inclusion policy narrows the nodes) the per-domain counters are read as they are; otherwise
 //! the per-node counts are summed over the eligible nodes (O(nodes), integer arrays). Filter's
 //! common narrowed case (a hostname-like key, one node per domain, only `nodeTaintsPolicy: Honor`
-//! narrowing) allocates nothing per cycle: PreFilter takes the minimum in one pass over the
-//! columns and Filter reads the pod index's per-node counts ([`eligible_node_min`]).
+//! narrowing) allocates nothing per node: PreFilter takes the minimum in one pass over the
+//! columns and Filter reads the pod index's per-node counts ([`eligible_node_min`]). When every
+//! node carries the key, PreFilter works on row bitsets instead (the query's nodes with a matching
+//! pod, the nodes of each untolerated taint set: [`free_eligible_rows`], O(nodes / 64)), and at
+//! limit 0 offers the free eligible nodes as the sparse pass's candidates, without the untolerated
+//! nodes when TaintToleration rejects them.
 
 #[cfg(test)]
 mod tests;
@@ -18,6 +22,7 @@ use serde_json::Value;
 
 use super::helper::{ResolvedLabelSet, ResolvedSelector};
 use crate::framework::{Code, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE};
+use crate::snapshot::bits;
 use crate::snapshot::pod_index::{self, PodQuery, TopologyKeyIndex, NO_DOMAIN};
 use crate::snapshot::{
     tolerations_tolerate, InclusionPolicy, Interner, LabelSelector, NamespaceSet, NodeIdx, PodInfo, PodSelector,
@@ -153,7 +158,7 @@ pub fn constraint_skews(plugin: Option<&PodTopologySpread>, snap: &Snapshot, pod
             when == WhenUnsatisfiable::DoNotSchedule || explicit || plugin.is_none_or(|p| !p.system_defaulted);
         let domains: Vec<KeyDomains> = cs.iter().map(|c| KeyDomains::new(snap, c.topology_key)).collect();
         for (i, c) in cs.iter().enumerate() {
-            if let Some((FilterCounts::EligibleNode { query, taints_ok }, min, num)) =
+            if let Some((FilterCounts::EligibleNode { query, taints_ok }, min, num, _)) =
                 eligible_node_counts(snap, pod, c, &cs, &domains, i)
             {
                 // One node per domain, narrowed by the taint policy alone: two passes over the
@@ -527,11 +532,60 @@ pub fn filter_eligible_node(
     }
 }
 
+/// The nodes whose taint set the pod does not tolerate (`taints_ok[s]` false), as a row bitset
+/// ([`crate::snapshot::bits`]): the union of the node table's hard-taint rows of those sets,
+/// O(sets x nodes / 64). `None` when some node's hard taint set has no bitset
+/// ([`crate::snapshot::NodeTable::untracked_hard_taint_rows`]).
+pub fn untolerated_rows(nodes: &crate::snapshot::NodeTable, taints_ok: &[bool]) -> Option<Vec<u64>> {
+    if nodes.untracked_hard_taint_rows() > 0 {
+        return None;
+    }
+    let mut out = vec![0u64; bits::words_for(nodes.len())];
+    for (s, _) in taints_ok.iter().enumerate().filter(|(_, ok)| !**ok) {
+        // An untolerated set holds a NoSchedule/NoExecute taint, so it is tracked.
+        for (o, &w) in out.iter_mut().zip(nodes.hard_taint_rows(s as u32).unwrap_or(&[])) {
+            *o |= w;
+        }
+    }
+    Some(out)
+}
+
+/// [`eligible_node_min`] over row bitsets, when every one of the `rows` nodes carries the key:
+/// writes into `free` the eligible nodes (not `untolerated`) with no matching pod (not
+/// `occupied`), and returns whether there is one (the minimum is then 0) and how many nodes are
+/// eligible. O(nodes / 64).
+pub fn free_eligible_rows(rows: usize, occupied: &[u64], untolerated: &[u64], free: &mut Vec<u64>) -> (bool, usize) {
+    let words = bits::words_for(rows);
+    free.clear();
+    let mut any = 0u64;
+    let mut untolerated_count = 0usize;
+    for w in 0..words {
+        let valid = bits::valid_mask(rows, w);
+        let u = bits::word(untolerated, w) & valid;
+        untolerated_count += u.count_ones() as usize;
+        let f = !bits::word(occupied, w) & !u & valid;
+        any |= f;
+        free.push(f);
+    }
+    (any != 0, rows - untolerated_count)
+}
+
+/// The row sets PreFilter found on the bitset path ([`eligible_node_counts`]).
+struct RowSets {
+    /// Eligible nodes with no matching pod ([`free_eligible_rows`]).
+    free: Vec<u64>,
+    /// Nodes whose taints the pod does not tolerate ([`untolerated_rows`]).
+    untolerated: Vec<u64>,
+}
+
 /// PreFilter's counts for `cs[ci]` through [`FilterCounts::EligibleNode`], when it applies: the
 /// constraints have one key, whose domains hold at most one node each, only the taint policy
 /// narrows the nodes (and does narrow them), and the pod index counts the constraint's query.
-/// Returns the counts with the minimum and number of eligible domains ([`eligible_node_min`]);
-/// `None` sends the caller to [`eligible_counts`], which gives the same answers (per domain).
+/// Returns the counts with the minimum and number of eligible domains ([`eligible_node_min`]),
+/// and, when every node carries the key and the untolerated nodes are known as a bitset, the
+/// [`RowSets`] (then the minimum costs O(nodes / 64) whenever some eligible node has no matching
+/// pod, else one column pass); `None` sends the caller to [`eligible_counts`], which gives the
+/// same answers (per domain).
 fn eligible_node_counts(
     snap: &Snapshot,
     pod: &PodInfo,
@@ -539,7 +593,7 @@ fn eligible_node_counts(
     cs: &[SpreadConstraint],
     domains: &[KeyDomains],
     ci: usize,
-) -> Option<(FilterCounts, Option<u32>, usize)> {
+) -> Option<(FilterCounts, Option<u32>, usize, Option<RowSets>)> {
     let has_affinity = !pod.node_selector.is_empty() || pod.required_affinity.is_some();
     if cs.iter().any(|o| o.topology_key != c.topology_key)
         || (c.node_affinity_policy == InclusionPolicy::Honor && has_affinity)
@@ -553,22 +607,46 @@ fn eligible_node_counts(
         return None;
     }
     let query = constraint_query(pod, c);
-    let per_node = &snap.pod_index.query(&query)?.per_node;
+    let counter = snap.pod_index.query(&query)?;
     let taints_ok = untolerated_free_sets(snap, pod);
     if taints_ok.iter().all(|ok| *ok) {
         return None;
     }
     let n = t.dom_of_node.len();
+    let rows = if t.every_node_has_key() { untolerated_rows(&snap.nodes, &taints_ok) } else { None };
+    if let Some(untolerated) = rows {
+        let mut free = Vec::new();
+        let (some_free, num) = free_eligible_rows(n, &counter.occupied, &untolerated, &mut free);
+        let min = if some_free || num == 0 {
+            (num > 0).then_some(0)
+        } else {
+            eligible_node_min(&t.dom_of_node, &counter.per_node[..n], &snap.nodes.taint_set[..n], &taints_ok).0
+        };
+        let sets = RowSets { free, untolerated };
+        return Some((FilterCounts::EligibleNode { query, taints_ok }, min, num, Some(sets)));
+    }
+    let per_node = &counter.per_node;
     let (min, num) = eligible_node_min(&t.dom_of_node, &per_node[..n], &snap.nodes.taint_set[..n], &taints_ok);
-    Some((FilterCounts::EligibleNode { query, taints_ok }, min, num))
+    Some((FilterCounts::EligibleNode { query, taints_ok }, min, num, None))
+}
+
+/// PodTopologySpread's candidates for the engine's sparse filter pass
+/// ([`Plugin::filter_candidates`]).
+enum Candidates {
+    /// Exactly the nodes Filter passes, in row order ([`filter_passing_nodes`]).
+    List(Vec<NodeIdx>),
+    /// When the limit is 0 with every node carrying the key: Filter passes the eligible nodes
+    /// with no matching pod (`free`) and the untolerated ones (which count 0); the latter are
+    /// left out when another Filter rejects them.
+    Rows(RowSets),
 }
 
 struct PreFilterState {
     domains: Vec<KeyDomains>,
     constraints: Vec<FilterConstraint>,
-    /// Exactly the nodes Filter passes, in row order, when the pod's one constraint reads
+    /// The nodes Filter passes, when the pod's one constraint reads
     /// [`FilterCounts::EligibleNode`] (offered as [`Plugin::filter_candidates`]).
-    candidates: Option<Vec<NodeIdx>>,
+    candidates: Option<Candidates>,
 }
 
 /// The soft constraints, pre-computed for Score.
@@ -650,26 +728,32 @@ impl Plugin for PodTopologySpread {
             .enumerate()
             .map(|(i, c)| {
                 let self_match = c.selector.matches(&pod.labels, &snap.interner) as i64;
-                let (counts, min, num_domains) = match eligible_node_counts(snap, pod, c, &cs, &domains, i) {
+                let (counts, min, num_domains, rows) = match eligible_node_counts(snap, pod, c, &cs, &domains, i) {
                     Some(fast) => fast,
                     None => {
                         let (counts, present) = eligible_counts(snap, pod, c, &domains, i, true);
                         let num_domains = present.iter().filter(|p| **p).count();
                         let min = counts.iter().zip(&present).filter(|(_, p)| **p).map(|(c, _)| *c).min();
-                        (FilterCounts::PerDomain(counts), min, num_domains)
+                        (FilterCounts::PerDomain(counts), min, num_domains, None)
                     }
                 };
                 let min = min.map(i64::from);
                 let min_match = if (num_domains as i64) < c.min_domains as i64 { 0 } else { min.unwrap_or(0) };
                 let max_skew = c.max_skew as i64;
+                let limit = max_skew + min_match - self_match;
                 if let (true, FilterCounts::EligibleNode { query, taints_ok }) = (cs.len() == 1, &counts) {
-                    let per_node = pod_index::per_node_counts(snap, query);
-                    let dom = &domains[i].get(snap).dom_of_node;
-                    let taint_set = &snap.nodes.taint_set[..dom.len()];
-                    let mut list = Vec::new();
-                    let limit = max_skew + min_match - self_match;
-                    filter_passing_nodes(dom, &per_node[..dom.len()], taint_set, taints_ok, limit, &mut list);
-                    candidates = Some(list);
+                    candidates = Some(match rows {
+                        // Count <= 0 is "no matching pod": the bitset PreFilter already has.
+                        Some(rows) if limit == 0 => Candidates::Rows(rows),
+                        _ => {
+                            let per_node = pod_index::per_node_counts(snap, query);
+                            let dom = &domains[i].get(snap).dom_of_node;
+                            let taint_set = &snap.nodes.taint_set[..dom.len()];
+                            let mut list = Vec::new();
+                            filter_passing_nodes(dom, &per_node[..dom.len()], taint_set, taints_ok, limit, &mut list);
+                            Candidates::List(list)
+                        }
+                    });
                 }
                 FilterConstraint { max_skew, min_match, self_match, counts }
             })
@@ -723,13 +807,28 @@ impl Plugin for PodTopologySpread {
     }
 
     /// The pod's one constraint on a key whose domains hold one node each, narrowed by the taint
-    /// policy alone: the nodes PreFilter listed as passing (copied, O(result)).
-    fn filter_candidates(&self, _cx: CycleCx<'_>, state: &CycleState, out: &mut Vec<NodeIdx>) -> bool {
-        let Some(list) = state.read::<PreFilterState>(PRE_FILTER_KEY).and_then(|s| s.candidates.as_ref()) else {
+    /// policy alone: the nodes PreFilter found passing (a list copied, or row bitsets read 64
+    /// nodes at a time), without the untolerated ones when another Filter rejects them.
+    fn filter_candidates(
+        &self,
+        _cx: CycleCx<'_>,
+        state: &CycleState,
+        untolerated_rejected: bool,
+        out: &mut Vec<NodeIdx>,
+    ) -> bool {
+        let Some(c) = state.read::<PreFilterState>(PRE_FILTER_KEY).and_then(|s| s.candidates.as_ref()) else {
             return false;
         };
         out.clear();
-        out.extend_from_slice(list);
+        match c {
+            Candidates::List(list) => out.extend_from_slice(list),
+            Candidates::Rows(rows) if untolerated_rejected => bits::push_ones(&rows.free, out),
+            Candidates::Rows(rows) => {
+                let both: Vec<u64> =
+                    rows.free.iter().enumerate().map(|(w, &f)| f | bits::word(&rows.untolerated, w)).collect();
+                bits::push_ones(&both, out);
+            }
+        }
         true
     }
 

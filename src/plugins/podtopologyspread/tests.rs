@@ -864,5 +864,40 @@ mod eligible_node_kernels {
                 eligible_node_min(&dom_of_node, &per_node, &taint_set, &taints_ok)
             );
         }
+
+        /// With every node carrying the key, the row-bitset kernel ([`free_eligible_rows`]) says
+        /// what the column pass says: the minimum is 0 exactly when it finds a free eligible node,
+        /// the same eligible count; and its rows with the untolerated ones are the nodes Filter
+        /// passes at limit 0 (`Candidates::Rows`), without them the eligible ones among those.
+        #[test]
+        fn row_bitsets_are_the_column_pass(
+            nodes in proptest::collection::vec((0u32..3, 0u32..4), 0..200),
+            taints_ok in proptest::collection::vec(any::<bool>(), 4),
+            stale_words in 0usize..3,
+        ) {
+            let dom_of_node: Vec<u32> = (0..nodes.len() as u32).collect();
+            let per_node: Vec<u32> = nodes.iter().map(|n| n.0).collect();
+            let taint_set: Vec<u32> = nodes.iter().map(|n| n.1).collect();
+            // Incremental sets may be shorter (missing words read 0) or carry zero words past the rows.
+            let mut occupied = crate::snapshot::pod_index::occupied_rows(&per_node);
+            occupied.resize(bits::trimmed(&occupied).len() + stale_words, 0);
+            let untolerated = bits::from_fn(nodes.len(), |n| !taints_ok[taint_set[n] as usize]);
+            let mut free = vec![7u64];
+            let (some_free, num) = free_eligible_rows(nodes.len(), &occupied, &untolerated, &mut free);
+            let (min, want_num) = eligible_node_min(&dom_of_node, &per_node, &taint_set, &taints_ok);
+            prop_assert_eq!(num, want_num);
+            prop_assert_eq!(some_free, min == Some(0));
+            let mut passing = Vec::new();
+            filter_passing_nodes(&dom_of_node, &per_node, &taint_set, &taints_ok, 0, &mut passing);
+            let both: Vec<u64> = free.iter().enumerate().map(|(w, &f)| f | bits::word(&untolerated, w)).collect();
+            let mut got = Vec::new();
+            bits::push_ones(&both, &mut got);
+            prop_assert_eq!(&got, &passing);
+            got.clear();
+            bits::push_ones(&free, &mut got);
+            let eligible: Vec<NodeIdx> =
+                passing.iter().copied().filter(|n| taints_ok[taint_set[n.ix()] as usize]).collect();
+            prop_assert_eq!(&got, &eligible);
+        }
     }
 }
