@@ -71,6 +71,10 @@ type runOptions struct {
 	parallelism int
 	rep         uint32
 	gates       map[string]bool
+	// apiLatency is how long each of preemption's API calls takes (`--api-latency`; apilatency.go).
+	apiLatency time.Duration
+	// trace is `--events` (nil: none).
+	trace *eventTrace
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
@@ -85,6 +89,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	parallelism := fs.Int("parallelism", 0, "scheduler parallelism (0 = the configuration's, 16 by default)")
 	rep := fs.Uint("rep", 0, "repetition index written into the report")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run here")
+	apiLatency := fs.Duration("api-latency", 0, "each preemption API call (a victim's status patch, its delete) takes this long (schedperf models 1ms)")
+	eventsFile := fs.String("events", "", "write a JSON-lines trace of preemptions and binds here")
 	// Flags may follow the path, as in schedperf run.
 	var paths []string
 	rest := args
@@ -106,6 +112,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *parallelism < 0 {
 		return badInput("run: --parallelism: %d: expected >= 0", *parallelism)
+	}
+	if *apiLatency < 0 {
+		return badInput("run: --api-latency: %v: expected >= 0", *apiLatency)
 	}
 	lf, err := parseLabelFilter(*filter)
 	if err != nil {
@@ -154,6 +163,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		Upstream:      upstreamInfo{Kubernetes: kubernetesVersion},
 		Runs:          []runReport{},
 	}
+	var trace *eventTrace
+	if *eventsFile != "" {
+		f, err := os.Create(*eventsFile)
+		if err != nil {
+			return badInput("run: --events: %v", err)
+		}
+		defer func() { _ = f.Close() }()
+		trace = &eventTrace{out: f}
+	}
 	failed := 0
 	for _, w := range selected {
 		name := w.testCase + "/" + w.name
@@ -168,7 +186,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		for k, v := range cliGates {
 			g[k] = v
 		}
-		rr, runErr := runWorkload(w, runOptions{parallelism: *parallelism, rep: uint32(*rep), gates: g})
+		if trace != nil {
+			trace.write(map[string]any{"event": "workload", "rep": *rep, "testCase": w.testCase, "workload": w.name})
+		}
+		opt := runOptions{parallelism: *parallelism, rep: uint32(*rep), gates: g, apiLatency: *apiLatency, trace: trace}
+		rr, runErr := runWorkload(w, opt)
 		if rr == nil {
 			return runErr
 		}
@@ -204,6 +226,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if err := writeJSON(stdout, doc); err != nil {
 			return err
 		}
+	}
+	if trace != nil && trace.err != nil {
+		return fmt.Errorf("--events %s: %v", *eventsFile, trace.err)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d workload(s) failed", failed)
@@ -291,6 +316,10 @@ type runner struct {
 	classes map[string]*schedulingv1PC
 	// parallelism is the scheduler's (16 unless the configuration or --parallelism says otherwise).
 	parallelism int
+	// apiLatency and trace: runOptions' (apilatency.go); start is the workload's start, the trace's zero.
+	apiLatency time.Duration
+	trace      *eventTrace
+	start      time.Time
 
 	mu            sync.Mutex
 	pods          map[string]*podRec
@@ -320,7 +349,7 @@ type runner struct {
 func podsKey(ns, name string) string { return ns + "/" + name }
 
 // newRunner builds scheduler.New on an empty fake clientset and starts it.
-func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, parallelism int) (*runner, error) {
+func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, opt runOptions) (*runner, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
@@ -328,7 +357,8 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, parallelism i
 	tr := &rvTracker{ObjectTracker: clienttesting.NewObjectTracker(clientscheme.Scheme, clientscheme.Codecs.UniversalDecoder())}
 	r := &runner{w: w, ctx: ctx, cancel: cancel, client: client, tracker: tr, logger: logger,
 		classes: map[string]*schedulingv1PC{}, pods: map[string]*podRec{}, pendingByOp: map[int]int{},
-		attempts: map[string][]int64{}, loopDone: make(chan struct{}), lastBind: time.Now()}
+		attempts: map[string][]int64{}, loopDone: make(chan struct{}), lastBind: time.Now(),
+		apiLatency: opt.apiLatency, trace: opt.trace, start: time.Now()}
 	// The fake's own tracker is replaced by tr: every write gets a resourceVersion.
 	client.ReactionChain = nil
 	client.WatchReactionChain = nil
@@ -355,6 +385,7 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, parallelism i
 		if err := tr.Update(podsGVR, pod, action.GetNamespace()); err != nil {
 			return true, nil, err
 		}
+		r.trace.add(r, "bound", podsKey(pod.Namespace, pod.Name), map[string]any{"node": b.Target.Name})
 		return true, b, nil
 	})
 	client.AddReactor("delete", "pods", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
@@ -367,10 +398,12 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, parallelism i
 	inf := scheduler.NewInformerFactory(client, 0, nil)
 	recorder := &events.FakeRecorder{}
 	recorderFactory := profile.RecorderFactory(func(string) events.EventRecorderLogger { return recorder })
+	parallelism := opt.parallelism
 	if parallelism == 0 {
 		parallelism = int(cfg.Parallelism)
 	}
-	sched, err := scheduler.New(ctx, client, inf, nil, recorderFactory,
+	// The informers read the fake; the scheduler's own calls go through latencyClient (apilatency.go).
+	sched, err := scheduler.New(ctx, latencyClient{Clientset: client, r: r}, inf, nil, recorderFactory,
 		scheduler.WithComponentConfigVersion(cfg.TypeMeta.APIVersion),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(int32(parallelism)),
@@ -459,6 +492,9 @@ func (r *runner) startScheduling() {
 	s.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, status *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
 		failure(ctx, f, pi, status, ni, start)
 		key := podsKey(pi.Pod.Namespace, pi.Pod.Name)
+		if ni != nil && ni.NominatedNodeName != "" {
+			r.trace.add(r, "nominated", key, map[string]any{"node": ni.NominatedNodeName})
+		}
 		r.mu.Lock()
 		if rec := r.pods[key]; rec != nil {
 			rec.failure, rec.failCode = status.Message(), status.Code()
@@ -1038,7 +1074,7 @@ func runWorkload(w workload, opt runOptions) (*runReport, error) {
 	}
 	watch.DefaultChanSize = watchBuffer(w)
 	wallStart, cpuStart := time.Now(), cpuSeconds()
-	r, err := newRunner(w, cfg, opt.parallelism)
+	r, err := newRunner(w, cfg, opt)
 	if err != nil {
 		return nil, badInput("%s: %s/%s: scheduler.New: %v", w.file, w.testCase, w.name, err)
 	}
