@@ -2,9 +2,12 @@
 //! shows the behaviour changing with the gate, and the oracle agrees"). `tests/data/async-preemption.yaml`
 //! (the workload `src/runner/gate_tests.rs` runs in virtual time) with the gate on (`Async`, v1.37.2's
 //! default) and off (`Sync`), run by schedperf (`run --virtual-time --events`) and by the oracle
-//! (`schedperf-oracle run --api-latency 1ms --events`: upstream's scheduler on the fake clientset, each of
-//! preemption's two API calls per victim taking the 1 ms schedperf models, 16 in parallel). Compared: the
-//! facts that wall-clock noise cannot change. Node names are not: the two nodes are alike, so upstream's
+//! (`schedperf-oracle run --api-latency 5ms --events`: upstream's scheduler on the fake clientset, each of
+//! preemption's two API calls per victim taking 5 ms, 16 in parallel). Compared: the facts that
+//! wall-clock noise cannot change. schedperf models 1 ms per call; the oracle's calls take 5 ms
+//! ([`ORACLE_API_LATENCY`]) so that its real-time window for scheduling other pods meanwhile (two
+//! calls in a row, then the last victim's two) stays wide on a loaded machine: none of the facts
+//! depends on the latency's size, only on the calls taking some time. Node names are not: the two nodes are alike, so upstream's
 //! nominee is the first of two equal candidates after its random offset, and its fill pods' nodes follow
 //! its 16 filter workers' race; the facts are stated per role (the preemptor's node, the other one).
 //!
@@ -32,6 +35,9 @@ fn oracle() -> PathBuf {
 }
 
 const FILE: &str = "tests/data/async-preemption.yaml";
+
+/// Each of the oracle's preemption API calls (see the module doc).
+const ORACLE_API_LATENCY: &str = "5ms";
 
 /// The run's trace: JSON lines of `{"event","pod","tNanos","detail"}` (both engines write this shape).
 fn trace(program: &Path, args: &[&str], workload: &str) -> Vec<serde_json::Value> {
@@ -181,7 +187,7 @@ fn async_preemption_gate_changes_the_run_as_on_the_real_kube_scheduler() {
     for (workload, want) in &cases {
         let ours = facts(&trace(&schedperf, &["--virtual-time"], workload), Engine::Schedperf);
         assert_eq!(ours, *want, "schedperf, {workload}");
-        let theirs = facts(&trace(&oracle, &["--api-latency", "1ms"], workload), Engine::Oracle);
+        let theirs = facts(&trace(&oracle, &["--api-latency", ORACLE_API_LATENCY], workload), Engine::Oracle);
         assert_eq!(theirs, *want, "kube-scheduler v1.37.2 (the oracle), {workload}");
     }
 }
