@@ -221,3 +221,63 @@ fn opportunistic_batching_gate_changes_the_cycles_as_on_the_real_kube_scheduler(
         assert_eq!(line.contains("on a batch hint on both sides"), hints, "{line}");
     }
 }
+
+/// GenericWorkload (off at v1.37.2, on in `workloads/podgroup`): the same file with the gate off, where
+/// kube-scheduler ignores the pods' groups and schedules each member on its own. Replayed in lockstep
+/// with the oracle, every pod agrees; and the run changes with the gate: PodGroupPartialFit's gang of 3
+/// no longer waits for its quorum, its members take both nodes one by one, and the pair created after
+/// them cannot fit (the workload's wait fails, exit 1), where with the gate on the gang places nothing
+/// and the pair fits.
+#[test]
+fn generic_workload_gate_off_schedules_members_one_by_one_as_on_the_real_kube_scheduler() {
+    let oracle = oracle();
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("workloads/podgroup");
+    let text = std::fs::read_to_string(src.join("performance-config.yaml")).unwrap();
+    let gates_on = text.matches("GenericWorkload: true").count();
+    assert!(gates_on >= 3, "workloads/podgroup sets GenericWorkload on in each test case");
+    let file = dir.path().join("podgroup-gate-off.yaml");
+    std::fs::write(&file, text.replace("GenericWorkload: true", "GenericWorkload: false")).unwrap();
+    let templates = dir.path().join("templates");
+    std::fs::create_dir(&templates).unwrap();
+    for entry in std::fs::read_dir(src.join("templates")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), templates.join(entry.file_name())).unwrap();
+    }
+
+    let out = dir.path().join("verify");
+    let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+        .args(["verify", "--oracle"])
+        .arg(&oracle)
+        .arg(&file)
+        .args(["--label-filter", "short", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    let last = text.lines().rfind(|l| l.starts_with("verify: ")).unwrap_or_else(|| panic!("no verify line: {text}"));
+    let (agreed, total) = last
+        .strip_prefix("verify: ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.split_once('/'))
+        .map(|(a, n)| (a.parse::<u32>().unwrap(), n.parse::<u32>().unwrap()))
+        .unwrap_or_else(|| panic!("unreadable verify line: {last}"));
+    assert!(total >= 20 && agreed == total, "{last}");
+
+    let run = |path: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_schedperf"))
+            .current_dir(root())
+            .arg("run")
+            .arg(path)
+            .args(["--test-case", "PodGroupPartialFit", "--label-filter", "short", "--virtual-time"])
+            .output()
+            .unwrap()
+    };
+    let on = run(&src.join("performance-config.yaml"));
+    assert_eq!(on.status.code(), Some(0), "gate on: {}", String::from_utf8_lossy(&on.stdout));
+    let off = run(&file);
+    let said = String::from_utf8_lossy(&off.stdout).to_string() + &String::from_utf8_lossy(&off.stderr);
+    assert_eq!(off.status.code(), Some(1), "gate off: {said}");
+    assert!(said.contains("2 of 2 pods not done") && said.contains("pair-pod"), "gate off: {said}");
+}
