@@ -89,6 +89,32 @@ impl NodeBits {
     }
 }
 
+/// The plan's per-node sums from the maintained ones ([`crate::snapshot::nominated::NominatedSums::all_count`]:
+/// every nominated pod counts, is plain and is not placed), less the pod's own nomination (`own`:
+/// its node and nominated copy), which does not count for it: what the walk sums, in row order.
+fn nominated_adds_from_sums(
+    rows: &[crate::snapshot::nominated::NominatedRow],
+    own: Option<(Sym, &Arc<PodInfo>)>,
+) -> Vec<(CoreRequests, NodeIdx)> {
+    let mut own_sum = CoreRequests::default();
+    if let Some((_, p)) = own {
+        own_sum.add(p);
+    }
+    let own_node = own.map(|(n, _)| n);
+    let mut adds = Vec::with_capacity(rows.len());
+    for r in rows {
+        let Some(idx) = r.idx else { continue };
+        let mut sum = r.sum;
+        if own_node == Some(r.node) {
+            sum.sub_sum(&own_sum);
+        }
+        if sum.pods > 0 {
+            adds.push((sum, idx));
+        }
+    }
+    adds
+}
+
 /// Whether nominated pod `p` counts when filtering `pod` and is not placed already: what
 /// [`nominated_for`] keeps and the plain path then places.
 fn counts_as_nominated(snap: &Snapshot, pod: &PodInfo, p: &PodInfo) -> bool {
@@ -811,7 +837,24 @@ impl Engine {
     /// resources, terms). Then shifting the columns by the nominated pods is what placing them
     /// does for every verdict, and the snapshot is left as it was.
     fn nominated_columns_plan(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> Option<NominatedColumnsPlan> {
-        let mut adds: Vec<(CoreRequests, NodeIdx)> = Vec::new();
+        let adds = match snap.nominated_sums().all_count(pod.priority) {
+            Some(rows) => nominated_adds_from_sums(rows, snap.nomination_of(pod.uid)),
+            None => Self::nominated_adds_walk(snap, pod)?,
+        };
+        if adds.is_empty() || snap.pre_filter_reads_pods(pod) {
+            return None;
+        }
+        let mut state = CycleState::new();
+        let (skip, names, narrowing) = Self::run_pre_filter(fw, CycleCx { snap, pod }, &mut state).ok()?;
+        fw.filters_read_only_columns(pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing, adds })
+    }
+
+    /// The plan's per-node sums by walking every nomination: `None` when a counted nominated pod
+    /// is not plain on the columns.
+    fn nominated_adds_walk(snap: &Snapshot, pod: &PodInfo) -> Option<Vec<(CoreRequests, NodeIdx)>> {
+        // At most one entry per node with nominations: reserved at once (grown by doubling from
+        // empty, the copies of reallocation cost more than the walk at 5,000 nominations).
+        let mut adds: Vec<(CoreRequests, NodeIdx)> = Vec::with_capacity(snap.nominated.len());
         for (node, v) in &snap.nominated {
             let Some(idx) = snap.nodes.idx_of(*node) else { continue };
             let mut sum = CoreRequests::default();
@@ -825,12 +868,7 @@ impl Engine {
                 adds.push((sum, idx));
             }
         }
-        if adds.is_empty() || snap.pre_filter_reads_pods(pod) {
-            return None;
-        }
-        let mut state = CycleState::new();
-        let (skip, names, narrowing) = Self::run_pre_filter(fw, CycleCx { snap, pod }, &mut state).ok()?;
-        fw.filters_read_only_columns(pod, &skip).then_some(NominatedColumnsPlan { state, skip, names, narrowing, adds })
+        Some(adds)
     }
 
     /// [`Engine::schedule_one_nominated_batched`] on the request columns ([`Self::nominated_columns_plan`]):
@@ -2083,6 +2121,57 @@ mod tests {
             let i = select_host(&mut heap, &totals);
             proptest::prop_assert_eq!(i, go_heap_init_root(&totals));
             proptest::prop_assert_eq!(totals[i], *totals.iter().max().unwrap());
+        }
+    }
+}
+
+#[cfg(test)]
+mod nominated_adds_tests {
+    use super::*;
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The plan's per-node sums from the maintained `NominatedSums` equal the walk of every
+        /// nomination (as sets: the row order is not the map's), whenever `all_count` lets the
+        /// sums stand in, the filtered pod nominated itself or not.
+        #[test]
+        fn adds_from_sums_are_the_walk(
+            noms in proptest::collection::vec((0usize..5, 1i32..3, 1i64..3000, any::<bool>()), 0..12),
+            pod_prio in 0i32..3,
+            own in proptest::option::of(0usize..5),
+            placed in proptest::option::of(0usize..12),
+        ) {
+            let mut snap = Snapshot::new();
+            for n in 0..4 {
+                MakeNode::new(&mut snap, &format!("n{n}")).capacity(100_000, 1 << 40).pods(110).add();
+            }
+            let node = |snap: &mut Snapshot, n: usize| snap.interner.intern(&format!("n{n}"));
+            let mut placed_uid = None;
+            for (i, &(n, prio, cpu, ported)) in noms.iter().enumerate() {
+                let b = MakePod::new(&mut snap, &format!("q{i}")).priority(prio).req(cpu, cpu << 20);
+                let p = Arc::new(if ported { b.host_port("TCP", "", 9000) } else { b }.build());
+                let sym = node(&mut snap, n);
+                snap.nominate(p.clone(), sym);
+                if placed == Some(i) && n < 4 {
+                    snap.place_pod(p.clone(), sym).expect("placed");
+                    placed_uid = Some(p.uid);
+                }
+            }
+            let pod = Arc::new(MakePod::new(&mut snap, "pod").priority(pod_prio).req(100, 1 << 20).build());
+            if let Some(n) = own {
+                let sym = node(&mut snap, n);
+                snap.nominate(pod.clone(), sym);
+            }
+            let walk = Engine::nominated_adds_walk(&snap, &pod);
+            if let Some(rows) = snap.nominated_sums().all_count(pod.priority) {
+                prop_assert!(placed_uid.is_none());
+                let mut fast = nominated_adds_from_sums(rows, snap.nomination_of(pod.uid));
+                let mut walk = walk.expect("every counted pod is plain");
+                fast.sort_by_key(|a| a.1);
+                walk.sort_by_key(|a| a.1);
+                prop_assert_eq!(fast, walk);
+            }
         }
     }
 }

@@ -33,7 +33,17 @@ pub struct Diagnosis {
 impl Diagnosis {
     /// The plugins that rejected the pod on at least one node (the queue's hint input).
     pub fn rejector_plugins(&self) -> Vec<PluginId> {
-        let mut v: Vec<PluginId> = self.failures.iter().map(|f| f.plugin).collect();
+        // Failures come in runs of one plugin: each run adds its plugin once.
+        let mut v: Vec<PluginId> = Vec::new();
+        let mut last = None;
+        for f in &self.failures {
+            if last != Some(f.plugin) {
+                last = Some(f.plugin);
+                if !v.contains(&f.plugin) {
+                    v.push(f.plugin);
+                }
+            }
+        }
         v.extend(self.pre_filter.as_ref().map(|(p, _)| *p));
         v.extend(self.pre_filter_result_plugins.iter().copied());
         v.sort_unstable();
@@ -61,8 +71,21 @@ impl Diagnosis {
         // A plugin's reasons depend on its rejection alone (not on the node): each distinct
         // rejection is worded once and counted as many times as nodes carry it.
         let mut distinct: std::collections::BTreeMap<(PluginId, Code, u64), usize> = std::collections::BTreeMap::new();
+        // Consecutive failures mostly share their rejection: each run is counted into the map once.
+        let mut run: Option<((PluginId, Code, u64), usize)> = None;
         for f in &self.failures {
-            *distinct.entry((f.plugin, f.reject.code, f.reject.detail)).or_default() += 1;
+            let key = (f.plugin, f.reject.code, f.reject.detail);
+            match &mut run {
+                Some((k, n)) if *k == key => *n += 1,
+                _ => {
+                    if let Some((k, n)) = run.replace((key, 1)) {
+                        *distinct.entry(k).or_default() += n;
+                    }
+                }
+            }
+        }
+        if let Some((k, n)) = run {
+            *distinct.entry(k).or_default() += n;
         }
         for ((plugin, code, detail), n) in distinct {
             for r in fw.plugin(plugin).reasons(cx, state, Reject { code, detail }) {

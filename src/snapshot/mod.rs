@@ -9,6 +9,7 @@ pub mod intern;
 pub mod model;
 pub mod node_tree;
 pub mod nodes;
+pub mod nominated;
 pub mod pod_index;
 #[cfg(test)]
 pub mod testing;
@@ -123,6 +124,8 @@ pub struct Snapshot {
     /// The node each pod in [`Snapshot::nominated`] is nominated to (set by [`Snapshot::nominate`]),
     /// so clearing one nomination touches that node's list alone.
     nominated_at: AHashMap<PodUid, Sym>,
+    /// [`Snapshot::nominated`] summed per node ([`nominated::NominatedSums`]).
+    nominated_sums: nominated::NominatedSums,
     /// Zones and their nodes in upstream's order; gives the scan order ([`Snapshot::scan_order`]).
     pub node_tree: NodeTree,
     /// PodGroups and their members, as DefaultPreemption weighs victims (GenericWorkload).
@@ -169,6 +172,7 @@ impl Snapshot {
             cluster: ClusterObjects::default(),
             nominated: AHashMap::new(),
             nominated_at: AHashMap::new(),
+            nominated_sums: nominated::NominatedSums::default(),
             node_tree: NodeTree::default(),
             pod_groups: Default::default(),
         }
@@ -180,6 +184,7 @@ impl Snapshot {
             return Err(format!("node {:?} exists already", self.interner.resolve(spec.name)));
         }
         let idx = self.nodes.add_node(spec);
+        self.nominated_sums.node_added(spec.name, idx);
         self.node_tree.add(spec.name, self.wk.zone_labels.key_of(&spec.labels));
         self.pod_index.on_add_node(&self.nodes, idx);
         self.pod_index.grow_domains();
@@ -297,6 +302,8 @@ impl Snapshot {
     pub fn nominate(&mut self, pod: Arc<PodInfo>, node: Sym) {
         self.clear_nomination(pod.uid);
         self.nominated_at.insert(pod.uid, node);
+        let placed = self.pods.contains_key(&pod.uid);
+        self.nominated_sums.add(&pod, node, self.nodes.idx_of(node), placed);
         self.nominated.entry(node).or_default().push(pod);
     }
 
@@ -305,17 +312,34 @@ impl Snapshot {
     pub fn clear_nomination(&mut self, uid: PodUid) {
         let Some(node) = self.nominated_at.remove(&uid) else { return };
         if let Some(v) = self.nominated.get_mut(&node) {
-            v.retain(|p| p.uid != uid);
+            let placed = self.pods.contains_key(&uid);
+            while let Some(k) = v.iter().position(|p| p.uid == uid) {
+                let p = v.remove(k);
+                self.nominated_sums.remove(&p, node, placed);
+            }
             if v.is_empty() {
                 self.nominated.remove(&node);
             }
         }
     }
 
+    /// The nominations summed per node, kept by [`Snapshot::nominate`] and
+    /// [`Snapshot::clear_nomination`].
+    pub fn nominated_sums(&self) -> &nominated::NominatedSums {
+        &self.nominated_sums
+    }
+
+    /// The pod `uid`'s nomination: its node and the nominated copy, if it is nominated.
+    pub fn nomination_of(&self, uid: PodUid) -> Option<(Sym, &Arc<PodInfo>)> {
+        let node = *self.nominated_at.get(&uid)?;
+        self.nominated.get(&node)?.iter().find(|p| p.uid == uid).map(|p| (node, p))
+    }
+
     /// Forgets every nomination (both the per-node lists and the pod -> node map).
     pub fn clear_nominations(&mut self) {
         self.nominated.clear();
         self.nominated_at.clear();
+        self.nominated_sums.clear();
     }
 
     /// Places `pod` on node `node` (assume or bind). Errors if the node is unknown or the pod is placed.
@@ -330,6 +354,9 @@ impl Snapshot {
         self.index_pod(idx, &pod, 1);
         let has_terms = !pod.constraints.affinity.is_empty() || !pod.constraints.topology_spread.is_empty();
         self.pods.insert(pod.uid, PlacedPod { info: pod.clone(), node });
+        if !self.nominated_at.is_empty() && self.nominated_at.contains_key(&pod.uid) {
+            self.nominated_sums.shift_placed(1);
+        }
         if has_terms {
             self.prepare_pod(&pod);
         }
@@ -339,6 +366,9 @@ impl Snapshot {
     /// Removes a placed pod (forget or delete), returning it.
     pub fn unplace_pod(&mut self, uid: PodUid) -> Option<PlacedPod> {
         let placed = self.pods.remove(&uid)?;
+        if !self.nominated_at.is_empty() && self.nominated_at.contains_key(&uid) {
+            self.nominated_sums.shift_placed(-1);
+        }
         let idx = self.nodes.idx_of(placed.node).expect("a placed pod's node exists");
         self.nodes.remove_pod(idx, &placed.info);
         self.index_pod(idx, &placed.info, -1);
@@ -352,7 +382,8 @@ impl Snapshot {
         let removed: Vec<PlacedPod> = uids.into_iter().filter_map(|u| self.unplace_pod(u)).collect();
         let idx = self.nodes.idx_of(name).expect("node still present");
         self.pod_index.on_remove_node(idx);
-        self.nodes.remove_node(idx);
+        let moved = self.nodes.remove_node(idx);
+        self.nominated_sums.node_removed(name, moved.map(|m| (self.nodes.name[m.ix()], m)));
         self.node_tree.remove(name);
         removed
     }
@@ -429,6 +460,115 @@ mod nomination_tests {
             let want: Vec<(String, Vec<PodUid>)> =
                 want.iter().map(|(n, v)| (n.to_string(), v.iter().map(|i| pods[*i].uid).collect())).collect();
             assert_eq!(got, want, "{name}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod nominated_sums_tests {
+    use super::nodes::CoreRequests;
+    use super::testing::{MakeNode, MakePod};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The sums and the `all_count` verdict worked out from scratch from the nominations.
+    fn check_sums(snap: &Snapshot) {
+        let mut want: Vec<(Sym, Option<NodeIdx>, CoreRequests)> = snap
+            .nominated
+            .iter()
+            .map(|(n, v)| {
+                let mut s = CoreRequests::default();
+                v.iter().for_each(|p| s.add(p));
+                (*n, snap.nodes.idx_of(*n), s)
+            })
+            .collect();
+        let mut got: Vec<(Sym, Option<NodeIdx>, CoreRequests)> =
+            snap.nominated_sums().rows().iter().map(|r| (r.node, r.idx, r.sum)).collect();
+        want.sort_by_key(|w| w.0);
+        got.sort_by_key(|g| g.0);
+        assert_eq!(got, want);
+        for prio in -1..4 {
+            let all = snap
+                .nominated
+                .values()
+                .flatten()
+                .all(|p| p.priority >= prio && p.plain_on_columns() && !snap.pods.contains_key(&p.uid));
+            assert_eq!(snap.nominated_sums().all_count(prio).is_some(), all, "priority {prio}");
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Nominate(usize, usize),
+        Clear(usize),
+        Place(usize, usize),
+        Unplace(usize),
+        AddNode(usize),
+        RemoveNode(usize),
+        ClearAll,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..6, 0usize..4).prop_map(|(p, n)| Op::Nominate(p, n)),
+            2 => (0usize..6).prop_map(Op::Clear),
+            2 => (0usize..6, 0usize..4).prop_map(|(p, n)| Op::Place(p, n)),
+            1 => (0usize..6).prop_map(Op::Unplace),
+            1 => (0usize..4).prop_map(Op::AddNode),
+            1 => (0usize..4).prop_map(Op::RemoveNode),
+            1 => Just(Op::ClearAll),
+        ]
+    }
+
+    proptest! {
+        /// `NominatedSums` as the snapshot keeps it equals the sums worked out from the
+        /// nominations after every step (nominate, clear, place, unplace, node added / removed).
+        #[test]
+        fn nominated_sums_follow_the_nominations(
+            pods in proptest::collection::vec((0i32..3, 1i64..2000, any::<bool>()), 6),
+            ops in proptest::collection::vec(op(), 1..40),
+        ) {
+            let mut snap = Snapshot::new();
+            for n in 0..3 {
+                MakeNode::new(&mut snap, &format!("n{n}")).capacity(100_000, 1 << 40).pods(110).add();
+            }
+            let pods: Vec<Arc<PodInfo>> = pods
+                .iter()
+                .enumerate()
+                .map(|(i, &(prio, cpu, ported))| {
+                    let b = MakePod::new(&mut snap, &format!("p{i}")).priority(prio).req(cpu, cpu << 20);
+                    Arc::new(if ported { b.host_port("TCP", "", 8000 + i as i32) } else { b }.build())
+                })
+                .collect();
+            for op in ops {
+                let name = |snap: &mut Snapshot, n: usize| snap.interner.intern(&format!("n{n}"));
+                match op {
+                    Op::Nominate(p, n) => {
+                        let node = name(&mut snap, n);
+                        snap.nominate(pods[p].clone(), node);
+                    }
+                    Op::Clear(p) => snap.clear_nomination(pods[p].uid),
+                    Op::Place(p, n) => {
+                        let node = name(&mut snap, n);
+                        let _ = snap.place_pod(pods[p].clone(), node);
+                    }
+                    Op::Unplace(p) => {
+                        snap.unplace_pod(pods[p].uid);
+                    }
+                    Op::AddNode(n) => {
+                        let node = name(&mut snap, n);
+                        if snap.nodes.idx_of(node).is_none() {
+                            MakeNode::new(&mut snap, &format!("n{n}")).capacity(100_000, 1 << 40).pods(110).add();
+                        }
+                    }
+                    Op::RemoveNode(n) => {
+                        let node = name(&mut snap, n);
+                        snap.remove_node(node);
+                    }
+                    Op::ClearAll => snap.clear_nominations(),
+                }
+                check_sums(&snap);
+            }
         }
     }
 }

@@ -826,10 +826,18 @@ impl NodeTable {
     /// [`NodeTable::partition_by_priority`] with the pods to append given by their positions in
     /// the node's list as it is now: the pods of priority >= `priority` stay first, in their order,
     /// then the pods at `back`, in that order. `back` holds every position of a lower-priority pod
-    /// once (preemption's dry run: the reprieved pods, then the victims).
+    /// once (preemption's dry run: the reprieved pods, then the victims). When `back` is the list's
+    /// tail in order (the other pods already first), the list is left as it is.
     pub fn partition_by_priority_to(&mut self, node: NodeIdx, priority: i32, back: &[u32]) {
         let i = node.ix();
         let (pods, meta) = (&mut self.pods[i], &mut self.pod_meta[i]);
+        // `back` names each lower-priority position once: if it is `w, w+1, ..., len-1`, the
+        // positions before `w` are the other pods, in order, and nothing moves.
+        let w = pods.len().wrapping_sub(back.len());
+        if back.len() <= pods.len() && back.iter().enumerate().all(|(k, &r)| r as usize == w + k) {
+            debug_assert!(meta[..w].iter().all(|m| m.priority >= priority), "back holds every lower-priority pod");
+            return;
+        }
         let tail: SmallVec<[(PodUid, PodMeta); 8]> =
             back.iter().map(|&r| (pods[r as usize], meta[r as usize])).collect();
         let w = keep_priority_at_least(pods, meta, priority);
@@ -1321,5 +1329,59 @@ impl CoreRequests {
         self.non_zero_cpu_milli -= other.non_zero_cpu_milli;
         self.non_zero_memory -= other.non_zero_memory;
         self.pods -= other.pods;
+    }
+}
+
+#[cfg(test)]
+mod partition_to_tests {
+    use super::*;
+    use crate::snapshot::testing::{MakeNode, MakePod};
+    use crate::snapshot::Snapshot;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    /// `partition_by_priority_to` as it was before its no-move shortcut: the pods of priority
+    /// >= `priority` in order, then those at `back`.
+    fn reference(pods: &[PodUid], meta: &[PodMeta], priority: i32, back: &[u32]) -> Vec<(PodUid, PodMeta)> {
+        let mut out: Vec<(PodUid, PodMeta)> =
+            pods.iter().zip(meta).filter(|(_, m)| m.priority >= priority).map(|(u, m)| (*u, *m)).collect();
+        out.extend(back.iter().map(|&r| (pods[r as usize], meta[r as usize])));
+        out
+    }
+
+    proptest! {
+        /// With or without the shortcut (`back` already the list's tail in order), the node's pod
+        /// list and `pod_meta` end as the reference leaves them.
+        #[test]
+        fn partition_to_matches_the_reference(
+            prios in proptest::collection::vec(0i32..3, 0..8),
+            priority in 0i32..3,
+            shuffle in any::<u64>(),
+            keep_order in any::<bool>(),
+        ) {
+            let mut snap = Snapshot::new();
+            let node = MakeNode::new(&mut snap, "n").capacity(100_000, 1 << 40).pods(110).add();
+            let name = snap.nodes.name[node.ix()];
+            for (i, &p) in prios.iter().enumerate() {
+                let pod = Arc::new(MakePod::new(&mut snap, &format!("p{i}")).priority(p).req(10, 10).build());
+                snap.place_pod(pod, name).expect("placed");
+            }
+            let pods = snap.nodes.pods[node.ix()].clone();
+            let meta = snap.nodes.pod_meta[node.ix()].clone();
+            let mut back: Vec<u32> =
+                (0..pods.len() as u32).filter(|&r| meta[r as usize].priority < priority).collect();
+            if !keep_order && back.len() > 1 {
+                let k = (shuffle % back.len() as u64) as usize;
+                back.rotate_left(k.max(1));
+            }
+            let want = reference(&pods, &meta, priority, &back);
+            snap.nodes.partition_by_priority_to(node, priority, &back);
+            let got: Vec<(PodUid, PodMeta)> = snap.nodes.pods[node.ix()]
+                .iter()
+                .copied()
+                .zip(snap.nodes.pod_meta[node.ix()].iter().copied())
+                .collect();
+            prop_assert_eq!(got, want);
+        }
     }
 }

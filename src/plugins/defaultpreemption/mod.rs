@@ -516,28 +516,28 @@ fn try_node_on_meta(
     pre: &PreFiltered,
     plan: OnColumns,
 ) -> Option<Result<Candidate, NotCandidate>> {
-    use crate::snapshot::nodes::{CoreRequests, PodMeta};
+    use crate::snapshot::nodes::CoreRequests;
     if !snap.cluster.pdbs.is_empty() {
         return None;
     }
     let i = node.ix();
-    // The lower-priority pods: position in the list, uid and row, in list order.
-    let mut lower: smallvec::SmallVec<[(u32, PodUid, PodMeta); 8]> = smallvec::SmallVec::new();
+    // The lower-priority pods summed (collected only for a node the pod may fit: [`lower_on_meta`]).
     let mut lower_sum = CoreRequests::default();
+    let mut n_lower = 0usize;
     // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
     let mut interleaved = false;
-    for (r, m) in snap.nodes.pod_meta[i].iter().enumerate() {
+    for m in &snap.nodes.pod_meta[i] {
         if m.priority < pod.priority {
             if !m.plain {
                 return None;
             }
             lower_sum.add_sum(&m.requests);
-            lower.push((r as u32, snap.nodes.pods[i][r], *m));
-        } else if !lower.is_empty() {
+            n_lower += 1;
+        } else if n_lower > 0 {
             interleaved = true;
         }
     }
-    if lower.is_empty() {
+    if n_lower == 0 {
         return Some(Err(NotCandidate::NoLowerPriorityPods));
     }
     let mut nominated = CoreRequests::default();
@@ -562,8 +562,9 @@ fn try_node_on_meta(
         fits_now(fw, snap, pod, node, Some(pre))
     };
     if plan.fit_in_row {
-        return Some(meta_fit_in_row(fw, snap, pod, node, pre, plan, lower, lower_sum, nominated, interleaved, fits));
+        return Some(meta_fit_in_row(fw, snap, pod, node, pre, plan, lower_sum, nominated, interleaved, fits));
     }
+    let mut lower = lower_on_meta(snap, pod, node);
     snap.nodes.shift_core_sum(node, &lower_sum, -1);
     if let Some((pid, reject)) = fits(snap) {
         snap.nodes.shift_core_sum(node, &lower_sum, 1);
@@ -605,6 +606,22 @@ fn try_node_on_meta(
     Some(Ok(Candidate { node, victims, num_pdb_violations: 0 }))
 }
 
+/// The lower-priority pods [`try_node_on_meta`] moves: position in the list, uid and row, in
+/// list order.
+fn lower_on_meta(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+) -> smallvec::SmallVec<[(u32, PodUid, crate::snapshot::nodes::PodMeta); 8]> {
+    let i = node.ix();
+    snap.nodes.pod_meta[i]
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.priority < pod.priority)
+        .map(|(r, m)| (r as u32, snap.nodes.pods[i][r], *m))
+        .collect()
+}
+
 /// [`try_node_on_meta`] when NodeResourcesFit decides ([`OnColumns::fit_in_row`]). With the
 /// lower-priority pods gone and the nominated pods counted (the stricter of
 /// `fits_with_nominated`'s two checks: Fit's verdict only grows with the requests, the other
@@ -620,7 +637,6 @@ fn meta_fit_in_row(
     node: NodeIdx,
     pre: &PreFiltered,
     plan: OnColumns,
-    mut lower: smallvec::SmallVec<[(u32, PodUid, crate::snapshot::nodes::PodMeta); 8]>,
     lower_sum: crate::snapshot::nodes::CoreRequests,
     nominated: crate::snapshot::nodes::CoreRequests,
     interleaved: bool,
@@ -651,6 +667,7 @@ fn meta_fit_in_row(
         }
         return Err(why);
     }
+    let mut lower = lower_on_meta(snap, pod, node);
     // `MoreImportantPod` order (a stable sort, as the plain run's over the pods in list order).
     lower.sort_by(|(_, _, a), (_, _, b)| b.priority.cmp(&a.priority).then(a.start_time_ms.cmp(&b.start_time_ms)));
     // Reprieve while Fit still passes with the nominated pods counted: the reprieved first, then
@@ -801,12 +818,15 @@ fn rank(c: &Candidate) -> (usize, i32, i64, usize, std::cmp::Reverse<i64>) {
     (c.num_pdb_violations, top, sum, c.victims.len(), std::cmp::Reverse(earliest_top))
 }
 
-/// `pickOneNodeForPreemption`: the best [`rank`], ties to the first candidate.
+/// `pickOneNodeForPreemption`: the best [`rank`], ties to the first candidate (each candidate's
+/// rank worked out once).
 fn pick_one(cands: &[Candidate]) -> usize {
-    let mut best = 0;
-    for i in 1..cands.len() {
-        if rank(&cands[i]) < rank(&cands[best]) {
-            best = i;
+    let Some(first) = cands.first() else { return 0 };
+    let (mut best, mut best_rank) = (0, rank(first));
+    for (i, c) in cands.iter().enumerate().skip(1) {
+        let r = rank(c);
+        if r < best_rank {
+            (best, best_rank) = (i, r);
         }
     }
     best
