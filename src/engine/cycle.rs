@@ -24,7 +24,7 @@ use crate::framework::{
     Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
 };
 use crate::snapshot::nodes::CoreRequests;
-use crate::snapshot::{NodeIdx, PodInfo, Snapshot, Sym};
+use crate::snapshot::{bits, NodeIdx, PodInfo, Snapshot, Sym};
 
 /// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
 pub const FILTER_BLOCK_NODES: usize = 128;
@@ -71,22 +71,6 @@ struct NominatedColumnsPlan {
     /// Per node with counted nominated pods, their requests summed (one entry per node, in the
     /// nomination map's order), from the plan's one walk of the nominations.
     adds: Vec<(CoreRequests, NodeIdx)>,
-}
-
-/// A set of node indices as one bit per node (`NodeIdx::ix`), for the cycle's "had nominated
-/// pods" test: set and test in O(1), no sort.
-struct NodeBits(Vec<u64>);
-
-impl NodeBits {
-    fn new(n_nodes: usize) -> Self {
-        NodeBits(vec![0; n_nodes.div_ceil(64)])
-    }
-    fn insert(&mut self, node: NodeIdx) {
-        self.0[node.ix() / 64] |= 1 << (node.ix() % 64);
-    }
-    fn contains(&self, node: NodeIdx) -> bool {
-        self.0[node.ix() / 64] & (1 << (node.ix() % 64)) != 0
-    }
 }
 
 /// The plan's per-node sums from the maintained ones ([`crate::snapshot::nominated::NominatedSums::all_count`]:
@@ -909,11 +893,12 @@ impl Engine {
             }
         }
         // Nodes that had nominated pods counted.
-        let mut with_nominated = NodeBits::new(snap.nodes.len());
+        // The nodes that had counted nominated pods, one bit per node row (set and test in O(1), no sort).
+        let mut with_nominated = vec![0u64; bits::words_for(snap.nodes.len())];
         let (feasible, failures) = match feasible_on_nominated {
             Some((feasible, had)) => {
                 if had {
-                    with_nominated.insert(feasible[0]);
+                    bits::set(&mut with_nominated, feasible[0].ix(), true);
                 }
                 (feasible, Vec::new())
             }
@@ -931,14 +916,14 @@ impl Engine {
                     snap.nodes.shift_core_sum(*idx, sum, -1);
                 }
                 for (_, idx) in &adds {
-                    with_nominated.insert(*idx);
+                    bits::set(&mut with_nominated, idx.ix(), true);
                 }
                 (feasible, failures)
             }
         };
         // The pass without them, for the feasible nodes that had some; then scoring.
         let cx = CycleCx { snap: &*snap, pod };
-        let had_nominated = |node: NodeIdx| with_nominated.contains(node);
+        let had_nominated = |node: NodeIdx| bits::get(&with_nominated, node.ix());
         self.recheck_and_choose(fw, cx, &mut state, &skip, feasible, failures, had_nominated, diag, batch)
     }
 
