@@ -723,6 +723,7 @@ impl Engine {
     /// [`Plugin::score_memo_key`]: crate::framework::Plugin::score_memo_key
     /// [`ScoreMemo::score_fused`]: super::memo::ScoreMemo::score_fused
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn score_fused(
         &self,
         fw: &Framework,
@@ -1052,6 +1053,7 @@ fn effective_skip(
 /// Adds `scores` times `weight` to `totals` (or, with `set`, writes them: the first plugin's), in
 /// one pass that vectorizes; true when a score is out of [0, MAX_NODE_SCORE] (a negative score is a
 /// huge unsigned one).
+#[inline(always)]
 pub(super) fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: bool) -> bool {
     let mut out_of_range = false;
     if set {
