@@ -37,6 +37,14 @@ pub const PARALLEL_MIN_FILTER_NODES: usize = 16_384;
 pub const PARALLEL_MIN_WAVE_NODES: usize = 4096;
 /// Below this many feasible nodes, scoring stays on the calling thread (the same crossover).
 pub const PARALLEL_MIN_SCORE_NODES: usize = 16_384;
+/// Chunks of a parallel filter wave per thread. One per thread splits a wave evenly only when
+/// both threads start together and run at the same speed; the calling thread starts at once, the
+/// other wakes late and shares its core with the binder and the agent, and a chunk left over
+/// when the calling thread is done runs on it. Several per thread let the other thread take
+/// (steal) what it has time for, so both end together: the waste is at most one chunk's time.
+/// Few, so the merge and the partial blocks at chunk edges stay small (at 1M nodes a wave of
+/// 50,001 nodes is 8 chunks of ~6,250).
+pub const FILTER_CHUNKS_PER_THREAD: usize = 4;
 /// The filter pass evaluates only a filter plugin's candidate nodes ([`Plugin::filter_candidates`])
 /// when they are fewer than `nodes / SPARSE_FILTER_DIVISOR`: the other nodes are rejected by that
 /// plugin, so only their number matters while some node fits (it moves `nextStartNodeIndex` and
@@ -126,6 +134,11 @@ pub struct ScoreTable {
     /// (plugin, raw scores before NormalizeScore), for the plugins that scored.
     pub raw: Vec<(PluginId, Vec<i64>)>,
     pub totals: Vec<i64>,
+    /// The index into `totals` host selection takes ([`select_host_fast`]), when the score pass
+    /// found it on the way (the fused parallel pass, [`ScoreMemo::score_fused`]).
+    ///
+    /// [`ScoreMemo::score_fused`]: super::memo::ScoreMemo::score_fused
+    pub best: Option<usize>,
 }
 
 thread_local! {
@@ -353,7 +366,8 @@ impl Engine {
                 snap.nodes.idx_of(best).expect("a scored node exists")
             }
             b => {
-                let chosen = feasible[select_host_fast(self.pool.as_deref(), &table.totals)];
+                let best = table.best.unwrap_or_else(|| select_host_fast(self.pool.as_deref(), &table.totals));
+                let chosen = feasible[best];
                 if let Some(b) = b {
                     b.batch.store_unsigned(hint, snap.nodes.name[chosen.ix()], b.cycle);
                 }
@@ -620,7 +634,15 @@ impl Engine {
             totals.resize(n, 0);
         }
         totals.truncate(n);
-        let mut table = ScoreTable { plugins: Vec::new(), raw: Vec::new(), totals };
+        let mut table = ScoreTable { plugins: Vec::new(), raw: Vec::new(), totals, best: None };
+        // The memo's lookups and the totals go parallel from this many nodes on.
+        let par_pool = self.pool.as_deref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES);
+        if let Some(pool) = par_pool.filter(|_| !keep_plugin_scores) {
+            table.best = self.score_fused(fw, cx, state, &skip, feasible, &mut table.totals, pool);
+            if table.best.is_some() {
+                return Ok(table);
+            }
+        }
         let mut totals_written = false;
         // Score plugins write every entry of their `out` (the trait's contract): no clearing.
         let mut score_buf = self.score_buf.borrow_mut();
@@ -628,8 +650,6 @@ impl Engine {
             score_buf.resize(n, 0);
         }
         let scores = &mut score_buf[..n];
-        // The memo's lookups and the totals go parallel from this many nodes on.
-        let par_pool = self.pool.as_deref().filter(|_| n >= PARALLEL_MIN_SCORE_NODES);
         for &(pid, weight) in &fw.score {
             if skip[pid] {
                 continue;
@@ -711,6 +731,56 @@ impl Engine {
             table.totals.fill(0);
         }
         Ok(table)
+    }
+
+    /// [`Engine::score`]'s one-step parallel pass, when every plugin that scores this pod (not
+    /// skipped by PreScore, not uniform) is memoized ([`Plugin::score_memo_key`]: its
+    /// NormalizeScore leaves scores unchanged): lookups, misses, weighted totals and host selection
+    /// in one parallel step over chunks of `feasible` ([`ScoreMemo::score_fused`]), instead of a
+    /// step per plugin for the lookups, one per plugin for the totals and one for host selection.
+    /// Returns the selected index, or `None` when the plain pass must run (a plugin not memoized,
+    /// a missing PreScore state, a plugin error or an out-of-range score, which it reports).
+    ///
+    /// [`Plugin::score_memo_key`]: crate::framework::Plugin::score_memo_key
+    /// [`ScoreMemo::score_fused`]: super::memo::ScoreMemo::score_fused
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn score_fused(
+        &self,
+        fw: &Framework,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        skip: &[bool],
+        feasible: &[NodeIdx],
+        totals: &mut [i64],
+        pool: &rayon::ThreadPool,
+    ) -> Option<usize> {
+        let mut plugins: smallvec::SmallVec<[(PluginId, crate::framework::ScoreMemoKey, i64); 4]> =
+            smallvec::SmallVec::new();
+        for &(pid, weight) in &fw.score {
+            if skip[pid] {
+                continue;
+            }
+            let plugin = fw.plugin(pid);
+            let uniform = plugin.score_is_uniform(cx, state);
+            if plugin.score_state_missing().is_some() && !fw.pre_score.contains(&pid) {
+                return None;
+            }
+            if !uniform {
+                plugins.push((pid, plugin.score_memo_key(cx, state)?, weight));
+            }
+        }
+        if plugins.is_empty() {
+            return None;
+        }
+        let score = |j: usize, nodes: &[NodeIdx], out: &mut [i64]| fw.plugin(plugins[j].0).score(cx, state, nodes, out);
+        let best =
+            self.memo.borrow_mut().score_fused(&plugins, &cx.snap.nodes.generation, feasible, totals, pool, &score);
+        // NormalizeScore leaves a memoized plugin's scores as they are: its (empty) span is kept.
+        for &(pid, _, _) in &plugins {
+            timed(pid, Point::NormalizeScore, || ());
+        }
+        best
     }
 
     /// `schedule_one` counting nominated pods, as `RunFilterPluginsWithNominatedPods` does: pods
@@ -1017,7 +1087,8 @@ fn effective_skip(
 /// Adds `scores` times `weight` to `totals` (or, with `set`, writes them: the first plugin's), in
 /// one pass that vectorizes; true when a score is out of [0, MAX_NODE_SCORE] (a negative score is a
 /// huge unsigned one).
-fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: bool) -> bool {
+#[inline(always)]
+pub(super) fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: bool) -> bool {
     let mut out_of_range = false;
     if set {
         for (t, &s) in totals.iter_mut().zip(scores) {
@@ -1132,8 +1203,8 @@ fn eval_filter_chunk(
     }
 }
 
-/// The parallel filter pass over scan positions `0..n`: waves of contiguous chunks, one per
-/// thread of `pool`, each sized so one wave covers the nodes still expected to be needed (from
+/// The parallel filter pass over scan positions `0..n`: waves of contiguous chunks,
+/// [`FILTER_CHUNKS_PER_THREAD`] per thread of `pool`, each sized so one wave covers the nodes still expected to be needed (from
 /// the feasible share seen so far; at least `min_wave` nodes); `eval_chunk(lo, hi, want, chunk)`
 /// filters positions `lo..hi` into `chunk`, stopping once the chunk alone holds every feasible node
 /// the wave can still use. Merged in scan order, so the result is the one-thread pass's.
@@ -1148,9 +1219,9 @@ fn parallel_filter_pass(
     feasible: &mut Vec<NodeIdx>,
     failures: &mut Vec<NodeFailure>,
 ) {
-    let threads = pool.current_num_threads().max(1);
-    if chunks.len() < threads {
-        chunks.resize_with(threads, FilterChunk::default);
+    let parts = pool.current_num_threads().max(1) * FILTER_CHUNKS_PER_THREAD;
+    if chunks.len() < parts {
+        chunks.resize_with(parts, FilterChunk::default);
     }
     let mut pos = 0;
     while pos < n {
@@ -1163,7 +1234,7 @@ fn parallel_filter_pass(
             want.saturating_mul(pos).div_ceil(feasible.len())
         };
         let wave = expected.max(min_wave).min(n - pos);
-        let per = wave.div_ceil(threads);
+        let per = wave.div_ceil(parts);
         let used = wave.div_ceil(per);
         pool.install(|| {
             chunks[..used].par_iter_mut().enumerate().for_each(|(i, chunk)| {
@@ -1329,6 +1400,30 @@ fn heap_preorder_key(i: usize) -> (u64, usize) {
     (i1 << i1.leading_zeros(), i)
 }
 
+/// The top of a chunk of totals that starts at index `base` of the whole: its highest total, and
+/// the [`heap_preorder_key`] and index of that total's first holder in heap preorder (per depth of
+/// the heap the first holder in index order, the least key among them, as in
+/// [`select_host_fast`]); `None` for an empty chunk. The whole's selected index is the one in the
+/// top with the highest total, the least key among equals.
+pub(super) fn chunk_top(base: usize, totals: &[i64]) -> Option<(i64, u64, usize)> {
+    let max = *totals.iter().max()?;
+    let end = base + totals.len();
+    let mut best: Option<(u64, usize)> = None;
+    let mut lo = base;
+    while lo < end {
+        // Depth d of the heap holds indices 2^d - 1 .. 2^(d+1) - 1.
+        let hi = ((lo + 2).next_power_of_two() - 1).min(end);
+        if let Some(j) = totals[lo - base..hi - base].iter().position(|&v| v == max) {
+            let key = heap_preorder_key(lo + j);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        lo = hi;
+    }
+    best.map(|(key, i)| (max, key, i))
+}
+
 /// Whether heap index `a` comes before `b` (a different index) in the preorder of a binary heap
 /// laid out in an array (children of i at 2i+1 and 2i+2): `a` is an ancestor of `b`, or at the
 /// depth where their paths part, `a`'s side is the left one.
@@ -1466,6 +1561,31 @@ mod tests {
         fn heap_preorder_key_is_heap_preorder_before(a in 0usize..5000, b in 0usize..5000) {
             proptest::prop_assume!(a != b);
             proptest::prop_assert_eq!(heap_preorder_key(a) < heap_preorder_key(b), heap_preorder_before(a, b));
+        }
+    }
+
+    proptest::proptest! {
+        /// Chunk tops ([`chunk_top`]) over any split of the totals, reduced by the highest total
+        /// and then the least key, pick the tournament's index.
+        #[test]
+        fn chunk_tops_are_the_tournament(
+            totals in proptest::collection::vec(0i64..4, 1..300),
+            cuts in proptest::collection::vec(0usize..300, 0..6),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % totals.len()).collect();
+            cuts.push(0);
+            cuts.push(totals.len());
+            cuts.sort_unstable();
+            let mut best: Option<(i64, u64, usize)> = None;
+            for w in cuts.windows(2) {
+                if let Some(top) = chunk_top(w[0], &totals[w[0]..w[1]]) {
+                    if best.is_none_or(|b| top.0 > b.0 || (top.0 == b.0 && top.1 < b.1)) {
+                        best = Some(top);
+                    }
+                }
+            }
+            let mut heap = Vec::new();
+            proptest::prop_assert_eq!(best.map(|b| b.2), Some(select_host(&mut heap, &totals)));
         }
     }
 
