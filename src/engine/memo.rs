@@ -28,9 +28,10 @@ fn lookup(
 ) {
     for (i, (&n, o)) in nodes.iter().zip(out.iter_mut()).enumerate() {
         let (g, s) = rows[n.ix()];
-        if g == generation[n.ix()] {
-            *o = s;
-        } else {
+        // Stored on a miss too (a stale score the caller overwrites): the hit path is then one
+        // load, one compare and one store, with the branch only to the rare miss.
+        *o = s;
+        if g != generation[n.ix()] {
             misses.push(n);
             miss_pos.push((first_pos + i) as u32);
         }
@@ -288,6 +289,37 @@ impl FusedChunk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `lookup` against the plain loop: hits copied, misses (and their positions) listed in
+        /// order after what the vectors already held.
+        #[test]
+        fn lookup_is_the_plain_loop(
+            rows in proptest::collection::vec((0u64..3, -5i64..100), 1..80),
+            gens in proptest::collection::vec(0u64..3, 80),
+            picks in proptest::collection::vec(0usize..80, 0..120),
+            first_pos in 0usize..1000,
+            held in 0usize..3,
+        ) {
+            let generation = &gens[..rows.len()];
+            let nodes: Vec<NodeIdx> = picks.iter().map(|&p| NodeIdx((p % rows.len()) as u32)).collect();
+            let (mut misses, mut miss_pos) = (vec![NodeIdx(7); held], vec![9u32; held]);
+            let mut out = vec![-1i64; nodes.len()];
+            lookup(&rows, generation, &nodes, &mut out, first_pos, &mut misses, &mut miss_pos);
+            let (mut want_misses, mut want_pos) = (vec![NodeIdx(7); held], vec![9u32; held]);
+            for (i, &n) in nodes.iter().enumerate() {
+                let (g, s) = rows[n.ix()];
+                if g == generation[n.ix()] {
+                    proptest::prop_assert_eq!(out[i], s);
+                } else {
+                    want_misses.push(n);
+                    want_pos.push((first_pos + i) as u32);
+                }
+            }
+            proptest::prop_assert_eq!(misses, want_misses);
+            proptest::prop_assert_eq!(miss_pos, want_pos);
+        }
+    }
 
     proptest::proptest! {
         /// Over a run of cycles where rows change (a new generation) between cycles and keys
