@@ -962,7 +962,6 @@ impl Engine {
                 Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
             }
         }
-        // Nodes that had nominated pods counted.
         // The nodes that had counted nominated pods, one bit per node row (set and test in O(1), no sort).
         let mut with_nominated = vec![0u64; bits::words_for(snap.nodes.len())];
         let (feasible, failures) = match feasible_on_nominated {
