@@ -190,6 +190,10 @@ pub struct Engine {
     spare_totals: std::cell::RefCell<Vec<i64>>,
     /// A filter plugin's candidate nodes ([`Engine::sparse_filter_pass`]), kept across cycles.
     candidates: std::cell::RefCell<Vec<NodeIdx>>,
+    /// The filter pass's output buffer, handed back by [`Engine::recycle_feasible`]: the chunks
+    /// write their feasible nodes into it in place, and its length is kept (stale entries are
+    /// overwritten before they are read), so a cycle neither allocates it nor zeroes it.
+    spare_feasible: std::cell::RefCell<Vec<NodeIdx>>,
 }
 
 impl Engine {
@@ -209,6 +213,7 @@ impl Engine {
             score_buf: Default::default(),
             spare_totals: Default::default(),
             candidates: Default::default(),
+            spare_feasible: Default::default(),
         }
     }
 
@@ -305,12 +310,15 @@ impl Engine {
         diag.failures = failures;
 
         if feasible.is_empty() {
+            self.recycle_feasible(feasible);
             return CycleResult::Unschedulable(std::mem::take(diag));
         }
-        match self.choose(fw, cx, state, &feasible, batch, hint) {
+        let result = match self.choose(fw, cx, state, &feasible, batch, hint) {
             Ok(node) => CycleResult::Scheduled { node, evaluated_nodes, feasible_nodes: feasible.len() },
             Err(st) => CycleResult::Error(st),
-        }
+        };
+        self.recycle_feasible(feasible);
+        result
     }
 
     /// The node a full cycle picks among `feasible` (one or more): the only one, or the best
@@ -373,6 +381,14 @@ impl Engine {
                 }
                 chosen
             }
+        }
+    }
+
+    /// Takes back the filter pass's feasible list for the next cycle's pass (its buffer).
+    fn recycle_feasible(&self, feasible: Vec<NodeIdx>) {
+        let mut spare = self.spare_feasible.borrow_mut();
+        if feasible.capacity() > spare.capacity() {
+            *spare = feasible;
         }
     }
 
@@ -551,14 +567,17 @@ impl Engine {
             None => (!cx.snap.scan_order_is_row_order()).then(|| cx.snap.scan_order()),
         };
         let scan = |lo: usize, hi: usize, ids: &mut Vec<NodeIdx>| push_scan_range(order, n, start, lo, hi, ids);
-        let mut feasible = Vec::with_capacity(k.min(n));
+        // Last cycle's buffer: its contents are scratch (the passes below write before they read).
+        let mut feasible = std::mem::take(&mut *self.spare_feasible.borrow_mut());
         let mut failures = Vec::new();
         if k == 0 || n == 0 {
+            feasible.clear();
             return (feasible, failures, 0);
         }
         let skip_owned = effective_skip(fw, cx, state, skip);
         let skip = &skip_owned[..];
         if !fw.filter.iter().any(|&p| !skip[p]) {
+            feasible.clear();
             scan(0, k.min(n), &mut feasible);
             return (feasible, failures, 0);
         }
@@ -569,8 +588,8 @@ impl Engine {
                     None => filter_nodes_passing(fw, cx, state, skip, ids, scratch),
                 }
             };
-        let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk| {
-            eval_filter_chunk(lo, hi, want, true, chunk, &scan, filter_block)
+        let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk, out: &mut [NodeIdx]| {
+            eval_filter_chunk(lo, hi, want, true, chunk, out, &scan, filter_block)
         };
         let mut unlisted = 0;
         let mut chunks_guard = self.filter_chunks.borrow_mut();
@@ -584,7 +603,11 @@ impl Engine {
                     chunks.push(FilterChunk::default());
                 }
                 let chunk = &mut chunks[0];
-                eval_filter_chunk(0, n, k + 1, list, chunk, &scan, filter_block);
+                let room = (k + 1).min(n);
+                if feasible.len() < room {
+                    feasible.resize(room, NodeIdx(0));
+                }
+                eval_filter_chunk(0, n, k + 1, list, chunk, &mut feasible[..room], &scan, filter_block);
                 unlisted = merge_serial_chunk(chunk, k, list, &mut feasible, &mut failures);
             }
             Some(pool) => parallel_filter_pass(
@@ -1103,12 +1126,14 @@ pub(super) fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: b
     out_of_range
 }
 
-/// One chunk of the filter pass (a run of consecutive scan positions): its feasible nodes and its
-/// listed failures (with their position in the chunk), both in scan order, the number of failures
-/// counted without being listed, and the working buffers of its blocks.
+/// One chunk of the filter pass (a run of consecutive scan positions): the number of its feasible
+/// nodes (written in place, in scan order, at the start of the part of the pass's output the
+/// chunk was given: `ChunkOut`) and its listed failures (with their position in the chunk), in
+/// scan order, the number of failures counted without being listed, and the working buffers of
+/// its blocks.
 #[derive(Default)]
 pub struct FilterChunk {
-    feasible: Vec<NodeIdx>,
+    feasible: usize,
     failures: Vec<(u32, NodeFailure)>,
     unlisted: usize,
     ids: Vec<NodeIdx>,
@@ -1135,24 +1160,61 @@ fn push_scan_range(order: Option<&[NodeIdx]>, n: usize, start: usize, lo: usize,
     }
 }
 
+/// A chunk's feasible nodes, written in place into its part `buf` of the pass's output (as many
+/// entries as the chunk has scan positions, or as it may take: no chunk writes past its part), and
+/// their number, kept in the chunk (`FilterChunk::feasible`). The pass merges the parts in order
+/// by moving each chunk's nodes down to the end of the previous ones ([`merge_filter_chunk`]), a
+/// no-op when every earlier chunk filled its part: no copy of the feasible list per cycle.
+struct ChunkOut<'a> {
+    buf: &'a mut [NodeIdx],
+    len: &'a mut usize,
+}
+
+impl ChunkOut<'_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        *self.len
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        *self.len == 0
+    }
+
+    #[inline(always)]
+    fn push(&mut self, node: NodeIdx) {
+        self.buf[*self.len] = node;
+        *self.len += 1;
+    }
+
+    #[inline(always)]
+    fn extend_from_slice(&mut self, nodes: &[NodeIdx]) {
+        self.buf[*self.len..*self.len + nodes.len()].copy_from_slice(nodes);
+        *self.len += nodes.len();
+    }
+}
+
 /// Filters scan positions `lo..hi` in blocks of [`FILTER_BLOCK_NODES`] (`scan` appends the nodes
 /// at a range of positions, `filter_block` writes a block's verdicts when given the vector, or
 /// returns false and none when it rejects no node; when it returns true, its survivors are in the
-/// scratch space) into `chunk`,
+/// scratch space) into `chunk`, its feasible nodes into `out` (at least `min(hi - lo, want)` long),
 /// stopping after the `want`-th feasible node. With `list`, every failure is listed; without, a
 /// block that has a feasible node (or follows one) only counts its failures in `chunk.unlisted`
 /// and takes its survivors whole, so the failures are all listed exactly when no node passed.
+#[allow(clippy::too_many_arguments)]
 fn eval_filter_chunk(
     lo: usize,
     hi: usize,
     want: usize,
     list: bool,
     chunk: &mut FilterChunk,
+    out: &mut [NodeIdx],
     scan: &impl Fn(usize, usize, &mut Vec<NodeIdx>),
     filter_block: impl Fn(&[NodeIdx], Option<&mut Vec<Option<(PluginId, Reject)>>>, &mut FilterScratch) -> bool,
 ) {
-    let FilterChunk { feasible, failures, unlisted, ids, verdicts, scratch } = chunk;
-    feasible.clear();
+    let FilterChunk { feasible: count, failures, unlisted, ids, verdicts, scratch } = chunk;
+    *count = 0;
+    let feasible = &mut ChunkOut { buf: out, len: count };
     failures.clear();
     *unlisted = 0;
     let mut b_lo = lo;
@@ -1204,9 +1266,12 @@ fn eval_filter_chunk(
 
 /// The parallel filter pass over scan positions `0..n`: waves of contiguous chunks,
 /// [`FILTER_CHUNKS_PER_THREAD`] per thread of `pool`, each sized so one wave covers the nodes still expected to be needed (from
-/// the feasible share seen so far; at least `min_wave` nodes); `eval_chunk(lo, hi, want, chunk)`
-/// filters positions `lo..hi` into `chunk`, stopping once the chunk alone holds every feasible node
-/// the wave can still use. Merged in scan order, so the result is the one-thread pass's.
+/// the feasible share seen so far; at least `min_wave` nodes); `eval_chunk(lo, hi, want, chunk, out)`
+/// filters positions `lo..hi` into `chunk` and its feasible nodes into `out` (the chunk's part of
+/// `feasible`, `hi - lo` entries after the nodes merged so far), stopping once the chunk alone
+/// holds every feasible node the wave can still use. Merged in scan order, in place, so the
+/// result is the one-thread pass's. `feasible`'s contents on entry are scratch (its length is kept
+/// where it is long enough: no zeroing); on return it holds the feasible nodes.
 #[allow(clippy::too_many_arguments)]
 fn parallel_filter_pass(
     pool: &rayon::ThreadPool,
@@ -1214,7 +1279,7 @@ fn parallel_filter_pass(
     k: usize,
     min_wave: usize,
     chunks: &mut Vec<FilterChunk>,
-    eval_chunk: &(impl Fn(usize, usize, usize, &mut FilterChunk) + Sync),
+    eval_chunk: &(impl Fn(usize, usize, usize, &mut FilterChunk, &mut [NodeIdx]) + Sync),
     feasible: &mut Vec<NodeIdx>,
     failures: &mut Vec<NodeFailure>,
 ) {
@@ -1222,36 +1287,50 @@ fn parallel_filter_pass(
     if chunks.len() < parts {
         chunks.resize_with(parts, FilterChunk::default);
     }
+    // The feasible nodes merged so far are `feasible[..merged]`.
+    let mut merged = 0;
     let mut pos = 0;
     while pos < n {
-        let want = k + 1 - feasible.len();
+        let want = k + 1 - merged;
         let expected = if pos == 0 {
             want
-        } else if feasible.is_empty() {
+        } else if merged == 0 {
             pos.saturating_mul(2)
         } else {
-            want.saturating_mul(pos).div_ceil(feasible.len())
+            want.saturating_mul(pos).div_ceil(merged)
         };
         let wave = expected.max(min_wave).min(n - pos);
         let per = wave.div_ceil(parts);
         let used = wave.div_ceil(per);
+        if feasible.len() < merged + wave {
+            feasible.resize(merged + wave, NodeIdx(0));
+        }
+        let parts_out = &mut feasible[merged..merged + wave];
         pool.install(|| {
-            chunks[..used].par_iter_mut().enumerate().for_each(|(i, chunk)| {
-                let lo = pos + i * per;
-                eval_chunk(lo, (lo + per).min(pos + wave), want, chunk);
-            })
+            // One job per chunk (`with_max_len(1)`): rayon's own splitting stops at about one job
+            // per thread per half, so a thread done early could take only pairs of chunks.
+            chunks[..used].par_iter_mut().zip(parts_out.par_chunks_mut(per)).enumerate().with_max_len(1).for_each(
+                |(i, (chunk, out))| {
+                    let lo = pos + i * per;
+                    eval_chunk(lo, (lo + per).min(pos + wave), want, chunk, out);
+                },
+            )
         });
-        for chunk in &chunks[..used] {
-            if merge_filter_chunk(chunk, k, feasible, failures) {
+        let wave_base = merged;
+        for (i, chunk) in chunks[..used].iter().enumerate() {
+            if merge_filter_chunk(chunk, k, feasible, wave_base + i * per, &mut merged, failures) {
+                feasible.truncate(merged);
                 return;
             }
         }
         pos += wave;
     }
+    feasible.truncate(merged);
 }
 
 /// Takes the one-thread pass's chunk (all of the scan, evaluated with `want` = k + 1, so every
-/// failure in it comes before the cut) into the pass's results: as [`merge_filter_chunk`] with
+/// failure in it comes before the cut; its feasible nodes written at the start of `feasible`) into
+/// the pass's results, leaving `feasible` holding the first k: as [`merge_filter_chunk`] with
 /// `list` or when no node passed; otherwise the feasible nodes only, returning the number of
 /// failures (listed in the chunk or not), which the caller counts without a list.
 fn merge_serial_chunk(
@@ -1261,27 +1340,37 @@ fn merge_serial_chunk(
     feasible: &mut Vec<NodeIdx>,
     failures: &mut Vec<NodeFailure>,
 ) -> usize {
-    if list || chunk.feasible.is_empty() {
-        merge_filter_chunk(chunk, k, feasible, failures);
+    if list || chunk.feasible == 0 {
+        let mut merged = 0;
+        merge_filter_chunk(chunk, k, feasible, 0, &mut merged, failures);
+        feasible.truncate(merged);
         return chunk.unlisted;
     }
-    feasible.extend_from_slice(&chunk.feasible[..chunk.feasible.len().min(k)]);
+    feasible.truncate(chunk.feasible.min(k));
     chunk.failures.len() + chunk.unlisted
 }
 
-/// Appends an evaluated chunk, the next in scan order, to the pass's results; returns true when the
-/// pass ends in it, at the first feasible node after the k-th. Upstream's pass (one filter worker)
-/// stops there too: it cancels only when a (k+1)-th node passes, so the nodes that fail between the
-/// k-th and it keep their status and move `nextStartNodeIndex`; the (k+1)-th itself is dropped.
+/// Appends an evaluated chunk, the next in scan order, to the pass's results: its feasible nodes
+/// (`feasible[at..]`, `at` >= `*merged`) move down to follow the `*merged` ones (no move when they
+/// already do), and its failures are listed; returns true when the pass ends in it, at the first
+/// feasible node after the k-th. Upstream's pass (one filter worker) stops there too: it cancels
+/// only when a (k+1)-th node passes, so the nodes that fail between the k-th and it keep their
+/// status and move `nextStartNodeIndex`; the (k+1)-th itself is dropped.
 fn merge_filter_chunk(
     chunk: &FilterChunk,
     k: usize,
-    feasible: &mut Vec<NodeIdx>,
+    feasible: &mut [NodeIdx],
+    at: usize,
+    merged: &mut usize,
     failures: &mut Vec<NodeFailure>,
 ) -> bool {
-    let room = k - feasible.len();
-    if chunk.feasible.len() <= room {
-        feasible.extend_from_slice(&chunk.feasible);
+    let room = k - *merged;
+    let take = chunk.feasible.min(room);
+    if at != *merged {
+        feasible.copy_within(at..at + take, *merged);
+    }
+    *merged += take;
+    if chunk.feasible <= room {
         failures.extend(chunk.failures.iter().map(|&(_, f)| f));
         return false;
     }
@@ -1291,7 +1380,6 @@ fn merge_filter_chunk(
     while f < chunk.failures.len() && chunk.failures[f].0 as usize <= room + f {
         f += 1;
     }
-    feasible.extend_from_slice(&chunk.feasible[..room]);
     failures.extend(chunk.failures[..f].iter().map(|&(_, f)| f));
     true
 }
@@ -1459,6 +1547,7 @@ mod tests {
             k in 1usize..300,
             min_wave in 1usize..200,
             threads in 1usize..4,
+            stale in 0usize..800,
         ) {
             let n = fits.len();
             let scan = |lo: usize, hi: usize, ids: &mut Vec<NodeIdx>| ids.extend((lo..hi).map(|p| NodeIdx(p as u32)));
@@ -1473,8 +1562,8 @@ mod tests {
                 scratch.set_survivors(ids, |id| fits[id.ix()]);
                 true
             };
-            let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk| {
-                eval_filter_chunk(lo, hi, want, true, chunk, &scan, block)
+            let eval_chunk = |lo: usize, hi: usize, want: usize, chunk: &mut FilterChunk, out: &mut [NodeIdx]| {
+                eval_filter_chunk(lo, hi, want, true, chunk, out, &scan, block)
             };
             // The plain pass.
             let (mut want_f, mut want_x) = (Vec::new(), Vec::new());
@@ -1486,18 +1575,21 @@ mod tests {
                 }
             }
             let failed = |x: &[NodeFailure]| x.iter().map(|f| f.node.0).collect::<Vec<_>>();
+            // Output buffers hold stale nodes on entry, as the engine's kept one does.
+            let stale_buf = |len: usize| vec![NodeIdx(u32::MAX); len];
             let mut chunks = Vec::new();
             let (mut f, mut x) = (Vec::new(), Vec::new());
             if n > 0 {
                 chunks.push(FilterChunk::default());
-                eval_chunk(0, n, k + 1, &mut chunks[0]);
-                merge_filter_chunk(&chunks[0], k, &mut f, &mut x);
+                f = stale_buf((k + 1).min(n));
+                eval_chunk(0, n, k + 1, &mut chunks[0], &mut f);
+                merge_serial_chunk(&chunks[0], k, true, &mut f, &mut x);
             }
             proptest::prop_assert_eq!(&f, &want_f);
             proptest::prop_assert_eq!(failed(&x), want_x.clone());
             if n > 0 {
-                eval_filter_chunk(0, n, k + 1, false, &mut chunks[0], &scan, block);
-                let (mut f, mut x) = (Vec::new(), Vec::new());
+                let (mut f, mut x) = (stale_buf((k + 1).min(n)), Vec::new());
+                eval_filter_chunk(0, n, k + 1, false, &mut chunks[0], &mut f, &scan, block);
                 let unlisted = merge_serial_chunk(&chunks[0], k, false, &mut f, &mut x);
                 proptest::prop_assert_eq!(&f, &want_f);
                 proptest::prop_assert_eq!(x.len() + unlisted, want_x.len());
@@ -1508,7 +1600,7 @@ mod tests {
                 }
             }
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts");
-            let (mut f, mut x) = (Vec::new(), Vec::new());
+            let (mut f, mut x) = (stale_buf(stale), Vec::new());
             parallel_filter_pass(&pool, n, k, min_wave, &mut chunks, &eval_chunk, &mut f, &mut x);
             proptest::prop_assert_eq!(&f, &want_f);
             proptest::prop_assert_eq!(failed(&x), want_x);

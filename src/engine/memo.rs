@@ -193,6 +193,8 @@ impl ScoreMemo {
                 .zip(nodes.par_chunks(chunk))
                 .zip(chunks[..n_chunks].par_iter_mut())
                 .enumerate()
+                // One job per chunk, so a thread done early can take any one of them.
+                .with_max_len(1)
                 .for_each(|(c, ((totals, nodes), fc))| {
                     fc.run(c * chunk, nodes, totals, &rows, &weights, generation, score)
                 })
