@@ -76,14 +76,42 @@ struct NominatedColumnsPlan {
     skip: Vec<bool>,
     names: Option<Vec<Sym>>,
     narrowing: Vec<PluginId>,
+    adds: NominatedAdds,
+}
+
+/// What a cycle counting nominated pods on the columns adds to each row.
+enum NominatedAdds {
+    /// Every nomination counts ([`crate::snapshot::nominated::NominatedSums::all_count`]): the
+    /// table's nominated columns ([`crate::snapshot::NodeTable::nom_cpu_milli`], ...), read by Fit
+    /// while [`crate::snapshot::NodeTable::counts_nominated`] is on, less the pod's own
+    /// nomination (its row and requests), which does not count for it. No row is shifted.
+    Table { own: Option<(NodeIdx, CoreRequests)> },
     /// Per node with counted nominated pods, their requests summed (one entry per node, in the
-    /// nomination map's order), from the plan's one walk of the nominations.
-    adds: Vec<(CoreRequests, NodeIdx)>,
+    /// nomination map's order), from the plan's one walk of the nominations: shifted onto the
+    /// request columns for the pass, then off.
+    Walk(Vec<(CoreRequests, NodeIdx)>),
+}
+
+/// The pod's own nomination as [`NominatedAdds::Table`] leaves it out: its node's row (when the
+/// node exists) and the nominated copy's requests.
+fn own_nomination(snap: &Snapshot, pod: &PodInfo) -> Option<(NodeIdx, CoreRequests)> {
+    let (node, p) = snap.nomination_of(pod.uid)?;
+    let idx = snap.nodes.idx_of(node)?;
+    let mut sum = CoreRequests::default();
+    sum.add(p);
+    Some((idx, sum))
+}
+
+/// Whether some row of `rows` holds a nominated pod other than the pod's own (`own`, from
+/// [`own_nomination`]): whether [`NominatedAdds::Table`] adds anything.
+fn table_counts_any(rows: &[crate::snapshot::nominated::NominatedRow], own: Option<(NodeIdx, CoreRequests)>) -> bool {
+    rows.iter().any(|r| r.idx.is_some_and(|idx| r.sum.pods > own.filter(|(o, _)| *o == idx).map_or(0, |(_, s)| s.pods)))
 }
 
 /// The plan's per-node sums from the maintained ones ([`crate::snapshot::nominated::NominatedSums::all_count`]:
 /// every nominated pod counts, is plain and is not placed), less the pod's own nomination (`own`:
 /// its node and nominated copy), which does not count for it: what the walk sums, in row order.
+#[cfg(test)]
 fn nominated_adds_from_sums(
     rows: &[crate::snapshot::nominated::NominatedRow],
     own: Option<(Sym, &Arc<PodInfo>)>,
@@ -915,10 +943,22 @@ impl Engine {
     /// does for every verdict, and the snapshot is left as it was.
     fn nominated_columns_plan(fw: &Framework, snap: &Snapshot, pod: &PodInfo) -> Option<NominatedColumnsPlan> {
         let adds = match snap.nominated_sums().all_count(pod.priority) {
-            Some(rows) => nominated_adds_from_sums(rows, snap.nomination_of(pod.uid)),
-            None => Self::nominated_adds_walk(snap, pod)?,
+            Some(rows) => {
+                let own = own_nomination(snap, pod);
+                if !table_counts_any(rows, own) {
+                    return None;
+                }
+                NominatedAdds::Table { own }
+            }
+            None => {
+                let adds = Self::nominated_adds_walk(snap, pod)?;
+                if adds.is_empty() {
+                    return None;
+                }
+                NominatedAdds::Walk(adds)
+            }
         };
-        if adds.is_empty() || snap.pre_filter_reads_pods(pod) {
+        if snap.pre_filter_reads_pods(pod) {
             return None;
         }
         let mut state = CycleState::new();
@@ -963,6 +1003,10 @@ impl Engine {
         let NominatedColumnsPlan { mut state, skip, names, narrowing, adds } = plan;
         let mut diag = Diagnosis { num_all_nodes: snap.nodes.len(), ..Default::default() };
         diag.pre_filter_result_plugins = narrowing;
+        if let NominatedAdds::Table { own } = adds {
+            return self.schedule_nominated_on_table(fw, snap, pod, batch, (state, skip, names), own, diag);
+        }
+        let NominatedAdds::Walk(adds) = adds else { unreachable!("the table plan returned above") };
         let on_node = |snap: &Snapshot, node: Sym| -> Vec<Arc<PodInfo>> {
             snap.nominated
                 .get(&node)
@@ -1016,6 +1060,56 @@ impl Engine {
         // The pass without them, for the feasible nodes that had some; then scoring.
         let cx = CycleCx { snap: &*snap, pod };
         let had_nominated = |node: NodeIdx| bits::get(&with_nominated, node.ix());
+        self.recheck_and_choose(fw, cx, &mut state, &skip, feasible, failures, had_nominated, diag, batch)
+    }
+
+    /// [`Engine::schedule_nominated_on_columns`] when every nomination counts
+    /// ([`NominatedAdds::Table`]): Fit reads the table's nominated columns
+    /// ([`crate::snapshot::NodeTable::counts_nominated`] on) with the pod's own nomination (`own`)
+    /// taken off its row, for the nominated node's check and for the filter pass; no request
+    /// column is shifted and no row's generation moves. The nominated node counts exactly its own
+    /// nominated pods either way, so it is checked with the same switch.
+    #[allow(clippy::too_many_arguments)]
+    fn schedule_nominated_on_table(
+        &mut self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        batch: Option<BatchCx<'_>>,
+        (mut state, skip, names): (CycleState, Vec<bool>, Option<Vec<Sym>>),
+        own: Option<(NodeIdx, CoreRequests)>,
+        mut diag: Diagnosis,
+    ) -> CycleResult {
+        if let Some((idx, sum)) = own {
+            snap.nodes.shift_nominated(idx, &sum, -1);
+        }
+        snap.nodes.set_counts_nominated(true);
+        // The nominated node first, as upstream's `evaluateNominatedNode`.
+        let mut nominated_failure = None;
+        let mut feasible = None;
+        if let Some(nom) = pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+            match filter_node(fw, CycleCx { snap: &*snap, pod }, &state, &skip, nom) {
+                None => feasible = Some((vec![nom], Vec::new())),
+                Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
+            }
+        }
+        let (feasible, failures) = feasible.unwrap_or_else(|| {
+            let cx = CycleCx { snap: &*snap, pod };
+            // Every failure listed: a node that fits only with the nominated pods may not.
+            let (feasible, failures, _) =
+                self.sampled_filter_pass(fw, cx, &state, &skip, names, nominated_failure, &mut diag, false);
+            (feasible, failures)
+        });
+        snap.nodes.set_counts_nominated(false);
+        if let Some((idx, sum)) = own {
+            snap.nodes.shift_nominated(idx, &sum, 1);
+        }
+        // The pass without them, for the feasible nodes that had some (a row whose nominated pods
+        // are not all the pod's own); then scoring.
+        let cx = CycleCx { snap: &*snap, pod };
+        let nom_pods = &snap.nodes.nom_pods;
+        let had_nominated =
+            |node: NodeIdx| nom_pods[node.ix()] > own.filter(|(o, _)| *o == node).map_or(0, |(_, s)| s.pods);
         self.recheck_and_choose(fw, cx, &mut state, &skip, feasible, failures, had_nominated, diag, batch)
     }
 
@@ -2366,6 +2460,26 @@ mod nominated_adds_tests {
                 let mut walk = walk.expect("every counted pod is plain");
                 fast.sort_by_key(|a| a.1);
                 walk.sort_by_key(|a| a.1);
+                // What the table plan reads: each row's nominated columns less the pod's own
+                // nomination, and whether any row adds something.
+                let own = own_nomination(&snap, &pod);
+                let t = &snap.nodes;
+                let mut table: Vec<(i64, i64, i64, NodeIdx)> = (0..t.len())
+                    .map(|i| {
+                        let (o_cpu, o_pods) = own.filter(|(o, _)| o.ix() == i).map_or((0, 0), |(_, s)| (s.cpu_milli, s.pods));
+                        (t.nom_cpu_milli[i] - o_cpu, t.nom_memory[i], t.nom_pods[i] - o_pods, NodeIdx(i as u32))
+                    })
+                    .filter(|r| r.2 > 0)
+                    .collect();
+                for r in &mut table {
+                    if let Some((o, s)) = own.filter(|(o, _)| *o == r.3) {
+                        prop_assert_eq!(o, r.3);
+                        r.1 -= s.memory;
+                    }
+                }
+                let want: Vec<(i64, i64, i64, NodeIdx)> = walk.iter().map(|(s, i)| (s.cpu_milli, s.memory, s.pods, *i)).collect();
+                prop_assert_eq!(&table, &want);
+                prop_assert_eq!(table_counts_any(rows, own), !walk.is_empty());
                 prop_assert_eq!(fast, walk);
             }
         }

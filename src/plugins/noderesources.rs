@@ -258,6 +258,30 @@ impl Fit {
         }
     }
 
+    /// [`Fit::filter_rows`] while the table counts nominated pods ([`filter_rows_nominated`]); a
+    /// function of its own, so the plain loop's code stays as it was.
+    #[inline(never)]
+    fn filter_rows_nominated(
+        &self,
+        cx: CycleCx<'_>,
+        state: &CycleState,
+        nodes: &[NodeIdx],
+        out: &mut [Option<Reject>],
+    ) -> bool {
+        let owned;
+        let st = match state.read::<FitState>(FIT) {
+            Some(s) => s,
+            None => {
+                owned = self.fit_state(cx);
+                &owned
+            }
+        };
+        let columns = cx.snap.nodes.scalar_columns();
+        let scalars: smallvec::SmallVec<[(i64, Option<&ScalarColumn>); 2]> =
+            st.scalars.iter().map(|&(_, q, col)| (q, col.map(|c| &columns[c as usize]))).collect();
+        filter_rows_nominated(&cx.snap.nodes, &cx.pod.requests, &scalars, nodes, out)
+    }
+
     /// NodeResourcesFit's Filter over `nodes`: writes each rejection into `out`; true when it
     /// rejected a node.
     fn filter_rows(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) -> bool {
@@ -341,6 +365,72 @@ impl Fit {
     }
 }
 
+/// [`Fit::filter_rows`] while the table counts nominated pods ([`crate::snapshot::NodeTable::counts_nominated`]):
+/// each row's requests and pod count are read with its nominated columns (`nom_*`) added, which is
+/// what shifting the rows by those sums ([`crate::snapshot::NodeTable::shift_core_sum`]) and
+/// filtering does, with no row written. `scalars` are the checked scalar requests with their
+/// columns (nominated pods counted on the columns carry no scalar request). True when it rejected
+/// a node.
+fn filter_rows_nominated(
+    t: &crate::snapshot::NodeTable,
+    r: &Resources,
+    scalars: &[(i64, Option<&ScalarColumn>)],
+    nodes: &[NodeIdx],
+    out: &mut [Option<Reject>],
+) -> bool {
+    let need = |q: i64| if q > 0 { q } else { i64::MIN };
+    let (cpu_need, memory_need, ephemeral_need) = (need(r.cpu_milli), need(r.memory), need(r.ephemeral_storage));
+    // Every column cut to the table's length: one bounds check per node covers them all.
+    let len = t.len();
+    let (pod_count, nom_pods, alloc_pods) = (&t.pod_count[..len], &t.nom_pods[..len], &t.alloc_pods[..len]);
+    let (alloc_cpu, req_cpu, nom_cpu) = (&t.alloc_cpu_milli[..len], &t.req_cpu_milli[..len], &t.nom_cpu_milli[..len]);
+    let (alloc_memory, req_memory, nom_memory) = (&t.alloc_memory[..len], &t.req_memory[..len], &t.nom_memory[..len]);
+    let (alloc_eph, req_eph, nom_eph) =
+        (&t.alloc_ephemeral_storage[..len], &t.req_ephemeral_storage[..len], &t.nom_ephemeral_storage[..len]);
+    let mut any = false;
+    if scalars.is_empty() && r.ephemeral_storage <= 0 {
+        // The common pod (CPU and memory at most), as `filter_rows`'s own loop: no ephemeral or
+        // scalar check per node, and the unresolvable test without branches.
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let i = n.ix();
+            let bits = ((pod_count[i] as i64 + nom_pods[i] + 1 > alloc_pods[i]) as u64 * FIT_PODS)
+                | ((cpu_need > alloc_cpu[i] - (req_cpu[i] + nom_cpu[i])) as u64 * FIT_CPU)
+                | ((memory_need > alloc_memory[i] - (req_memory[i] + nom_memory[i])) as u64 * FIT_MEMORY);
+            if bits != 0 {
+                any = true;
+                let unresolvable = ((bits & FIT_CPU != 0) & (r.cpu_milli > alloc_cpu[i]))
+                    | ((bits & FIT_MEMORY != 0) & (r.memory > alloc_memory[i]));
+                *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+            }
+        }
+        return any;
+    }
+    for (n, o) in nodes.iter().zip(out.iter_mut()) {
+        let i = n.ix();
+        let mut bits = ((pod_count[i] as i64 + nom_pods[i] + 1 > alloc_pods[i]) as u64 * FIT_PODS)
+            | ((cpu_need > alloc_cpu[i] - (req_cpu[i] + nom_cpu[i])) as u64 * FIT_CPU)
+            | ((memory_need > alloc_memory[i] - (req_memory[i] + nom_memory[i])) as u64 * FIT_MEMORY)
+            | ((ephemeral_need > alloc_eph[i] - (req_eph[i] + nom_eph[i])) as u64 * FIT_EPHEMERAL);
+        for (j, &(q, col)) in scalars.iter().enumerate() {
+            if q > col.map_or(0, |c| c.free(*n)) {
+                bits |= 1 << (FIT_SCALAR_SHIFT + j.min(59) as u32);
+            }
+        }
+        if bits != 0 {
+            any = true;
+            // As `filter_rows`: a resource requested beyond the node's allocatable is unresolvable.
+            let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
+                || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i])
+                || (bits & FIT_EPHEMERAL != 0 && r.ephemeral_storage > alloc_eph[i])
+                || scalars.iter().enumerate().any(|(j, &(q, col))| {
+                    bits & (1 << (FIT_SCALAR_SHIFT + j.min(59) as u32)) != 0 && q > col.map_or(0, |c| c.allocatable(*n))
+                });
+            *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+        }
+    }
+    any
+}
+
 /// NodeResourcesFit's verdict on row `i` of `t` as if `delta` were added to its request columns
 /// and pod count ([`crate::snapshot::NodeTable::shift_core_sum`]), for a pod whose Filter checks
 /// no scalar resource (every scalar request zero, as [`crate::framework::Framework::filters_read_only_columns`]
@@ -388,6 +478,10 @@ impl Plugin for Fit {
     }
 
     fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        if cx.snap.nodes.counts_nominated() {
+            self.filter_rows_nominated(cx, state, nodes, out);
+            return;
+        }
         self.filter_rows(cx, state, nodes, out);
     }
 
@@ -399,6 +493,9 @@ impl Plugin for Fit {
         nodes: &[NodeIdx],
         out: &mut [Option<Reject>],
     ) -> Option<bool> {
+        if cx.snap.nodes.counts_nominated() {
+            return Some(self.filter_rows_nominated(cx, state, nodes, out));
+        }
         Some(self.filter_rows(cx, state, nodes, out))
     }
 
@@ -1153,6 +1250,56 @@ mod tests {
             let f = fit(&mut snap, StrategyKind::LeastAllocated);
             snap.nodes.shift_core_sum(NodeIdx(0), &d, 1);
             let slow = filter_one(&f, &snap, &p, "n").is_err();
+            proptest::prop_assert_eq!(fast, slow);
+        }
+    }
+
+    proptest::proptest! {
+        /// Fit's Filter counting the nominated columns ([`filter_rows_nominated`]) is Fit's Filter
+        /// on the rows shifted by those sums (the plain reference), rejection codes and reasons
+        /// included, for pods with and without ephemeral-storage and scalar requests.
+        #[test]
+        fn nominated_columns_match_shifted_rows(
+            nodes in proptest::collection::vec(
+                ((0i64..4_000, 0i64..4_000, 1i64..6, 0i64..3_000, 0i64..4),
+                 (0i64..3_000, 0i64..3_000, 0i64..2_000),
+                 (0i64..2_000, 0i64..2_000, 0i64..1_500, 0i64..4)),
+                1..12,
+            ),
+            pod in (
+                0i64..3_000,
+                0i64..3_000,
+                proptest::sample::select(vec![0i64, 0, 300, 1_500]),
+                proptest::sample::select(vec![0i64, 0, 0, 1, 3]),
+            ),
+        ) {
+            let mut snap = Snapshot::new();
+            for (k, (node, existing, nom)) in nodes.iter().enumerate() {
+                let name = format!("n{k}");
+                MakeNode::new(&mut snap, &name).capacity(node.0, node.1).pods(node.2).ephemeral(node.3)
+                    .scalar("example.com/aaa", node.4).add();
+                let mut e = MakePod::new(&mut snap, &format!("e{k}")).req(existing.0, existing.1).build();
+                e.requests.ephemeral_storage = existing.2;
+                snap.place_pod(std::sync::Arc::new(e), snap.interner.get(&name).expect("interned")).expect("placed");
+                let d = CoreRequests { cpu_milli: nom.0, memory: nom.1, ephemeral_storage: nom.2, pods: nom.3, ..CoreRequests::default() };
+                snap.nodes.set_nominated(NodeIdx(k as u32), &d);
+            }
+            let mut b = MakePod::new(&mut snap, "p").req(pod.0, pod.1);
+            if pod.3 > 0 {
+                b = b.scalar_req("example.com/aaa", pod.3);
+            }
+            let mut p = b.build();
+            p.requests.ephemeral_storage = pod.2;
+            let f = fit(&mut snap, StrategyKind::LeastAllocated);
+            let names: Vec<String> = (0..nodes.len()).map(|k| format!("n{k}")).collect();
+            snap.nodes.set_counts_nominated(true);
+            let fast: Vec<_> = names.iter().map(|n| filter_one(&f, &snap, &p, n)).collect();
+            snap.nodes.set_counts_nominated(false);
+            for (k, (_, _, nom)) in nodes.iter().enumerate() {
+                let d = CoreRequests { cpu_milli: nom.0, memory: nom.1, ephemeral_storage: nom.2, pods: nom.3, ..CoreRequests::default() };
+                snap.nodes.shift_core_sum(NodeIdx(k as u32), &d, 1);
+            }
+            let slow: Vec<_> = names.iter().map(|n| filter_one(&f, &snap, &p, n)).collect();
             proptest::prop_assert_eq!(fast, slow);
         }
     }

@@ -185,6 +185,7 @@ impl Snapshot {
         }
         let idx = self.nodes.add_node(spec);
         self.nominated_sums.node_added(spec.name, idx);
+        self.nodes.set_nominated(idx, &self.nominated_sums.sum_of(spec.name));
         self.node_tree.add(spec.name, self.wk.zone_labels.key_of(&spec.labels));
         self.pod_index.on_add_node(&self.nodes, idx);
         self.pod_index.grow_domains();
@@ -303,7 +304,11 @@ impl Snapshot {
         self.clear_nomination(pod.uid);
         self.nominated_at.insert(pod.uid, node);
         let placed = self.pods.contains_key(&pod.uid);
-        self.nominated_sums.add(&pod, node, self.nodes.idx_of(node), placed);
+        let idx = self.nodes.idx_of(node);
+        self.nominated_sums.add(&pod, node, idx, placed);
+        if let Some(idx) = idx {
+            self.nodes.set_nominated(idx, &self.nominated_sums.sum_of(node));
+        }
         self.nominated.entry(node).or_default().push(pod);
     }
 
@@ -316,6 +321,9 @@ impl Snapshot {
             while let Some(k) = v.iter().position(|p| p.uid == uid) {
                 let p = v.remove(k);
                 self.nominated_sums.remove(&p, node, placed);
+            }
+            if let Some(idx) = self.nodes.idx_of(node) {
+                self.nodes.set_nominated(idx, &self.nominated_sums.sum_of(node));
             }
             if v.is_empty() {
                 self.nominated.remove(&node);
@@ -340,6 +348,7 @@ impl Snapshot {
         self.nominated.clear();
         self.nominated_at.clear();
         self.nominated_sums.clear();
+        self.nodes.clear_nominated();
     }
 
     /// Places `pod` on node `node` (assume or bind). Errors if the node is unknown or the pod is placed.
@@ -486,6 +495,17 @@ mod nominated_sums_tests {
             snap.nominated_sums().rows().iter().map(|r| (r.node, r.idx, r.sum)).collect();
         want.sort_by_key(|w| w.0);
         got.sort_by_key(|g| g.0);
+        // The table's nominated columns hold each existing node's sum (zero for the others).
+        for i in 0..snap.nodes.len() {
+            let name = snap.nodes.name[i];
+            let s = want.iter().find(|w| w.0 == name).map_or_else(CoreRequests::default, |w| w.2);
+            let t = &snap.nodes;
+            assert_eq!(
+                (t.nom_cpu_milli[i], t.nom_memory[i], t.nom_ephemeral_storage[i], t.nom_pods[i]),
+                (s.cpu_milli, s.memory, s.ephemeral_storage, s.pods),
+                "row {i}"
+            );
+        }
         assert_eq!(got, want);
         for prio in -1..4 {
             let all = snap

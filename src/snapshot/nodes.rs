@@ -306,6 +306,18 @@ pub struct NodeTable {
     pub non_zero_cpu_milli: Vec<i64>,
     pub non_zero_memory: Vec<i64>,
     pub pod_count: Vec<u32>,
+    /// Per row, the requests of the pods nominated to the node (and how many), summed: what a
+    /// cycle counting nominated pods adds to `req_*` and `pod_count` when [`NodeTable::counts_nominated`]
+    /// is on. Kept by the snapshot from its [`super::nominated::NominatedSums`]
+    /// ([`NodeTable::set_nominated`]); not part of a row's generation (no score reads them).
+    pub nom_cpu_milli: Vec<i64>,
+    pub nom_memory: Vec<i64>,
+    pub nom_ephemeral_storage: Vec<i64>,
+    pub nom_pods: Vec<i64>,
+    /// While on, NodeResourcesFit's Filter reads each row's requests and pod count with the
+    /// `nom_*` columns added (a cycle counting every nomination, `Engine::schedule_one_nominated`);
+    /// off at every other time.
+    counts_nominated: bool,
     /// Scalar resource columns, in order of first appearance; see [`ScalarColumn`].
     scalars: Vec<ScalarColumn>,
     scalar_col_of_name: AHashMap<Sym, u32>,
@@ -547,6 +559,10 @@ impl NodeTable {
         self.non_zero_cpu_milli.push(0);
         self.non_zero_memory.push(0);
         self.pod_count.push(0);
+        self.nom_cpu_milli.push(0);
+        self.nom_memory.push(0);
+        self.nom_ephemeral_storage.push(0);
+        self.nom_pods.push(0);
         self.sparse_scalars_of.push(SmallVec::new());
         for &c in &self.dense_scalars {
             if let ScalarValues::Dense { allocatable, requested } = &mut self.scalars[c as usize].values {
@@ -682,6 +698,10 @@ impl NodeTable {
             &mut self.req_ephemeral_storage,
             &mut self.non_zero_cpu_milli,
             &mut self.non_zero_memory,
+            &mut self.nom_cpu_milli,
+            &mut self.nom_memory,
+            &mut self.nom_ephemeral_storage,
+            &mut self.nom_pods,
         ] {
             v.swap_remove(i);
         }
@@ -861,6 +881,43 @@ impl NodeTable {
         self.non_zero_memory[i] += sign * sum.non_zero_memory;
         self.pod_count[i] = (self.pod_count[i] as i64 + sign * sum.pods) as u32;
         self.bump(i);
+    }
+
+    /// Sets row `node`'s nominated columns (`nom_*`) to `sum` (the requests of every pod nominated
+    /// to the node, summed). Leaves the row's generation: no score reads these columns.
+    pub fn set_nominated(&mut self, node: NodeIdx, sum: &CoreRequests) {
+        let i = node.ix();
+        self.nom_cpu_milli[i] = sum.cpu_milli;
+        self.nom_memory[i] = sum.memory;
+        self.nom_ephemeral_storage[i] = sum.ephemeral_storage;
+        self.nom_pods[i] = sum.pods;
+    }
+
+    /// Adds `sign` times `sum` to row `node`'s nominated columns (a cycle leaving the pod's own
+    /// nomination out, then putting it back). Leaves the row's generation.
+    pub fn shift_nominated(&mut self, node: NodeIdx, sum: &CoreRequests, sign: i64) {
+        let i = node.ix();
+        self.nom_cpu_milli[i] += sign * sum.cpu_milli;
+        self.nom_memory[i] += sign * sum.memory;
+        self.nom_ephemeral_storage[i] += sign * sum.ephemeral_storage;
+        self.nom_pods[i] += sign * sum.pods;
+    }
+
+    /// Zeroes every row's nominated columns.
+    pub fn clear_nominated(&mut self) {
+        for v in [&mut self.nom_cpu_milli, &mut self.nom_memory, &mut self.nom_ephemeral_storage, &mut self.nom_pods] {
+            v.fill(0);
+        }
+    }
+
+    /// Whether NodeResourcesFit's Filter adds the nominated columns ([`NodeTable::nom_cpu_milli`], ...).
+    pub fn counts_nominated(&self) -> bool {
+        self.counts_nominated
+    }
+
+    /// Turns [`NodeTable::counts_nominated`] on or off (the engine, around one filter pass).
+    pub fn set_counts_nominated(&mut self, on: bool) {
+        self.counts_nominated = on;
     }
 
     /// Replaces a node's spec (labels, taints, allocatable, images), keeping its pods.

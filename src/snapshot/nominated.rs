@@ -106,6 +106,11 @@ impl NominatedSums {
         (self.placed == 0 && self.non_plain == 0 && min.is_none_or(|m| m >= priority)).then_some(&self.rows)
     }
 
+    /// The requests of every pod nominated to `node`, summed (zero when none is).
+    pub fn sum_of(&self, node: Sym) -> CoreRequests {
+        self.pos.get(&node).map_or_else(CoreRequests::default, |&k| self.rows[k as usize].sum)
+    }
+
     /// Every row (node names with nominations, in no particular order).
     pub fn rows(&self) -> &[NominatedRow] {
         &self.rows
