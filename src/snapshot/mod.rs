@@ -13,6 +13,7 @@ pub mod nominated;
 pub mod pod_index;
 #[cfg(test)]
 pub mod testing;
+pub mod volumes;
 
 use std::sync::Arc;
 
@@ -106,6 +107,8 @@ pub struct ClusterObjects {
     pub stateful_sets: AHashMap<(Sym, Sym), LabelSelector>,
     pub pdbs: Vec<Pdb>,
     pub priority_classes: Vec<PriorityClass>,
+    /// PersistentVolumes, claims, StorageClasses and CSINodes (the volume plugins).
+    pub volumes: volumes::VolumeObjects,
 }
 
 /// The scheduler's view of the cluster.
