@@ -457,3 +457,15 @@ fn storage_objects_are_strict() {
         assert!(err.path.starts_with(path), "{yaml}: {}", err.path);
     }
 }
+
+#[test]
+fn pre_filter_of_a_pod_with_volumes_reads_placed_pods() {
+    // VolumeRestrictions counts the placed users of a ReadWriteOncePod claim at PreFilter, so
+    // preemption's dry run runs PreFilter afresh with victims removed (upstream's RemovePod).
+    let (snap, pods) = world(&format!(
+        "kind: Node\nmetadata: {{name: n}}\n---\n{}---\nkind: Pod\nmetadata: {{name: plain}}\n",
+        pod_with_claim("c")
+    ));
+    assert!(snap.pre_filter_reads_pods(&pods[0]));
+    assert!(!snap.pre_filter_reads_pods(&pods[1]));
+}
