@@ -72,6 +72,7 @@ fn pod(snap: &mut Snapshot, uid: u64, app: &str, cpu_milli: i64, priority: i32) 
         nominated_node: None,
         constraints: PodConstraints { start_time_ms: uid as i64, ..Default::default() },
         sign: Default::default(),
+        volumes: None,
     }
 }
 

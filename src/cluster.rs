@@ -25,6 +25,8 @@ pub struct Cluster {
     pub priority_classes: Vec<api::PriorityClass>,
     /// PodGroups (read by a run whose workload sets GenericWorkload).
     pub pod_groups: Vec<api::PodGroup>,
+    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes, in input order.
+    pub storage: Vec<Object>,
     /// Kinds the scheduler does not read, with how many objects of each were skipped.
     pub ignored_kinds: BTreeMap<String, usize>,
     /// The files the objects came from (empty when built from objects in memory).
@@ -58,6 +60,10 @@ impl Cluster {
             Object::PodDisruptionBudget(o) => self.pod_disruption_budgets.push(o),
             Object::PriorityClass(o) => self.priority_classes.push(o),
             Object::PodGroup(o) => self.pod_groups.push(o),
+            o @ (Object::PersistentVolume(_)
+            | Object::PersistentVolumeClaim(_)
+            | Object::StorageClass(_)
+            | Object::CsiNode(_)) => self.storage.push(o),
             Object::Other { kind, .. } => *self.ignored_kinds.entry(kind).or_default() += 1,
         }
     }
@@ -191,6 +197,10 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
                 preemption_policy,
             });
         }
+        Object::PersistentVolume(pv) => snap.cluster.volumes.add_pv(pv, i),
+        Object::PersistentVolumeClaim(pvc) => snap.cluster.volumes.add_pvc(pvc, i),
+        Object::StorageClass(sc) => snap.cluster.volumes.add_class(sc, i),
+        Object::CsiNode(n) => snap.cluster.volumes.add_csi_node(n, i),
         Object::Node(_) | Object::Pod(_) | Object::PodGroup(_) | Object::Other { .. } => {}
     }
 }
@@ -267,6 +277,9 @@ pub fn build_snapshot_counted(
     }
     for o in &cluster.priority_classes {
         register_object(&mut snap, &Object::PriorityClass(o.clone()));
+    }
+    for o in &cluster.storage {
+        register_object(&mut snap, o);
     }
     let priorities = cluster.priorities();
     let mut pending = Vec::new();

@@ -16,6 +16,7 @@ use super::objects::{
     Namespace, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, ReplicaSet, ReplicationController, Service,
     StatefulSet,
 };
+use super::storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};
 use crate::error::InputError;
 
 /// One Kubernetes object from a manifest.
@@ -35,6 +36,12 @@ pub enum Object {
     PriorityClass(PriorityClass),
     /// `scheduling.k8s.io` PodGroup (workload-aware scheduling, gate GenericWorkload).
     PodGroup(PodGroup),
+    PersistentVolume(PersistentVolume),
+    PersistentVolumeClaim(PersistentVolumeClaim),
+    /// `storage.k8s.io/v1`.
+    StorageClass(StorageClass),
+    /// `storage.k8s.io/v1`, named after its node.
+    CsiNode(CsiNode),
     /// A kind the scheduler does not read (a ConfigMap, a Deployment, ...), kept so callers can report it.
     Other {
         kind: String,
@@ -56,6 +63,10 @@ impl Object {
             Object::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Object::PriorityClass(_) => "PriorityClass",
             Object::PodGroup(_) => "PodGroup",
+            Object::PersistentVolume(_) => "PersistentVolume",
+            Object::PersistentVolumeClaim(_) => "PersistentVolumeClaim",
+            Object::StorageClass(_) => "StorageClass",
+            Object::CsiNode(_) => "CSINode",
             Object::Other { kind, .. } => kind,
         }
     }
@@ -66,7 +77,12 @@ impl Object {
     pub fn in_namespace(&self, namespace: &str) -> Option<Object> {
         let mut o = self.clone();
         let meta = match &mut o {
-            Object::Node(_) | Object::Namespace(_) | Object::PriorityClass(_) => return None,
+            Object::Node(_)
+            | Object::Namespace(_)
+            | Object::PriorityClass(_)
+            | Object::PersistentVolume(_)
+            | Object::StorageClass(_)
+            | Object::CsiNode(_) => return None,
             Object::Other { .. } => return Some(o),
             Object::Pod(x) => &mut x.metadata,
             Object::Service(x) => &mut x.metadata,
@@ -75,6 +91,7 @@ impl Object {
             Object::ReplicationController(x) => &mut x.metadata,
             Object::PodDisruptionBudget(x) => &mut x.metadata,
             Object::PodGroup(x) => &mut x.metadata,
+            Object::PersistentVolumeClaim(x) => &mut x.metadata,
         };
         meta.namespace = namespace.to_string();
         Some(o)
@@ -93,6 +110,10 @@ impl Object {
             Object::PodDisruptionBudget(o) => &o.metadata.name,
             Object::PriorityClass(o) => &o.metadata.name,
             Object::PodGroup(o) => &o.metadata.name,
+            Object::PersistentVolume(o) => &o.metadata.name,
+            Object::PersistentVolumeClaim(o) => &o.metadata.name,
+            Object::StorageClass(o) => &o.metadata.name,
+            Object::CsiNode(o) => &o.metadata.name,
             Object::Other { name, .. } => name,
         }
     }
@@ -289,6 +310,20 @@ fn collect_objects(
             group.validate().map_err(|(path, message)| InputError::new(file, path, message))?;
             Object::PodGroup(group)
         }
+        "PersistentVolume" => {
+            Object::PersistentVolume(named(decode(value, file)?, |o: &PersistentVolume| &o.metadata, file)?)
+        }
+        "PersistentVolumeClaim" => {
+            Object::PersistentVolumeClaim(named(decode(value, file)?, |o: &PersistentVolumeClaim| &o.metadata, file)?)
+        }
+        "StorageClass" => {
+            let class: StorageClass = named(decode(value, file)?, |o: &StorageClass| &o.metadata, file)?;
+            if class.provisioner.is_empty() {
+                return Err(InputError::new(file, "provisioner", "missing field `provisioner`"));
+            }
+            Object::StorageClass(class)
+        }
+        "CSINode" => Object::CsiNode(named(decode(value, file)?, |o: &CsiNode| &o.metadata, file)?),
         _ => {
             let name = value.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
             Object::Other { name: name.to_string(), kind }
@@ -296,6 +331,14 @@ fn collect_objects(
     };
     out.push(object);
     Ok(())
+}
+
+/// `object` when its `metadata.name` is set (the storage kinds are looked up by name).
+fn named<T>(object: T, meta: impl Fn(&T) -> &super::objects::ObjectMeta, file: &str) -> Result<T, InputError> {
+    if meta(&object).name.is_empty() {
+        return Err(InputError::new(file, "metadata", "missing field `name`"));
+    }
+    Ok(object)
 }
 
 /// Decodes `value` as `T`, turning a failure into an error at the failing field's path.

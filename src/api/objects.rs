@@ -172,6 +172,9 @@ pub struct PodSpec {
     /// `spec.schedulingGroup` (v1.37): the PodGroup the pod belongs to, read with GenericWorkload on.
     #[serde(default)]
     pub scheduling_group: Option<PodSchedulingGroup>,
+    /// The pod's volumes (what the volume plugins read of them: `super::storage::Volume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<super::storage::Volume>,
 }
 
 /// `v1.PodSchedulingGroup`: the runtime scheduling group a pod belongs to.

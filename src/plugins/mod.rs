@@ -17,6 +17,7 @@ pub mod simple;
 pub mod taint_toleration;
 #[cfg(test)]
 pub mod testutil;
+pub mod volumes;
 
 use crate::config::PluginArgs;
 use crate::snapshot::{Interner, NodeSelector, PreferredTerm, SpreadConstraint};

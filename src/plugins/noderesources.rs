@@ -228,6 +228,7 @@ struct FitState {
 }
 
 impl Fit {
+    #[inline(always)]
     fn fit_state(&self, cx: CycleCx<'_>) -> FitState {
         let snap = cx.snap;
         let scalars = cx

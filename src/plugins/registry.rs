@@ -7,28 +7,19 @@ use std::sync::Arc;
 
 use super::{
     defaultpreemption, image_locality, interpodaffinity, node_affinity, node_name, node_ports, node_unschedulable,
-    noderesources, podtopologyspread, simple, taint_toleration, CompiledArgs,
+    noderesources, podtopologyspread, simple, taint_toleration, volumes, CompiledArgs,
 };
 use crate::config::{DefaultingType, PluginArgs, Profile, ResourceSpec, ScoringStrategyType, PLUGINS};
 use crate::framework::{Framework, Plugin, Registry};
 use crate::snapshot::Interner;
 
-/// Plugins that are known names but find nothing to do for pods here: the volume plugins (pods
-/// carry no volumes), DynamicResources (no resource claims) and NodeDeclaredFeatures (no declared
-/// feature requirements). Their PreFilter returns Skip, as upstream's does for such pods; those
-/// registered at Score (VolumeBinding, DynamicResources) score 0 on every node, as upstream's do.
-pub const NO_OP_PLUGINS: &[&str] = &[
-    "DynamicResources",
-    "NodeDeclaredFeatures",
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "EBSLimits",
-    "GCEPDLimits",
-    "AzureDiskLimits",
-    "CinderLimits",
-];
+/// Plugins that are known names but find nothing to do for pods here: DynamicResources (no
+/// resource claims), NodeDeclaredFeatures (no declared feature requirements) and the in-tree
+/// volume limits plugins (gone upstream at v1.37; NodeVolumeLimits counts in-tree disks as their
+/// CSI drivers'). Their PreFilter returns Skip, as upstream's does for such pods; DynamicResources
+/// scores 0 on every node, as upstream's does.
+pub const NO_OP_PLUGINS: &[&str] =
+    &["DynamicResources", "NodeDeclaredFeatures", "EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"];
 
 /// The in-tree registry; `compiled` holds the Kubernetes objects inside the profile's args,
 /// compiled by [`super::compile_args`].
@@ -115,6 +106,10 @@ pub fn build_plugin(
             min_candidate_nodes_percentage: args.default_preemption.min_candidate_nodes_percentage,
             min_candidate_nodes_absolute: args.default_preemption.min_candidate_nodes_absolute,
         }),
+        volumes::binding::NAME => Arc::new(volumes::VolumeBinding),
+        volumes::restrictions::NAME => Arc::new(volumes::VolumeRestrictions),
+        volumes::zone::NAME => Arc::new(volumes::VolumeZone),
+        volumes::limits::NAME => Arc::new(volumes::NodeVolumeLimits),
         v if NO_OP_PLUGINS.contains(&v) => {
             let name: &'static str = NO_OP_PLUGINS.iter().find(|n| **n == v).expect("listed");
             Arc::new(simple::NoVolumes(name))

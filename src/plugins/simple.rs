@@ -1,6 +1,6 @@
 //! Plugins with little to compute here: PrioritySort (queue order), SchedulingGates (PreEnqueue),
-//! DefaultBinder (Bind through the node agent), and the volume plugins, which find nothing to do
-//! because pods in this engine carry no volumes (upstream's PreFilter returns Skip for such pods).
+//! DefaultBinder (Bind through the node agent), and the plugins that find nothing to do for any
+//! pod here (`NO_OP_PLUGINS`: DynamicResources, NodeDeclaredFeatures, the in-tree volume limits).
 
 use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{
@@ -68,9 +68,10 @@ impl Plugin for DefaultBinder {
     }
 }
 
-/// A volume plugin (VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits, and the
-/// in-tree limits). Pods here have no volumes, so PreFilter returns Skip, as upstream does for a
-/// pod without volumes, and Filter never runs.
+/// A plugin of `NO_OP_PLUGINS`: DynamicResources (pods here have no resource claims),
+/// NodeDeclaredFeatures (no declared features) and the in-tree volume limits plugins (gone
+/// upstream at v1.37). PreFilter returns Skip, as upstream's does for such pods, and Filter
+/// never runs.
 pub struct NoVolumes(pub &'static str);
 
 impl Plugin for NoVolumes {
@@ -82,13 +83,13 @@ impl Plugin for NoVolumes {
         true
     }
 
-    /// Volume plugins sign the pod's volumes (none here); DynamicResources signs nothing for a pod
+    /// Volume plugins sign the pod's volumes; DynamicResources signs nothing for a pod
     /// without claims; NodeDeclaredFeatures signs the features the pod needs (none inferred here).
-    fn sign_pod(&self, _pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
+    fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
         match self.0 {
             "DynamicResources" => {}
             "NodeDeclaredFeatures" => sig.put(keys::FEATURES, ""),
-            _ => sig.put(keys::VOLUMES, [(); 0]),
+            _ => crate::plugins::volumes::sign_volumes(pod, sig),
         }
         Sign::Signed
     }
@@ -97,8 +98,8 @@ impl Plugin for NoVolumes {
         (Status::skip(), PreFilterResult::default())
     }
 
-    /// Scores 0 on every node (the trait's Score), as upstream's volume plugins do for a pod
-    /// without volumes.
+    /// Scores 0 on every node (the trait's Score), as upstream's DynamicResources does for a pod
+    /// without claims.
     fn score_is_uniform(&self, _cx: CycleCx<'_>, _state: &CycleState) -> bool {
         true
     }

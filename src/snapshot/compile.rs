@@ -578,6 +578,7 @@ pub fn compile_pod(
         host_network: spec.host_network,
         nominated_node,
         sign: sign_parts(spec),
+        volumes: super::volumes::compile_pod_volumes(pod, interner),
     })
 }
 

@@ -13,6 +13,7 @@ pub mod nominated;
 pub mod pod_index;
 #[cfg(test)]
 pub mod testing;
+pub mod volumes;
 
 use std::sync::Arc;
 
@@ -106,6 +107,8 @@ pub struct ClusterObjects {
     pub stateful_sets: AHashMap<(Sym, Sym), LabelSelector>,
     pub pdbs: Vec<Pdb>,
     pub priority_classes: Vec<PriorityClass>,
+    /// PersistentVolumes, claims, StorageClasses and CSINodes (the volume plugins).
+    pub volumes: volumes::VolumeObjects,
 }
 
 /// The scheduler's view of the cluster.
@@ -140,12 +143,14 @@ impl Default for Snapshot {
 
 impl Snapshot {
     /// Whether PreFilter's outcome for `pod` can change when pods are placed or removed. Only
-    /// PodTopologySpread and InterPodAffinity read placed pods at PreFilter; they do so when the pod
-    /// has spread constraints (or a default spread selector), required pod (anti-)affinity, or when a
-    /// placed pod's required anti-affinity term selects it.
+    /// PodTopologySpread, InterPodAffinity and VolumeRestrictions read placed pods at PreFilter; they
+    /// do so when the pod has spread constraints (or a default spread selector), required pod
+    /// (anti-)affinity, volumes (VolumeRestrictions counts the placed users of its ReadWriteOncePod
+    /// claims), or when a placed pod's required anti-affinity term selects it.
     pub fn pre_filter_reads_pods(&self, pod: &PodInfo) -> bool {
         let c = &pod.constraints;
-        if !c.topology_spread.is_empty()
+        if pod.volumes.is_some()
+            || !c.topology_spread.is_empty()
             || !c.affinity.required_affinity.is_empty()
             || !c.affinity.required_anti_affinity.is_empty()
             || self.default_spread_selector(pod).is_some()

@@ -231,6 +231,8 @@ pub struct PodInfo {
     pub constraints: PodConstraints,
     /// What the pod's signature reads that the fields above do not keep ([`SignParts`]).
     pub sign: SignParts,
+    /// The volumes the volume plugins read; `None` for a pod without any (most pods).
+    pub volumes: Option<std::sync::Arc<super::volumes::PodVolumes>>,
 }
 
 /// What upstream's pod signers read from the API pod that the compiled fields do not keep
@@ -253,6 +255,7 @@ impl PodInfo {
     /// count: no host ports, no scalar resources, no (anti-)affinity or spread terms.
     pub fn plain_on_columns(&self) -> bool {
         self.host_ports.is_empty()
+            && self.volumes.is_none()
             && self.requests.scalars.iter().all(|&(_, q)| q == 0)
             && self.constraints.affinity.is_empty()
             && self.constraints.topology_spread.is_empty()

@@ -120,8 +120,15 @@ impl<'a> MakePod<'a> {
             nominated_node: None,
             constraints: PodConstraints::default(),
             sign: SignParts::default(),
+            volumes: None,
         };
         MakePod { snap, pod }
+    }
+
+    /// Sets the pod's volumes (the volume plugins' view of `spec.volumes`).
+    pub fn volumes(mut self, list: Vec<super::volumes::PodVolume>) -> Self {
+        self.pod.volumes = Some(std::sync::Arc::new(super::volumes::PodVolumes { list, pod_uid: String::new() }));
+        self
     }
 
     /// Sets requests as one container would (non-zero scoring values follow them).

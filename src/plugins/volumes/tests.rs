@@ -1,0 +1,471 @@
+//! Table tests of the volume plugins, ported from upstream's `*_test.go` tables: each case is a
+//! small cluster in YAML (storage objects, nodes, placed pods) and a pod, checked through the
+//! plugin's PreFilter and Filter on one node.
+
+use super::*;
+use crate::cluster::{build_snapshot, Cluster, UidGen};
+use crate::framework::{Code, Plugin};
+use crate::plugins::testutil::filter_one;
+use crate::snapshot::{PodInfo, Snapshot};
+
+/// The snapshot of `yaml` (a multi-document manifest) and its pending pods.
+fn world(yaml: &str) -> (Snapshot, Vec<PodInfo>) {
+    let cluster = Cluster::parse(&[("t.yaml".to_string(), yaml.to_string())]).expect("parses");
+    build_snapshot(&cluster, "t.yaml", &mut UidGen::default()).expect("builds")
+}
+
+type Want<'a> = Option<(Code, &'a str)>;
+
+fn check(plugin: &dyn Plugin, name: &str, yaml: &str, node: &str, want: Want<'_>) {
+    let (snap, pods) = world(yaml);
+    let got = filter_one(plugin, &snap, &pods[0], node);
+    match want {
+        None => assert_eq!(got, Ok(()), "{name}"),
+        Some((code, reason)) => assert_eq!(got, Err((code, vec![reason.to_string()])), "{name}"),
+    }
+}
+
+fn pod_with_claim(claim: &str) -> String {
+    format!("kind: Pod\nmetadata: {{name: pod_1}}\nspec: {{volumes: [{{name: v, persistentVolumeClaim: {{claimName: {claim}}}}}]}}\n")
+}
+
+const UAU: Code = Code::UnschedulableAndUnresolvable;
+
+#[test]
+fn volume_zone_single_zone() {
+    // volume_zone_test.go TestSingleZone.
+    let objects = "\
+kind: List
+items:
+- {kind: PersistentVolume, metadata: {name: Vol_1, labels: {failure-domain.beta.kubernetes.io/zone: us-west1-a}}}
+- {kind: PersistentVolume, metadata: {name: Vol_2, labels: {failure-domain.beta.kubernetes.io/region: us-west1, uselessLabel: none}}}
+- {kind: PersistentVolume, metadata: {name: Vol_Stable_1, labels: {topology.kubernetes.io/zone: us-west1-a}}}
+- {kind: PersistentVolume, metadata: {name: Vol_Stable_2, labels: {topology.kubernetes.io/region: us-west1, uselessLabel: none}}}
+- {kind: PersistentVolume, metadata: {name: Vol_Stable_3, labels: {topology.kubernetes.io/zone: us-west1-a, topology.kubernetes.io/region: us-west1-a}}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_1}, spec: {volumeName: Vol_1}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_2}, spec: {volumeName: Vol_2}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_4}, spec: {volumeName: Vol_not_exist}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_Stable_1}, spec: {volumeName: Vol_Stable_1}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_Stable_2}, spec: {volumeName: Vol_Stable_2}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_Stable_3}, spec: {volumeName: Vol_Stable_3}}
+";
+    let conflict = Some((UAU, zone::ERR_REASON_CONFLICT));
+    let cases: &[(&str, &str, &str, Want<'_>)] = &[
+        ("node without labels", "PVC_1", "{}", None),
+        (
+            "beta zone label matched",
+            "PVC_1",
+            "{failure-domain.beta.kubernetes.io/zone: us-west1-a, uselessLabel: none}",
+            None,
+        ),
+        (
+            "beta region label matched",
+            "PVC_2",
+            "{failure-domain.beta.kubernetes.io/region: us-west1, uselessLabel: none}",
+            None,
+        ),
+        (
+            "beta region label doesn't match",
+            "PVC_2",
+            "{failure-domain.beta.kubernetes.io/region: no_us-west1}",
+            conflict,
+        ),
+        ("beta zone label doesn't match", "PVC_1", "{failure-domain.beta.kubernetes.io/zone: no_us-west1-a}", conflict),
+        ("zone label matched", "PVC_Stable_1", "{topology.kubernetes.io/zone: us-west1-a, uselessLabel: none}", None),
+        ("region label matched", "PVC_Stable_2", "{topology.kubernetes.io/region: us-west1}", None),
+        ("region label doesn't match", "PVC_Stable_2", "{topology.kubernetes.io/region: no_us-west1}", conflict),
+        ("zone label doesn't match", "PVC_Stable_1", "{topology.kubernetes.io/zone: no_us-west1-a}", conflict),
+        (
+            "pv with zone and region, node with only zone",
+            "PVC_Stable_3",
+            "{topology.kubernetes.io/zone: us-west1-a}",
+            conflict,
+        ),
+        (
+            "pv with zone,node with beta zone",
+            "PVC_Stable_1",
+            "{failure-domain.beta.kubernetes.io/zone: us-west1-a}",
+            conflict,
+        ),
+        ("pv with beta label,node with ga label, matched", "PVC_1", "{topology.kubernetes.io/zone: us-west1-a}", None),
+        (
+            "pv with beta label,node with ga label, don't match",
+            "PVC_1",
+            "{topology.kubernetes.io/zone: us-west1-b}",
+            conflict,
+        ),
+        ("pv does not exist", "PVC_4", "{}", Some((UAU, "persistentvolume \"Vol_not_exist\" not found"))),
+        ("claim does not exist", "PVC_9", "{}", Some((UAU, "persistentvolumeclaim \"PVC_9\" not found"))),
+    ];
+    for (name, pvc, labels, want) in cases {
+        let yaml = format!(
+            "{objects}---\nkind: Node\nmetadata: {{name: host1, labels: {labels}}}\n---\n{}",
+            pod_with_claim(pvc)
+        );
+        check(&VolumeZone, name, &yaml, "host1", *want);
+    }
+}
+
+#[test]
+fn volume_zone_multi_zone_and_unbound() {
+    // TestMultiZone (zones joined with `__`) and TestWithBinding's unbound claims. A class read
+    // from a manifest has the API server's default binding mode (Immediate), never upstream's
+    // test-only nil; a missing class reads `storageclass.storage.k8s.io` as the informer's lister
+    // words it (the test's fake lister says `storageclasses`).
+    let objects = "\
+kind: List
+items:
+- {kind: PersistentVolume, metadata: {name: Vol_1, labels: {failure-domain.beta.kubernetes.io/zone: us-west1-a}}}
+- {kind: PersistentVolume, metadata: {name: Vol_2, labels: {failure-domain.beta.kubernetes.io/zone: us-west1-b, uselessLabel: none}}}
+- {kind: PersistentVolume, metadata: {name: Vol_3, labels: {failure-domain.beta.kubernetes.io/zone: us-west1-c__us-west1-a}}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_1}, spec: {volumeName: Vol_1}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_2}, spec: {volumeName: Vol_2}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_3}, spec: {volumeName: Vol_3}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_EmptySC}, spec: {}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_NoSC}, spec: {storageClassName: Class_0}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_Immediate}, spec: {storageClassName: Class_Immediate}}
+- {kind: PersistentVolumeClaim, metadata: {name: PVC_Wait}, spec: {storageClassName: Class_Wait}}
+- {kind: StorageClass, metadata: {name: Class_Immediate}, provisioner: p, volumeBindingMode: Immediate}
+- {kind: StorageClass, metadata: {name: Class_Wait}, provisioner: p, volumeBindingMode: WaitForFirstConsumer}
+";
+    let conflict = Some((UAU, zone::ERR_REASON_CONFLICT));
+    let zone_a = "{failure-domain.beta.kubernetes.io/zone: us-west1-a}";
+    let cases: &[(&str, &str, &str, Want<'_>)] = &[
+        ("node without labels", "PVC_3", "{}", None),
+        ("beta zone label matched", "PVC_3", zone_a, None),
+        ("beta zone label doesn't match", "PVC_1", "{failure-domain.beta.kubernetes.io/zone: us-west1-b}", conflict),
+        ("zone label matched", "PVC_3", "{topology.kubernetes.io/zone: us-west1-a}", None),
+        ("zone label doesn't match", "PVC_2", "{topology.kubernetes.io/zone: us-west1-a}", conflict),
+        ("label zone failure domain matched", "PVC_1", zone_a, None),
+        (
+            "unbound volume empty storage class",
+            "PVC_EmptySC",
+            zone_a,
+            Some((UAU, "PersistentVolumeClaim had no pv name and storageClass name")),
+        ),
+        (
+            "unbound volume no storage class",
+            "PVC_NoSC",
+            zone_a,
+            Some((UAU, "storageclass.storage.k8s.io \"Class_0\" not found")),
+        ),
+        ("unbound volume immediate binding mode", "PVC_Immediate", zone_a, Some((UAU, "PersistentVolume had no name"))),
+        ("unbound volume wait binding mode", "PVC_Wait", zone_a, None),
+    ];
+    for (name, pvc, labels, want) in cases {
+        let yaml = format!(
+            "{objects}---\nkind: Node\nmetadata: {{name: host1, labels: {labels}}}\n---\n{}",
+            pod_with_claim(pvc)
+        );
+        check(&VolumeZone, name, &yaml, "host1", *want);
+    }
+}
+
+#[test]
+fn volume_restrictions_disk_conflicts() {
+    // volume_restrictions_test.go TestGCEDiskConflicts, TestAWSDiskConflicts, TestRBDDiskConflicts,
+    // TestISCSIDiskConflicts: (volume of the pod, volume of the pod on the node, conflicts).
+    let cases: &[(&str, &str, &str, bool)] = &[
+        ("gce nothing", "{name: v, gcePersistentDisk: {pdName: foo}}", "", false),
+        (
+            "gce one state",
+            "{name: v, gcePersistentDisk: {pdName: foo}}",
+            "{name: v, gcePersistentDisk: {pdName: foo}}",
+            true,
+        ),
+        (
+            "gce other disk",
+            "{name: v, gcePersistentDisk: {pdName: foo}}",
+            "{name: v, gcePersistentDisk: {pdName: bar}}",
+            false,
+        ),
+        (
+            "gce both read-only",
+            "{name: v, gcePersistentDisk: {pdName: foo, readOnly: true}}",
+            "{name: v, gcePersistentDisk: {pdName: foo, readOnly: true}}",
+            false,
+        ),
+        (
+            "aws same",
+            "{name: v, awsElasticBlockStore: {volumeID: foo}}",
+            "{name: v, awsElasticBlockStore: {volumeID: foo}}",
+            true,
+        ),
+        (
+            "aws read-only still conflicts",
+            "{name: v, awsElasticBlockStore: {volumeID: foo, readOnly: true}}",
+            "{name: v, awsElasticBlockStore: {volumeID: foo, readOnly: true}}",
+            true,
+        ),
+        (
+            "aws other",
+            "{name: v, awsElasticBlockStore: {volumeID: foo}}",
+            "{name: v, awsElasticBlockStore: {volumeID: bar}}",
+            false,
+        ),
+        (
+            "rbd overlapping monitors",
+            "{name: v, rbd: {monitors: [a, b], pool: foo, image: bar}}",
+            "{name: v, rbd: {monitors: [b, c], pool: foo, image: bar}}",
+            true,
+        ),
+        (
+            "rbd disjoint monitors",
+            "{name: v, rbd: {monitors: [a, b], pool: foo, image: bar}}",
+            "{name: v, rbd: {monitors: [c, d], pool: foo, image: bar}}",
+            false,
+        ),
+        (
+            "rbd other image",
+            "{name: v, rbd: {monitors: [a], pool: foo, image: bar}}",
+            "{name: v, rbd: {monitors: [a], pool: foo, image: baz}}",
+            false,
+        ),
+        (
+            "iscsi same",
+            "{name: v, iscsi: {targetPortal: 127.0.0.1:3260, iqn: iqn.2016-12.server:storage.target01, lun: 0}}",
+            "{name: v, iscsi: {targetPortal: 127.0.0.1:3260, iqn: iqn.2016-12.server:storage.target01, lun: 0}}",
+            true,
+        ),
+        ("iscsi other", "{name: v, iscsi: {iqn: a}}", "{name: v, iscsi: {iqn: b}}", false),
+        (
+            "iscsi both read-only",
+            "{name: v, iscsi: {iqn: a, readOnly: true}}",
+            "{name: v, iscsi: {iqn: a, readOnly: true}}",
+            false,
+        ),
+    ];
+    for (name, vol, existing, conflicts) in cases {
+        let placed = if existing.is_empty() {
+            String::new()
+        } else {
+            format!("---\nkind: Pod\nmetadata: {{name: old}}\nspec: {{nodeName: n, volumes: [{existing}]}}\n")
+        };
+        let yaml = format!("kind: Node\nmetadata: {{name: n}}\n{placed}---\nkind: Pod\nmetadata: {{name: p}}\nspec: {{volumes: [{vol}]}}\n");
+        let want = conflicts.then_some((Code::Unschedulable, restrictions::ERR_REASON_DISK_CONFLICT));
+        check(&VolumeRestrictions, name, &yaml, "n", want);
+    }
+}
+
+#[test]
+fn volume_restrictions_read_write_once_pod() {
+    // TestAccessModeConflicts.
+    let objects = "\
+kind: List
+items:
+- {kind: Node, metadata: {name: n}}
+- {kind: Node, metadata: {name: other}}
+- {kind: PersistentVolumeClaim, metadata: {name: claim-with-rwop-1}, spec: {accessModes: [ReadWriteOncePod]}}
+- {kind: PersistentVolumeClaim, metadata: {name: claim-with-rwop-2}, spec: {accessModes: [ReadWriteOncePod]}}
+- {kind: PersistentVolumeClaim, metadata: {name: claim-with-rwo}, spec: {accessModes: [ReadWriteOnce]}}
+- {kind: Pod, metadata: {name: user}, spec: {nodeName: other, volumes: [{name: v, persistentVolumeClaim: {claimName: claim-with-rwop-1}}]}}
+";
+    let pod = |claim: &str| format!("---\n{}", pod_with_claim(claim));
+    let rwop = Some((Code::Unschedulable, restrictions::ERR_REASON_RWOP_CONFLICT));
+    let cases: &[(&str, &str, Want<'_>)] = &[
+        ("nothing", "claim-with-rwo", None),
+        ("failed when ReadWriteOncePod PVC in use by another pod", "claim-with-rwop-1", rwop),
+        ("ReadWriteOncePod PVC not in use", "claim-with-rwop-2", None),
+        ("claim not found", "claim-not-found", Some((UAU, "persistentvolumeclaim \"claim-not-found\" not found"))),
+    ];
+    for (name, claim, want) in cases {
+        check(&VolumeRestrictions, name, &format!("{objects}{}", pod(claim)), "n", *want);
+    }
+}
+
+#[test]
+fn volume_binding_bound_and_unbound_claims() {
+    // volume_binding_test.go TestVolumeBinding (the cases without static binding or provisioning).
+    let objects = "\
+kind: List
+items:
+- {kind: Node, metadata: {name: node-a, labels: {foo: bar}}}
+- {kind: StorageClass, metadata: {name: immediate-sc}, provisioner: p, volumeBindingMode: Immediate}
+- {kind: StorageClass, metadata: {name: wait-sc}, provisioner: p, volumeBindingMode: WaitForFirstConsumer}
+- kind: PersistentVolume
+  metadata: {name: pv-a}
+  spec:
+    storageClassName: wait-sc
+    nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: foo, operator: In, values: [bar]}]}]}}
+- kind: PersistentVolume
+  metadata: {name: pv-b}
+  spec:
+    storageClassName: wait-sc
+    nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: foo, operator: In, values: [baz]}]}]}}
+- {kind: PersistentVolume, metadata: {name: pv-any}, spec: {storageClassName: wait-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: pvc-a, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}, spec: {volumeName: pv-a, storageClassName: wait-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: pvc-b, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}, spec: {volumeName: pv-b, storageClassName: wait-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: pvc-any, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}, spec: {volumeName: pv-any, storageClassName: wait-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: pvc-gone, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}, spec: {volumeName: pv-gone, storageClassName: wait-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: immediate-unbound}, spec: {storageClassName: immediate-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: no-class-unbound}, spec: {}}
+- {kind: PersistentVolumeClaim, metadata: {name: prebound}, spec: {volumeName: pv-any, storageClassName: wait-sc}}
+- {kind: PersistentVolumeClaim, metadata: {name: lost}, spec: {volumeName: pv-x}, status: {phase: Lost}}
+- {kind: PersistentVolumeClaim, metadata: {name: deleting, deletionTimestamp: '2026-01-01T00:00:00Z'}, spec: {}}
+";
+    let cases: &[(&str, &str, Want<'_>)] = &[
+        ("all bound", "pvc-a", None),
+        ("all bound, no node affinity", "pvc-any", None),
+        ("bound and node affinity mismatch", "pvc-b", Some((UAU, binding::ERR_REASON_NODE_CONFLICT))),
+        ("PVC does not exist", "pvc-x", Some((UAU, "persistentvolumeclaim \"pvc-x\" not found"))),
+        ("PV does not exist", "pvc-gone", Some((UAU, binding::ERR_REASON_PV_NOT_EXIST))),
+        ("immediate claims not bound", "immediate-unbound", Some((UAU, binding::ERR_UNBOUND_IMMEDIATE))),
+        ("unbound claim without class", "no-class-unbound", Some((UAU, binding::ERR_UNBOUND_IMMEDIATE))),
+        ("pre-bound claim is immediate", "prebound", Some((UAU, binding::ERR_UNBOUND_IMMEDIATE))),
+        (
+            "claim lost",
+            "lost",
+            Some((UAU, "persistentvolumeclaim \"lost\" bound to non-existent persistentvolume \"pv-x\"")),
+        ),
+        ("claim being deleted", "deleting", Some((UAU, "persistentvolumeclaim \"deleting\" is being deleted"))),
+    ];
+    for (name, claim, want) in cases {
+        check(&VolumeBinding, name, &format!("{objects}---\n{}", pod_with_claim(claim)), "node-a", *want);
+    }
+    // A pod without claims: PreFilter skips.
+    let (snap, pods) = world(&format!(
+        "{objects}---\nkind: Pod\nmetadata: {{name: p}}\nspec: {{volumes: [{{name: e, emptyDir: {{}}}}]}}\n"
+    ));
+    let mut state = crate::framework::CycleState::new();
+    let cx = crate::framework::CycleCx { snap: &snap, pod: &pods[0] };
+    assert_eq!(VolumeBinding.pre_filter(cx, &mut state).0.code, Code::Skip);
+    // An unbound WaitForFirstConsumer claim is not modelled: an Error, never a pass.
+    let (snap, pods) = world(&format!(
+        "{objects}---\n{{kind: PersistentVolumeClaim, metadata: {{name: wait}}, spec: {{storageClassName: wait-sc}}}}\n---\n{}",
+        pod_with_claim("wait")
+    ));
+    let cx = crate::framework::CycleCx { snap: &snap, pod: &pods[0] };
+    assert_eq!(VolumeBinding.pre_filter(cx, &mut state).0.code, Code::Error);
+}
+
+#[test]
+fn volume_binding_ephemeral_claims() {
+    // TestVolumeBinding's generic ephemeral cases: the claim `<pod>-<volume>` must exist and be
+    // controlled by the pod.
+    let pod = "kind: Pod\nmetadata: {name: pod-a, uid: uid-a}\nspec: {volumes: [{name: eph, ephemeral: {volumeClaimTemplate: {}}}]}\n";
+    let claim = |owner: &str| {
+        format!(
+            "kind: PersistentVolumeClaim\nmetadata: {{name: pod-a-eph, annotations: {{pv.kubernetes.io/bind-completed: 'yes'}}, \
+             ownerReferences: [{{kind: Pod, name: pod-a, uid: {owner}, controller: true}}]}}\nspec: {{volumeName: pv-a}}\n"
+        )
+    };
+    let base = "kind: Node\nmetadata: {name: n}\n---\nkind: PersistentVolume\nmetadata: {name: pv-a}\n";
+    let cases: &[(&str, String, Want<'_>)] = &[
+        (
+            "ephemeral claim missing",
+            String::new(),
+            Some((UAU, "waiting for ephemeral volume controller to create the persistentvolumeclaim \"pod-a-eph\"")),
+        ),
+        ("ephemeral claim of the pod", format!("---\n{}", claim("uid-a")), None),
+        (
+            "ephemeral claim of another pod",
+            format!("---\n{}", claim("uid-b")),
+            Some((UAU, "PVC default/pod-a-eph was not created for pod default/pod-a (pod is not owner)")),
+        ),
+    ];
+    for (name, extra, want) in cases {
+        check(&VolumeBinding, name, &format!("{base}{extra}---\n{pod}"), "n", *want);
+    }
+}
+
+#[test]
+fn node_volume_limits_csi() {
+    // csi_test.go TestCSILimits (CSI PVs, claims provisioned by a class, in-tree migration).
+    let objects = "\
+kind: List
+items:
+- kind: CSINode
+  metadata: {name: n}
+  spec: {drivers: [{name: ebs.csi.aws.com, nodeID: n, allocatable: {count: 2}}, {name: csi-b, nodeID: n, allocatable: {count: 1}}]}
+- {kind: Node, metadata: {name: n}}
+- {kind: Node, metadata: {name: no-csinode}}
+- {kind: PersistentVolume, metadata: {name: pv-1}, spec: {csi: {driver: ebs.csi.aws.com, volumeHandle: h1}}}
+- {kind: PersistentVolume, metadata: {name: pv-2}, spec: {csi: {driver: ebs.csi.aws.com, volumeHandle: h2}}}
+- {kind: PersistentVolume, metadata: {name: pv-3}, spec: {csi: {driver: ebs.csi.aws.com, volumeHandle: h3}}}
+- {kind: PersistentVolume, metadata: {name: pv-b}, spec: {csi: {driver: csi-b, volumeHandle: hb}}}
+- {kind: PersistentVolume, metadata: {name: pv-intree}, spec: {awsElasticBlockStore: {volumeID: vol-1}}}
+- {kind: PersistentVolumeClaim, metadata: {name: c1}, spec: {volumeName: pv-1}}
+- {kind: PersistentVolumeClaim, metadata: {name: c2}, spec: {volumeName: pv-2}}
+- {kind: PersistentVolumeClaim, metadata: {name: c3}, spec: {volumeName: pv-3}}
+- {kind: PersistentVolumeClaim, metadata: {name: cb}, spec: {volumeName: pv-b}}
+- {kind: PersistentVolumeClaim, metadata: {name: c-intree}, spec: {volumeName: pv-intree}}
+- {kind: PersistentVolumeClaim, metadata: {name: c-class}, spec: {storageClassName: sc-b}}
+- {kind: StorageClass, metadata: {name: sc-b}, provisioner: csi-b}
+";
+    let claims = |names: &[&str]| {
+        names
+            .iter()
+            .map(|c| format!("{{name: {c}, persistentVolumeClaim: {{claimName: {c}}}}}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let placed = |names: &[&str]| {
+        format!("---\nkind: Pod\nmetadata: {{name: old}}\nspec: {{nodeName: n, volumes: [{}]}}\n", claims(names))
+    };
+    let over = Some((Code::Unschedulable, limits::ERR_REASON_MAX_VOLUME_COUNT));
+    // (case, the pod's claims, the placed pod's claims, node, want)
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a str, Want<'a>);
+    let cases: &[Case<'_>] = &[
+        ("fits when limit not exceeded", &["c1"], &["c2"], "n", None),
+        ("doesn't when limit exceeded", &["c1", "c2"], &["c3"], "n", over),
+        ("the same volume counts once", &["c1", "c2"], &["c1"], "n", None),
+        ("another driver's limit", &["cb"], &["c1", "c2"], "n", None),
+        ("claim provisioned by the class counts as its driver's", &["c-class"], &["cb"], "n", over),
+        ("in-tree volume counts as its CSI driver's", &["c-intree"], &["c1", "c2"], "n", over),
+        ("no CSINode: no limit", &["c1", "c2", "c3"], &[], "no-csinode", None),
+        (
+            "claim not found",
+            &["nope"],
+            &[],
+            "n",
+            Some((UAU, "looking up PVC default/nope: persistentvolumeclaim \"nope\" not found")),
+        ),
+    ];
+    for (name, pod_claims, placed_claims, node, want) in cases {
+        let old = if placed_claims.is_empty() { String::new() } else { placed(placed_claims) };
+        let yaml = format!(
+            "{objects}{old}---\nkind: Pod\nmetadata: {{name: p}}\nspec: {{volumes: [{}]}}\n",
+            claims(pod_claims)
+        );
+        check(&NodeVolumeLimits, name, &yaml, node, *want);
+    }
+}
+
+#[test]
+fn storage_objects_are_strict() {
+    // A wrong type or an unknown enum value names the file and the field.
+    let bad: &[(&str, &str)] = &[
+        (
+            "kind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteSometimes]}\n",
+            "spec.accessModes[0]",
+        ),
+        ("kind: StorageClass\nmetadata: {name: s}\nprovisioner: p\nvolumeBindingMode: Later\n", "volumeBindingMode"),
+        ("kind: StorageClass\nmetadata: {name: s}\n", "provisioner"),
+        ("kind: PersistentVolume\nmetadata: {}\n", "metadata"),
+        (
+            "kind: CSINode\nmetadata: {name: n}\nspec: {drivers: [{name: d, allocatable: {count: many}}]}\n",
+            "spec.drivers[0].allocatable.count",
+        ),
+        (
+            "kind: Pod\nmetadata: {name: p}\nspec: {volumes: [{name: v, gcePersistentDisk: {}}]}\n",
+            "spec.volumes[0].gcePersistentDisk",
+        ),
+    ];
+    for (yaml, path) in bad {
+        let err = crate::api::parse_objects(yaml, "f.yaml").expect_err(yaml);
+        assert_eq!(err.file, "f.yaml");
+        assert!(err.path.starts_with(path), "{yaml}: {}", err.path);
+    }
+}
+
+#[test]
+fn pre_filter_of_a_pod_with_volumes_reads_placed_pods() {
+    // VolumeRestrictions counts the placed users of a ReadWriteOncePod claim at PreFilter, so
+    // preemption's dry run runs PreFilter afresh with victims removed (upstream's RemovePod).
+    let (snap, pods) = world(&format!(
+        "kind: Node\nmetadata: {{name: n}}\n---\n{}---\nkind: Pod\nmetadata: {{name: plain}}\n",
+        pod_with_claim("c")
+    ));
+    assert!(snap.pre_filter_reads_pods(&pods[0]));
+    assert!(!snap.pre_filter_reads_pods(&pods[1]));
+}

@@ -1,0 +1,250 @@
+//! The storage objects the volume plugins read, compiled: PersistentVolumes, PersistentVolumeClaims,
+//! StorageClasses and CSINodes by name (upstream's listers), and a pod's volumes ([`PodVolumes`],
+//! `None` on a pod without any volume the plugins read, so such pods cost nothing).
+
+use ahash::AHashMap;
+
+use super::compile::compile_node_selector;
+use super::{Interner, NodeSelector, Sym};
+use crate::api;
+use crate::api::storage::{AccessMode, Volume};
+
+/// `v1.BetaStorageClassAnnotation`: read before `spec.storageClassName`.
+pub const BETA_STORAGE_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
+/// `volume.AnnBindCompleted`: a claim is fully bound when it names a volume and carries this.
+pub const ANN_BIND_COMPLETED: &str = "pv.kubernetes.io/bind-completed";
+/// `volume.AnnSelectedNode`.
+pub const ANN_SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+/// `v1.MigratedPluginsAnnotationKey` on a CSINode.
+pub const ANN_MIGRATED_PLUGINS: &str = "storage.alpha.kubernetes.io/migrated-plugins";
+
+/// An in-tree volume source the CSI translation library can migrate, as the plugins see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InTreeDisk {
+    /// `kubernetes.io/gce-pd`: the disk's name.
+    GcePd(Sym),
+    /// `kubernetes.io/aws-ebs`: the volume id as written.
+    AwsEbs(Sym),
+}
+
+/// A `PersistentVolume`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pv {
+    pub name: Sym,
+    /// Labels sorted by key (VolumeZone reads the topology ones).
+    pub labels: Vec<(Sym, Sym)>,
+    /// `spec.nodeAffinity.required`.
+    pub node_affinity: Option<NodeSelector>,
+    pub storage_class: Sym,
+    /// `spec.csi`: (driver, volumeHandle).
+    pub csi: Option<(Sym, Sym)>,
+    pub in_tree: Option<InTreeDisk>,
+}
+
+/// A `PersistentVolumeClaim`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pvc {
+    pub namespace: Sym,
+    pub name: Sym,
+    /// `spec.volumeName` (`Sym` of "" when unset).
+    pub volume_name: Sym,
+    /// `GetPersistentVolumeClaimClass`: the beta annotation, else `spec.storageClassName`, else "".
+    pub class: Sym,
+    /// `spec.volumeName` set and the bind-completed annotation present.
+    pub fully_bound: bool,
+    pub lost: bool,
+    pub deleting: bool,
+    pub read_write_once_pod: bool,
+    /// The uid of the controller in `metadata.ownerReferences` (an ephemeral claim's pod).
+    pub controller_uid: Option<String>,
+    /// The selected-node annotation (a claim being provisioned).
+    pub selected_node: Option<Sym>,
+}
+
+/// A `StorageClass`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageClassInfo {
+    pub name: Sym,
+    pub provisioner: Sym,
+    pub wait_for_first_consumer: bool,
+}
+
+/// A `CSINode`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsiNodeInfo {
+    /// Each driver with `allocatable.count` when set.
+    pub drivers: Vec<(Sym, Option<i32>)>,
+    /// The migrated-plugins annotation, split at commas.
+    pub migrated_plugins: Vec<String>,
+}
+
+/// The storage objects of the cluster, by name.
+#[derive(Clone, Debug, Default)]
+pub struct VolumeObjects {
+    pub pvs: AHashMap<Sym, Pv>,
+    /// By (namespace, name).
+    pub pvcs: AHashMap<(Sym, Sym), Pvc>,
+    pub classes: AHashMap<Sym, StorageClassInfo>,
+    /// By node name.
+    pub csi_nodes: AHashMap<Sym, CsiNodeInfo>,
+}
+
+impl VolumeObjects {
+    pub fn pvc(&self, namespace: Sym, name: Sym) -> Option<&Pvc> {
+        self.pvcs.get(&(namespace, name))
+    }
+
+    pub fn add_pv(&mut self, pv: &api::PersistentVolume, i: &mut Interner) {
+        let spec = &pv.spec;
+        let mut labels: Vec<(Sym, Sym)> = pv.metadata.labels.iter().map(|(k, v)| (i.intern(k), i.intern(v))).collect();
+        labels.sort();
+        let in_tree = if let Some(g) = &spec.gce_persistent_disk {
+            Some(InTreeDisk::GcePd(i.intern(&g.pd_name)))
+        } else {
+            spec.aws_elastic_block_store.as_ref().map(|a| InTreeDisk::AwsEbs(i.intern(&a.volume_id)))
+        };
+        let compiled = Pv {
+            name: i.intern(&pv.metadata.name),
+            labels,
+            node_affinity: spec
+                .node_affinity
+                .as_ref()
+                .and_then(|a| a.required.as_ref())
+                .map(|s| compile_node_selector(s, i)),
+            storage_class: i.intern(&spec.storage_class_name),
+            csi: spec.csi.as_ref().map(|c| (i.intern(&c.driver), i.intern(&c.volume_handle))),
+            in_tree,
+        };
+        self.pvs.insert(compiled.name, compiled);
+    }
+
+    pub fn add_pvc(&mut self, pvc: &api::PersistentVolumeClaim, i: &mut Interner) {
+        let meta = &pvc.metadata;
+        let class = match meta.annotations.get(BETA_STORAGE_CLASS_ANNOTATION) {
+            Some(c) => c.as_str(),
+            None => pvc.spec.storage_class_name.as_deref().unwrap_or(""),
+        };
+        let compiled = Pvc {
+            namespace: i.intern(pvc.namespace()),
+            name: i.intern(&meta.name),
+            volume_name: i.intern(&pvc.spec.volume_name),
+            class: i.intern(class),
+            fully_bound: !pvc.spec.volume_name.is_empty() && meta.annotations.contains_key(ANN_BIND_COMPLETED),
+            lost: pvc.status.phase == Some(api::storage::PersistentVolumeClaimPhase::Lost),
+            deleting: meta.deletion_timestamp.is_some(),
+            read_write_once_pod: pvc.spec.access_modes.contains(&AccessMode::ReadWriteOncePod),
+            controller_uid: meta.owner_references.iter().find(|o| o.controller == Some(true)).map(|o| o.uid.clone()),
+            selected_node: meta.annotations.get(ANN_SELECTED_NODE).map(|n| i.intern(n)),
+        };
+        self.pvcs.insert((compiled.namespace, compiled.name), compiled);
+    }
+
+    pub fn add_class(&mut self, sc: &api::StorageClass, i: &mut Interner) {
+        let c = StorageClassInfo {
+            name: i.intern(&sc.metadata.name),
+            provisioner: i.intern(&sc.provisioner),
+            wait_for_first_consumer: sc.volume_binding_mode
+                == Some(api::storage::VolumeBindingMode::WaitForFirstConsumer),
+        };
+        self.classes.insert(c.name, c);
+    }
+
+    pub fn add_csi_node(&mut self, n: &api::CsiNode, i: &mut Interner) {
+        let migrated_plugins = match n.metadata.annotations.get(ANN_MIGRATED_PLUGINS) {
+            Some(a) if !a.is_empty() => a.split(',').map(str::to_string).collect(),
+            _ => Vec::new(),
+        };
+        let drivers =
+            n.spec.drivers.iter().map(|d| (i.intern(&d.name), d.allocatable.as_ref().and_then(|a| a.count))).collect();
+        self.csi_nodes.insert(i.intern(&n.metadata.name), CsiNodeInfo { drivers, migrated_plugins });
+    }
+}
+
+/// One volume of a pod, as the volume plugins read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodVolume {
+    /// `persistentVolumeClaim` (`ephemeral: false`: `claim` is `claimName`) or a generic ephemeral
+    /// volume (`claim` is the volume's name; its claim is `<pod name>-<volume name>`, named when
+    /// looked up, as pods made from one template share their compiled volumes).
+    Claim {
+        claim: Sym,
+        ephemeral: bool,
+    },
+    GcePd {
+        pd_name: Sym,
+        read_only: bool,
+    },
+    AwsEbs {
+        volume_id: Sym,
+        read_only: bool,
+    },
+    Rbd {
+        monitors: Vec<Sym>,
+        pool: Sym,
+        image: Sym,
+        read_only: bool,
+    },
+    Iscsi {
+        iqn: Sym,
+        read_only: bool,
+    },
+    /// An inline CSI volume: signed, neither checked nor counted.
+    Csi {
+        driver: Sym,
+    },
+}
+
+/// A pod's volumes that the volume plugins read, with the pod's `metadata.uid` (an ephemeral
+/// claim must be controlled by its pod).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodVolumes {
+    pub list: Vec<PodVolume>,
+    pub pod_uid: String,
+}
+
+impl PodVolumes {
+    /// The claims of the pod's volumes, in order: (claim name or ephemeral volume name, ephemeral).
+    pub fn claims(&self) -> impl Iterator<Item = (Sym, bool)> + '_ {
+        self.list.iter().filter_map(|v| match v {
+            PodVolume::Claim { claim, ephemeral } => Some((*claim, *ephemeral)),
+            _ => None,
+        })
+    }
+}
+
+/// The volumes of `pod` the plugins read; `None` when it has none.
+pub fn compile_pod_volumes(pod: &api::Pod, i: &mut Interner) -> Option<std::sync::Arc<PodVolumes>> {
+    if pod.spec.volumes.is_empty() {
+        return None;
+    }
+    let list: Vec<PodVolume> = pod.spec.volumes.iter().filter_map(|v| compile_volume(v, i)).collect();
+    if list.is_empty() {
+        return None;
+    }
+    Some(std::sync::Arc::new(PodVolumes { list, pod_uid: pod.metadata.uid.clone() }))
+}
+
+fn compile_volume(v: &Volume, i: &mut Interner) -> Option<PodVolume> {
+    Some(if let Some(c) = &v.persistent_volume_claim {
+        PodVolume::Claim { claim: i.intern(&c.claim_name), ephemeral: false }
+    } else if v.ephemeral.is_some() {
+        PodVolume::Claim { claim: i.intern(&v.name), ephemeral: true }
+    } else if let Some(g) = &v.gce_persistent_disk {
+        PodVolume::GcePd { pd_name: i.intern(&g.pd_name), read_only: g.read_only }
+    } else if let Some(a) = &v.aws_elastic_block_store {
+        PodVolume::AwsEbs { volume_id: i.intern(&a.volume_id), read_only: a.read_only }
+    } else if let Some(r) = &v.rbd {
+        PodVolume::Rbd {
+            monitors: r.monitors.iter().map(|m| i.intern(m)).collect(),
+            pool: i.intern(if r.pool.is_empty() { "rbd" } else { &r.pool }),
+            image: i.intern(&r.image),
+            read_only: r.read_only,
+        }
+    } else if let Some(s) = &v.iscsi {
+        PodVolume::Iscsi { iqn: i.intern(&s.iqn), read_only: s.read_only }
+    } else if let Some(c) = &v.csi {
+        PodVolume::Csi { driver: i.intern(&c.driver) }
+    } else {
+        return None;
+    })
+}
