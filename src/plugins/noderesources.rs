@@ -324,9 +324,8 @@ impl Fit {
                     | ((memory_need > alloc_memory[i] - req_memory[i]) as u64 * FIT_MEMORY);
                 if bits != 0 {
                     any = true;
-                    let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu[i])
-                        || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory[i]);
-                    *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+                    // No ephemeral-storage request here: its allocatable is not read.
+                    *o = Some(core_reject(bits, r, alloc_cpu[i], alloc_memory[i], i64::MAX));
                 }
             }
             return any;
@@ -440,12 +439,42 @@ fn filter_rows_nominated(
 /// of shifting the row and running every Filter; the verdict only grows with `delta`.
 #[inline]
 pub fn rejects_core_with(t: &crate::snapshot::NodeTable, i: usize, delta: &CoreRequests, r: &Resources) -> bool {
+    core_bits(
+        t.alloc_pods[i] - (t.pod_count[i] as i64 + delta.pods),
+        t.alloc_cpu_milli[i] - (t.req_cpu_milli[i] + delta.cpu_milli),
+        t.alloc_memory[i] - (t.req_memory[i] + delta.memory),
+        t.alloc_ephemeral_storage[i] - (t.req_ephemeral_storage[i] + delta.ephemeral_storage),
+        r,
+    ) != 0
+}
+
+/// NodeResourcesFit's rejection bits (pod count, CPU, memory, ephemeral storage: the order of its
+/// reasons) for a pod requesting `r`, no scalar resource checked, on a node with `pods_free` pod
+/// slots left (allocatable pods minus pods) and `cpu_free`, `memory_free`, `ephemeral_free` left
+/// (allocatable minus requested); 0 when the pod fits. A zero request is not checked. Fit's Filter
+/// and PostFilter's dry run in locals (`defaultpreemption::fit_local`) both decide with it.
+#[inline]
+pub fn core_bits(pods_free: i64, cpu_free: i64, memory_free: i64, ephemeral_free: i64, r: &Resources) -> u64 {
     let need = |q: i64| if q > 0 { q } else { i64::MIN };
-    (t.pod_count[i] as i64 + delta.pods + 1 > t.alloc_pods[i])
-        | (need(r.cpu_milli) > t.alloc_cpu_milli[i] - (t.req_cpu_milli[i] + delta.cpu_milli))
-        | (need(r.memory) > t.alloc_memory[i] - (t.req_memory[i] + delta.memory))
-        | (need(r.ephemeral_storage)
-            > t.alloc_ephemeral_storage[i] - (t.req_ephemeral_storage[i] + delta.ephemeral_storage))
+    ((1 > pods_free) as u64 * FIT_PODS)
+        | ((need(r.cpu_milli) > cpu_free) as u64 * FIT_CPU)
+        | ((need(r.memory) > memory_free) as u64 * FIT_MEMORY)
+        | ((need(r.ephemeral_storage) > ephemeral_free) as u64 * FIT_EPHEMERAL)
+}
+
+/// Fit's [`Reject`] for the non-zero `bits` of [`core_bits`]: UnschedulableAndUnresolvable when a
+/// rejected resource is requested beyond the node's allocatable (preemption cannot help), as
+/// v1.37's fitsRequest; Unschedulable otherwise. [`Plugin::reasons`] turns it into text.
+#[inline]
+pub fn core_reject(bits: u64, r: &Resources, alloc_cpu_milli: i64, alloc_memory: i64, alloc_ephemeral: i64) -> Reject {
+    let unresolvable = (bits & FIT_CPU != 0 && r.cpu_milli > alloc_cpu_milli)
+        || (bits & FIT_MEMORY != 0 && r.memory > alloc_memory)
+        || (bits & FIT_EPHEMERAL != 0 && r.ephemeral_storage > alloc_ephemeral);
+    if unresolvable {
+        Reject::unresolvable(bits)
+    } else {
+        Reject::unschedulable(bits)
+    }
 }
 
 const FIT_PODS: u64 = 1;

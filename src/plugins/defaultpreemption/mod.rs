@@ -17,6 +17,7 @@
 //! victims are looked up only when the dry run returns it ([`Victim`], [`victim_pods`]). A
 //! property test holds all of them to the plain run.
 
+mod fit_local;
 pub mod podgroup;
 #[cfg(test)]
 mod tests;
@@ -329,8 +330,9 @@ fn select_victims_on_node(
     node: NodeIdx,
     cached: Option<&PreFiltered>,
     on_columns: Option<OnColumns>,
+    local: Option<(&fit_local::LocalPlan, bool)>,
 ) -> Option<Candidate> {
-    try_node(fw, snap, pod, node, cached, on_columns).ok()
+    try_node_with(fw, snap, pod, node, cached, on_columns, local).ok()
 }
 
 /// Why a node tried by a dry run is not a candidate (upstream's per-node status).
@@ -403,7 +405,9 @@ fn movable_on_columns(
     nominated.iter().all(|p| plain_on_columns(p) && !snap.pods.contains_key(&p.uid)).then_some(nominated)
 }
 
-/// [`select_victims_on_node`] with the reason a node is not a candidate.
+/// [`select_victims_on_node`] with the reason a node is not a candidate (the tests' entry: the
+/// dry runs pass their plan in locals to [`try_node_with`]).
+#[cfg(test)]
 fn try_node(
     fw: &Framework,
     snap: &mut Snapshot,
@@ -412,9 +416,28 @@ fn try_node(
     cached: Option<&PreFiltered>,
     on_columns: Option<OnColumns>,
 ) -> Result<Candidate, NotCandidate> {
+    try_node_with(fw, snap, pod, node, cached, on_columns, None)
+}
+
+/// [`try_node`], in locals when `local` holds a plan ([`fit_local::try_node_local`]; the flag says
+/// the failing cycle's diagnosis has NodeResourcesFit rejecting the node).
+fn try_node_with(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    cached: Option<&PreFiltered>,
+    on_columns: Option<OnColumns>,
+    local: Option<(&fit_local::LocalPlan, bool)>,
+) -> Result<Candidate, NotCandidate> {
     // GenericWorkload: pods of PodGroups are weighed (and evicted) as preemption units.
     if units::applies(snap, node) {
         return units::try_node_units(fw, snap, pod, node, cached);
+    }
+    if let (Some((lp, fit_rejected)), Some(Ok((state, _, _)))) = (local, cached) {
+        if let Some(out) = fit_local::try_node_local(fw, snap, pod, node, state, lp, fit_rejected) {
+            return out;
+        }
     }
     if let (Some(pre), Some(plan)) = (cached, on_columns) {
         if let Some(out) = try_node_on_meta(fw, snap, pod, node, pre, plan) {
@@ -807,6 +830,61 @@ fn try_node_on_columns(
     Ok(Candidate { node, victims: victims.iter().map(|p| Victim::of(p)).collect(), num_pdb_violations })
 }
 
+/// The nodes PostFilter may try, in the diagnosis's order: every node (the scan order) when a
+/// PreFilter plugin rejected the pod as Unschedulable, none when it was unresolvable, else the
+/// nodes a Filter rejected as Unschedulable. With each, whether the diagnosis has
+/// NodeResourcesFit rejecting it (then every Filter ordered before Fit passed there: the engine
+/// runs them in order and records the first rejection).
+enum Potential<'a> {
+    /// Every failure of the diagnosis is Unschedulable: its nodes, in order (no list built), and
+    /// Fit's id (`usize::MAX` without Fit).
+    Failures(&'a [crate::framework::runtime::NodeFailure], PluginId),
+    /// The nodes, each with whether the diagnosis has Fit rejecting it.
+    Nodes(Vec<(NodeIdx, bool)>),
+}
+
+impl Potential<'_> {
+    fn of<'a>(fw: &Framework, snap: &Snapshot, diag: &'a Diagnosis) -> Potential<'a> {
+        let fit = fw.plugins.iter().position(|p| p.name() == noderesources::FIT).unwrap_or(usize::MAX);
+        match &diag.pre_filter {
+            // A PreFilter rejection applies to every node with its code.
+            Some((_, st)) if st.code == Code::Unschedulable => {
+                Potential::Nodes(snap.scan_order().iter().map(|&n| (n, false)).collect())
+            }
+            Some(_) => Potential::Nodes(Vec::new()),
+            None if diag.failures.iter().all(|f| f.reject.code == Code::Unschedulable) => {
+                Potential::Failures(&diag.failures, fit)
+            }
+            None => Potential::Nodes(
+                diag.failures
+                    .iter()
+                    .filter(|f| f.reject.code == Code::Unschedulable)
+                    .map(|f| (f.node, f.plugin == fit))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Potential::Failures(f, _) => f.len(),
+            Potential::Nodes(v) => v.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `k`-th node and whether the diagnosis has Fit rejecting it.
+    fn get(&self, k: usize) -> (NodeIdx, bool) {
+        match self {
+            Potential::Failures(f, fit) => (f[k].node, f[k].plugin == *fit),
+            Potential::Nodes(v) => v[k],
+        }
+    }
+}
+
 /// `pickOneNodeForPreemption`'s order (smaller is better): fewest PDB violations, then the lowest
 /// highest-victim priority, the smallest priority sum, the fewest victims, the latest
 /// earliest-start among the highest-priority victims.
@@ -877,13 +955,7 @@ impl DefaultPreemption {
         rng: &mut (impl Rng + ?Sized),
     ) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
         eligible_to_preempt(snap, pod, Some(diag))?;
-        // A PreFilter rejection applies to every node with its code.
-        let potential: Vec<NodeIdx> = match &diag.pre_filter {
-            // The snapshot's node list, in its order (the scan order).
-            Some((_, st)) if st.code == Code::Unschedulable => snap.scan_order().to_vec(),
-            Some(_) => Vec::new(),
-            None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
-        };
+        let potential = Potential::of(fw, snap, diag);
         if potential.is_empty() {
             return Err(NoPreemption::NoCandidates(format!(
                 "0/{} nodes are available: preemption is not helpful for scheduling.",
@@ -896,11 +968,13 @@ impl DefaultPreemption {
         // PreFilter runs once when its outcome cannot depend on the pods the dry runs move.
         let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
         let on_columns = columns_plan(fw, pod, cached.as_ref(), false);
+        let local = fit_local::LocalPlan::new(fw, snap, pod, cached.as_ref(), on_columns);
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
         for i in 0..potential.len() {
-            let node = potential[(offset + i) % potential.len()];
-            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref(), on_columns) {
+            let (node, fit_rejected) = potential.get((offset + i) % potential.len());
+            let local = local.as_ref().map(|lp| (lp, fit_rejected));
+            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref(), on_columns, local) {
                 if c.victims.is_empty() {
                     continue;
                 }
@@ -993,13 +1067,10 @@ impl DefaultPreemption {
         if n_all == 0 {
             return Err(NoPreemption::NoCandidates("no nodes available".into()));
         }
-        let potential: Vec<NodeIdx> = match &diag.pre_filter {
-            Some((_, st)) if st.code == Code::Unschedulable => snap.scan_order().to_vec(),
-            Some(_) => Vec::new(),
-            None => diag.failures.iter().filter(|f| f.reject.code == Code::Unschedulable).map(|f| f.node).collect(),
-        };
+        let potential = Potential::of(fw, snap, diag);
         let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
         let on_columns = columns_plan(fw, pod, cached.as_ref(), true);
+        let local = fit_local::LocalPlan::new(fw, snap, pod, cached.as_ref(), on_columns);
         let (mut non_violating, mut violating, mut rejected) = (Vec::new(), Vec::new(), Vec::new());
         // Upstream reports a successful dry run without victims as an error naming the node.
         let mut no_victim_nodes = Vec::new();
@@ -1007,8 +1078,10 @@ impl DefaultPreemption {
         // without PDB violations is in hand and numCandidates have been found.
         let want =
             num_candidates(potential.len(), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute);
-        for &node in &potential {
-            match try_node(fw, snap, pod, node, cached.as_ref(), on_columns) {
+        for k in 0..potential.len() {
+            let (node, fit_rejected) = potential.get(k);
+            let local = local.as_ref().map(|lp| (lp, fit_rejected));
+            match try_node_with(fw, snap, pod, node, cached.as_ref(), on_columns, local) {
                 Ok(c) if c.victims.is_empty() => no_victim_nodes.push(node),
                 Ok(c) if c.num_pdb_violations == 0 => non_violating.push(c),
                 Ok(c) => violating.push(c),

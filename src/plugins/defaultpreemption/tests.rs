@@ -584,3 +584,250 @@ proptest::proptest! {
         }
     }
 }
+
+/// The Filters [`fit_local`] is held to the plain run with: node-only ones before and after
+/// NodeResourcesFit.
+fn framework_around_fit(snap: &mut Snapshot) -> Framework {
+    let filters = ["TaintToleration", "NodeResourcesFit", "NodeUnschedulable", "InterPodAffinity"];
+    crate::plugins::testutil::framework_with(snap, &["NodeResourcesFit", "InterPodAffinity"], &filters, &[NAME])
+}
+
+/// [`gen_cluster`] with unschedulable nodes (the flag beside each node) and the preemptor itself
+/// nominated to node `own`, if any.
+fn gen_cluster_local(
+    snap: &mut Snapshot,
+    nodes: &[(GenNode, bool)],
+    nominated: &[(usize, i32, bool)],
+    preemptor: (i64, i32),
+    own: Option<usize>,
+) -> PodInfo {
+    for (i, ((cpu, slots, tainted, pods), unschedulable)) in nodes.iter().enumerate() {
+        let name = format!("node{i}");
+        let mut n =
+            MakeNode::new(snap, &name).capacity(*cpu, 32 * GI).pods(*slots).label("kubernetes.io/hostname", &name);
+        if *tainted {
+            n = n.taint("dedicated", "x", crate::snapshot::TaintEffect::NoSchedule);
+        }
+        if *unschedulable {
+            n = n.unschedulable();
+        }
+        n.add();
+        for (j, &(pcpu, prio, start, app, port)) in pods.iter().enumerate() {
+            let mut p = MakePod::new(snap, &format!("n{i}p{j}"))
+                .req(pcpu, GI)
+                .priority(prio)
+                .start_time(start)
+                .label("app", ["a", "b"][app]);
+            if port {
+                p = p.host_port("TCP", "", 8080 + j as i32);
+            }
+            p.place(&name);
+        }
+    }
+    let pod = gen_cluster(snap, &[], None, &[], preemptor);
+    for (k, &(node, prio, port)) in nominated.iter().enumerate() {
+        let node = format!("node{}", node % nodes.len());
+        let sym = snap.interner.intern(&node);
+        let mut p = MakePod::new(snap, &format!("nominated{k}")).req(500, GI).priority(prio);
+        if port {
+            p = p.host_port("TCP", "", 9090);
+        }
+        let p = p.build();
+        snap.nominate(Arc::new(PodInfo { nominated_node: Some(sym), ..p }), sym);
+    }
+    match own {
+        Some(n) => {
+            let sym = snap.interner.intern(&format!("node{}", n % nodes.len()));
+            let pod = PodInfo { nominated_node: Some(sym), ..pod };
+            snap.nominate(Arc::new(pod.clone()), sym);
+            pod
+        }
+        None => pod,
+    }
+}
+
+/// The dry run in locals on `node` (what the engine's diagnosis would say of it worked out here).
+fn try_local(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    pre: Option<&PreFiltered>,
+    reasons: bool,
+) -> Result<Candidate, NotCandidate> {
+    let plan = columns_plan(fw, pod, pre, reasons);
+    let lp = fit_local::LocalPlan::new(fw, snap, pod, pre, plan).expect("a plan in locals for plain pods");
+    let Some(Ok((state, skip, _))) = pre else { unreachable!("the plan asks for a PreFilter that passed") };
+    let fit = fw.plugins.iter().position(|p| p.name() == noderesources::FIT);
+    let fit_rejected = crate::framework::runtime::filter_node(fw, CycleCx { snap, pod }, state, skip, node)
+        .is_some_and(|(pid, _)| Some(pid) == fit);
+    try_node_with(fw, snap, pod, node, pre, plan, Some((&lp, fit_rejected)))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+    /// The dry run in locals (`fit_local`) gives every node the plain run's verdict (the same
+    /// rejecting Filter and rejection), victims and order, and leaves every row (pod order
+    /// included) as the plain run does; without reasons, a node the plain run finds unfit is
+    /// `Unfit`. Nodes are tainted or unschedulable (Filters before and after Fit), nominated pods
+    /// of any priority (the sums' rows or the walk), the preemptor nominated itself or not.
+    #[test]
+    fn fit_local_matches_plain(
+        nodes in proptest::collection::vec(
+            (
+                (
+                    proptest::sample::select(vec![1000i64, 2000, 3000, 4000]),
+                    1i64..6,
+                    proptest::bool::weighted(0.2),
+                    proptest::collection::vec(
+                        (
+                            proptest::sample::select(vec![0i64, 200, 500, 900, 1500]),
+                            0i32..5,
+                            0i64..3,
+                            0usize..2,
+                            proptest::bool::weighted(0.05),
+                        ),
+                        0..6,
+                    ),
+                ),
+                proptest::bool::weighted(0.15),
+            ),
+            1..6,
+        ),
+        nominated in proptest::collection::vec((0usize..5, 0i32..6, proptest::bool::weighted(0.05)), 0..4),
+        preemptor in (proptest::sample::select(vec![0i64, 500, 1000, 2500, 4000, 5000]), 1i32..6),
+        own in proptest::option::of(0usize..5),
+    ) {
+        let mut plain = Snapshot::new();
+        let pod_a = gen_cluster_local(&mut plain, &nodes, &nominated, preemptor, own);
+        let fw_a = framework_around_fit(&mut plain);
+        let pre_a = (!plain.pre_filter_reads_pods(&pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
+        let mut locals: Vec<(bool, Snapshot, PodInfo, Framework, Option<PreFiltered>)> = Vec::new();
+        for reasons in [true, false] {
+            let mut snap = Snapshot::new();
+            let pod = gen_cluster_local(&mut snap, &nodes, &nominated, preemptor, own);
+            let fw = framework_around_fit(&mut snap);
+            let pre = (!snap.pre_filter_reads_pods(&pod)).then(|| run_pre_filter(&fw, &snap, &pod));
+            locals.push((reasons, snap, pod, fw, pre));
+        }
+        for i in 0..nodes.len() {
+            let node = NodeIdx(i as u32);
+            let a = try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), None);
+            let a = outcome(&plain, a);
+            for (reasons, snap, pod, fw, pre) in locals.iter_mut() {
+                let b = try_local(fw, snap, pod, node, pre.as_ref(), *reasons);
+                let mut b = outcome(snap, b);
+                if !*reasons && b == Err(NotCandidate::Unfit) {
+                    proptest::prop_assert!(matches!(a, Err(NotCandidate::StillUnfit(..))), "node{}", i);
+                    b = a.clone();
+                }
+                proptest::prop_assert_eq!(&a, &b, "node{} reasons {}", i, reasons);
+                proptest::prop_assert_eq!(rows(&plain), rows(snap), "after node{} reasons {}", i, reasons);
+            }
+        }
+    }
+}
+
+/// Why a node is not a candidate, as the dry run in locals reports it: NodeResourcesFit's reasons
+/// in its order and its code (Unresolvable where the request exceeds the node), or the node-only
+/// Filter that rejects first; the same as the plain run's. Each case: the node's CPU (milli), pod
+/// slots, taint, unschedulable, its pods' (cpu, priority), the CPU of a nominated pod of priority
+/// 5 there (0: none), the preemptor's CPU (priority 3), and the rejecting plugin with its reasons.
+#[test]
+fn fit_local_reasons_table() {
+    use crate::framework::Code;
+    type Case =
+        (i64, i64, bool, bool, &'static [(i64, i32)], i64, i64, Option<(&'static str, Code, &'static [&'static str])>);
+    let u = Code::Unschedulable;
+    let cases: &[Case] = &[
+        (2000, 4, false, false, &[(1000, 1), (1000, 1)], 0, 1500, None),
+        (2000, 4, false, false, &[(1000, 5), (500, 1)], 0, 1500, Some(("NodeResourcesFit", u, &["Insufficient cpu"]))),
+        (2000, 1, false, false, &[(0, 5), (0, 1)], 0, 0, Some(("NodeResourcesFit", u, &["Too many pods"]))),
+        (
+            2000,
+            2,
+            false,
+            false,
+            &[(1500, 5), (0, 5), (0, 1)],
+            0,
+            1000,
+            Some(("NodeResourcesFit", u, &["Too many pods", "Insufficient cpu"])),
+        ),
+        (
+            2000,
+            4,
+            false,
+            false,
+            &[(500, 1)],
+            0,
+            2500,
+            Some(("NodeResourcesFit", Code::UnschedulableAndUnresolvable, &["Insufficient cpu"])),
+        ),
+        (2000, 4, false, false, &[(1000, 1)], 1000, 1500, Some(("NodeResourcesFit", u, &["Insufficient cpu"]))),
+        (2000, 2, false, false, &[(500, 1)], 500, 500, None),
+        (2000, 1, false, false, &[(500, 1)], 500, 500, Some(("NodeResourcesFit", u, &["Too many pods"]))),
+        (
+            2000,
+            4,
+            true,
+            false,
+            &[(1500, 1)],
+            0,
+            1000,
+            Some(("TaintToleration", Code::UnschedulableAndUnresolvable, &[])),
+        ),
+        (
+            2000,
+            4,
+            false,
+            true,
+            &[(1500, 1)],
+            0,
+            1000,
+            Some(("NodeUnschedulable", Code::UnschedulableAndUnresolvable, &[])),
+        ),
+        (2000, 4, false, true, &[(1500, 5), (100, 1)], 0, 1000, Some(("NodeResourcesFit", u, &["Insufficient cpu"]))),
+    ];
+    for (k, &(cpu, slots, tainted, unschedulable, pods, nominated_cpu, pod_cpu, want)) in cases.iter().enumerate() {
+        let build = |snap: &mut Snapshot| {
+            let gen: Vec<(i64, i32, i64, usize, bool)> = pods.iter().map(|&(c, p)| (c, p, 0, 0, false)).collect();
+            let node = ((cpu, slots, tainted, gen), unschedulable);
+            let pod = gen_cluster_local(snap, &[node], &[], (pod_cpu, 3), None);
+            if nominated_cpu > 0 {
+                let sym = snap.interner.intern("node0");
+                let p = MakePod::new(snap, "nominated").req(nominated_cpu, GI).priority(5).build();
+                snap.nominate(Arc::new(PodInfo { nominated_node: Some(sym), ..p }), sym);
+            }
+            pod
+        };
+        let (mut plain, mut local) = (Snapshot::new(), Snapshot::new());
+        let (pod_a, pod_b) = (build(&mut plain), build(&mut local));
+        let (fw_a, fw_b) = (framework_around_fit(&mut plain), framework_around_fit(&mut local));
+        let pre_a = run_pre_filter(&fw_a, &plain, &pod_a);
+        let pre_b = run_pre_filter(&fw_b, &local, &pod_b);
+        let a = try_node(&fw_a, &mut plain, &pod_a, NodeIdx(0), Some(&pre_a), None);
+        let b = try_local(&fw_b, &mut local, &pod_b, NodeIdx(0), Some(&pre_b), true);
+        let got = match &b {
+            Ok(_) => None,
+            Err(NotCandidate::StillUnfit(pid, r)) => {
+                let (pid, r) = (*pid, *r);
+                let state = CycleState::new();
+                let reasons = fw_b.plugin(pid).reasons(CycleCx { snap: &local, pod: &pod_b }, &state, r);
+                Some((fw_b.plugin(pid).name(), r.code, reasons))
+            }
+            Err(other) => panic!("case {k}: {other:?}"),
+        };
+        let want = want.map(|(name, code, reasons)| {
+            let reasons: Vec<String> = if reasons.is_empty() {
+                let Some((_, _, got)) = &got else { panic!("case {k}: expected a rejection") };
+                got.clone()
+            } else {
+                reasons.iter().map(|s| s.to_string()).collect()
+            };
+            (name, code, reasons)
+        });
+        assert_eq!(got, want, "case {k}");
+        assert_eq!(outcome(&plain, a), outcome(&local, b), "case {k}: the plain run");
+    }
+}
