@@ -259,7 +259,7 @@ pub fn explain_preemption(
     Some(PreemptionExplanation {
         nominated_node: chosen.as_ref().map(|b| b.node.clone()),
         victims: chosen.map(|b| b.victims).unwrap_or_default(),
-        message: plan.message.map(|m| format!("preemption: {m}")),
+        message: plan.message,
         candidates,
         may_nominate,
     })
@@ -881,7 +881,13 @@ profiles:
             Some(if self.0 {
                 let node = snap.interner.get("node-b").unwrap();
                 let c = PostFilterCandidate { node, victims: Vec::new(), num_pdb_violations: 0 };
-                PostFilterPlan { candidates: vec![c], chosen: Some(0), may_nominate: vec![0], message: None }
+                PostFilterPlan {
+                    candidates: vec![c],
+                    chosen: Some(0),
+                    may_nominate: vec![0],
+                    message: None,
+                    error: false,
+                }
             } else {
                 PostFilterPlan { message: Some("planned: cannot help".into()), ..PostFilterPlan::default() }
             })
@@ -897,7 +903,7 @@ profiles:
         type Case<'a> = (&'a [&'a str], bool, Option<&'a str>, Option<&'a str>);
         let cases: [Case; 4] = [
             (&["PlannedPostFilter"], true, Some("node-b"), None),
-            (&["PlannedPostFilter"], false, None, Some("preemption: planned: cannot help")),
+            (&["PlannedPostFilter"], false, None, Some("planned: cannot help")),
             // DefaultPreemption cannot help here (no node has room even empty): the next plugin's
             // node is the plan; without one, DefaultPreemption's reason.
             (&["DefaultPreemption", "PlannedPostFilter"], true, Some("node-b"), None),

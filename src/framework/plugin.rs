@@ -102,7 +102,11 @@ pub struct PostFilterPlan {
     /// The candidates (indices) upstream may pick instead of `chosen`, which it reaches by visiting
     /// the nodes from a random offset; filled by exhaustive plans, `chosen` included.
     pub may_nominate: Vec<usize>,
+    /// The plugin's PostFilter status message when it does not nominate (as upstream words it,
+    /// e.g. DefaultPreemption's "preemption: ...").
     pub message: Option<String>,
+    /// The plugin's PostFilter would return an Error: PostFilter ends there (no later plugin runs).
+    pub error: bool,
 }
 
 /// What a successful PostFilter decided (`PostFilterResult` with its nominating info): nominate

@@ -162,10 +162,8 @@ impl Framework {
                     reasons.extend(st.reasons);
                 }
                 Code::UnschedulableAndUnresolvable => return Err(st.with_plugin(p.name())),
-                _ => {
-                    let msg = format!("running PostFilter plugin {:?}: {}", p.name(), st.reasons.join(", "));
-                    return Err(Status::new(Code::Error, msg).with_plugin(p.name()));
-                }
+                // `fwk.AsStatus(s.AsError())`: the plugin's message as it is.
+                _ => return Err(Status { code: Code::Error, ..st }.with_plugin(p.name())),
             }
         }
         Err(Status { code: Code::Unschedulable, reasons, plugin: first.unwrap_or("") })
@@ -186,7 +184,7 @@ impl Framework {
         let mut first = None;
         for &pid in &self.post_filter {
             let Some(plan) = self.plugin(pid).post_filter_plan(self, snap, pod, diag, exhaustive) else { continue };
-            if plan.chosen.is_some() {
+            if plan.chosen.is_some() || plan.error {
                 return Some(plan);
             }
             first.get_or_insert(plan);
@@ -194,9 +192,9 @@ impl Framework {
         first
     }
 
-    /// Why PostFilter does not help this pod, in upstream's words, from the first PostFilter
-    /// plugin that can say (a dry run that changes nothing); `None` without PostFilter plugins or
-    /// when one would succeed.
+    /// Why PostFilter does not help this pod: the status message of the first PostFilter plugin
+    /// that can say, in upstream's words (a dry run that changes nothing); `None` without
+    /// PostFilter plugins or when one would succeed.
     pub fn post_filter_message(&self, snap: &mut Snapshot, pod: &PodInfo, diag: &Diagnosis) -> Option<String> {
         self.post_filter.iter().find_map(|&pid| self.plugin(pid).post_filter_message(self, snap, pod, diag))
     }

@@ -88,8 +88,8 @@ impl Plugin for DefaultPreemption {
         diag: &Diagnosis,
     ) -> Option<String> {
         match self.dry_run(fw, snap, pod, diag, false) {
-            Ok(run) => run.message,
-            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(m),
+            Ok(run) => run.message.map(status_message),
+            Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => Some(status_message(m)),
         }
     }
 
@@ -103,16 +103,23 @@ impl Plugin for DefaultPreemption {
     ) -> Option<PostFilterPlan> {
         Some(match self.dry_run(fw, snap, pod, diag, exhaustive) {
             Err(NoPreemption::NotEligible(m) | NoPreemption::NoCandidates(m)) => {
-                PostFilterPlan { message: Some(m), ..PostFilterPlan::default() }
+                PostFilterPlan { message: Some(status_message(m)), ..PostFilterPlan::default() }
             }
             Ok(run) => PostFilterPlan {
                 candidates: run.candidates,
                 chosen: run.chosen,
                 may_nominate: run.may_nominate,
-                message: run.message,
+                message: run.message.map(status_message),
+                error: false,
             },
         })
     }
+}
+
+/// The message of DefaultPreemption's PostFilter status: the evaluator's, prefixed as
+/// `DefaultPreemption.PostFilter` prefixes it.
+fn status_message(m: String) -> String {
+    format!("preemption: {m}")
 }
 
 /// A successful preemption: the node to nominate and the pods to delete.

@@ -115,7 +115,7 @@ impl Driver {
                             &info,
                             &diag,
                         ) {
-                            Some(p) => format!("{fit_msg} preemption: {p}"),
+                            Some(p) => format!("{fit_msg} {p}"),
                             None => fit_msg,
                         }
                     }
