@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 /// One generated case.
 #[derive(Debug, Clone)]
 pub struct Case {
-    /// Namespaces, PriorityClasses, PDBs, Services, Nodes, then bound Pods.
+    /// Namespaces, PriorityClasses, PDBs, Services, Nodes, storage objects, then bound Pods.
     pub cluster: Vec<Value>,
     pub pod: Value,
     /// `None`: kube-scheduler's defaults.
@@ -95,9 +95,134 @@ pub fn generate(seed: u64, index: u64) -> Case {
         p["status"] = json!({"phase": "Running", "startTime": format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60)});
         cluster.push(p);
     }
-    let incoming = pod(rng, "incoming", &nodes, true);
+    let mut incoming = pod(rng, "incoming", &nodes, true);
     let config = chance(rng, 0.5).then(|| config(rng));
+    // Drawn last, so the cases without storage are the stream they were before it existed.
+    if chance(rng, 0.3) {
+        storage(rng, &nodes, &mut cluster, &mut incoming);
+    }
     Case { cluster, pod: incoming, config }
+}
+
+/// The CSI driver of the generated volumes, and the in-tree plugin migrated to it.
+const CSI_DRIVER: &str = "ebs.csi.aws.com";
+const MIGRATED_PLUGIN: &str = "kubernetes.io/aws-ebs";
+const ACCESS_MODES: [&str; 3] = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod"];
+/// Disk names shared by inline volumes and PVs, so that VolumeRestrictions sees conflicts.
+const DISKS: [&str; 3] = ["disk-a", "disk-b", "disk-c"];
+
+/// Storage for the volume plugins, inserted before the pods: a StorageClass that binds at once
+/// (claims left unbound use it: kube-scheduler's WaitForFirstConsumer binding is not modelled),
+/// CSINodes with small attach limits (some with the in-tree plugin migrated), PersistentVolumes
+/// (CSI, AWS EBS or GCE PD; zone labels; node affinity by zone or hostname) each with its bound
+/// claim, an unbound claim and one bound to a missing PV, and volumes on the existing pods and the
+/// incoming one (claims, missing claims, inline disks, generic ephemeral volumes).
+fn storage(rng: &mut ChaCha8Rng, nodes: &[String], cluster: &mut Vec<Value>, incoming: &mut Value) {
+    let mut objects = vec![json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "sc-immediate"}, "provisioner": CSI_DRIVER, "volumeBindingMode": "Immediate"})];
+    for name in nodes {
+        if chance(rng, 0.6) {
+            let mut meta = json!({"name": name});
+            if chance(rng, 0.5) {
+                meta["annotations"] = json!({"storage.alpha.kubernetes.io/migrated-plugins": MIGRATED_PLUGIN});
+            }
+            objects.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta,
+                "spec": {"drivers": [{"name": CSI_DRIVER, "nodeID": name,
+                                      "allocatable": {"count": rng.gen_range(0..=3)}}]}}));
+        }
+    }
+    // Claims by namespace: (name, bound).
+    let mut claims: Vec<(String, String)> = Vec::new();
+    for i in 0..rng.gen_range(0..=5) {
+        let (pv, claim) = (format!("pv-{i}"), format!("claim-{i}"));
+        let ns = *pick(rng, &NAMESPACES);
+        let mode = *pick(rng, &ACCESS_MODES);
+        let mut spec = json!({"accessModes": [mode], "capacity": {"storage": "1Gi"},
+            "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ns, "name": claim}});
+        match rng.gen_range(0..3) {
+            0 => spec["csi"] = json!({"driver": CSI_DRIVER, "volumeHandle": format!("handle-{i}")}),
+            1 => spec["awsElasticBlockStore"] = json!({"volumeID": pick(rng, &DISKS)}),
+            _ => spec["gcePersistentDisk"] = json!({"pdName": pick(rng, &DISKS)}),
+        }
+        if chance(rng, 0.3) {
+            spec["storageClassName"] = json!("sc-immediate");
+        }
+        if chance(rng, 0.35) {
+            let (key, value) = if chance(rng, 0.6) {
+                ("topology.kubernetes.io/zone", pick(rng, &ZONES).to_string())
+            } else {
+                ("kubernetes.io/hostname", pick(rng, nodes).clone())
+            };
+            spec["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}});
+        }
+        let mut meta = json!({"name": pv});
+        if chance(rng, 0.35) {
+            let key = *pick(rng, &["topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"]);
+            meta["labels"] = json!({key: pick(rng, &ZONES)});
+        }
+        objects.push(json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec,
+                            "status": {"phase": "Bound"}}));
+        let mut claim_spec = json!({"accessModes": [mode], "volumeName": pv,
+                                    "resources": {"requests": {"storage": "1Gi"}}});
+        if spec.get("storageClassName").is_some() {
+            claim_spec["storageClassName"] = json!("sc-immediate");
+        } else {
+            claim_spec["storageClassName"] = json!("");
+        }
+        objects.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": ns}, "spec": claim_spec, "status": {"phase": "Bound"}}));
+        claims.push((ns.to_string(), claim));
+    }
+    if chance(rng, 0.3) {
+        objects.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "claim-unbound", "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "sc-immediate",
+                     "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Pending"}}));
+        claims.push(("default".into(), "claim-unbound".into()));
+    }
+    if chance(rng, 0.15) {
+        objects.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "claim-lost", "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-missing", "storageClassName": "",
+                     "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Bound"}}));
+        claims.push(("default".into(), "claim-lost".into()));
+    }
+    let first_pod = cluster.iter().position(|o| o["kind"] == "Pod").unwrap_or(cluster.len());
+    let existing = cluster.len() - first_pod;
+    cluster.splice(first_pod..first_pod, objects);
+    let n = cluster.len();
+    for p in &mut cluster[n - existing..] {
+        if chance(rng, 0.4) {
+            let v = volume(rng, p, &claims, false);
+            p["spec"]["volumes"] = json!([v]);
+        }
+    }
+    let vols: Vec<Value> = (0..rng.gen_range(1..=2)).map(|_| volume(rng, incoming, &claims, true)).collect();
+    incoming["spec"]["volumes"] = json!(vols);
+}
+
+/// One volume of pod `p`: a claim of its namespace (or, for the incoming pod, a missing one or a
+/// generic ephemeral volume whose claim does not exist), or an inline disk.
+fn volume(rng: &mut ChaCha8Rng, p: &Value, claims: &[(String, String)], incoming: bool) -> Value {
+    let ns = p["metadata"]["namespace"].as_str().unwrap_or("default");
+    let name = format!("v{}", rng.gen_range(0..1000));
+    let own: Vec<&String> = claims.iter().filter(|(n, _)| n == ns).map(|(_, c)| c).collect();
+    match rng.gen_range(0..if incoming { 6 } else { 4 }) {
+        0 | 1 if !own.is_empty() => {
+            json!({"name": name, "persistentVolumeClaim": {"claimName": pick(rng, &own), "readOnly": chance(rng, 0.3)}})
+        }
+        2 => json!({"name": name, "gcePersistentDisk": {"pdName": pick(rng, &DISKS), "readOnly": chance(rng, 0.5)}}),
+        3 => {
+            json!({"name": name, "awsElasticBlockStore": {"volumeID": pick(rng, &DISKS), "readOnly": chance(rng, 0.5)}})
+        }
+        4 => json!({"name": name, "persistentVolumeClaim": {"claimName": "claim-nope"}}),
+        5 => json!({"name": name, "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}}}),
+        _ => json!({"name": name, "emptyDir": {}}),
+    }
 }
 
 pub(crate) fn node(rng: &mut ChaCha8Rng, name: &str) -> Value {
@@ -547,12 +672,22 @@ mod tests {
                 "addedAffinity",
                 "images",
                 "Never",
+                "persistentVolumeClaim",
+                "CSINode",
+                "migrated-plugins",
+                "ReadWriteOncePod",
+                "claim-unbound",
+                "pv-missing",
+                "gcePersistentDisk",
+                "awsElasticBlockStore",
+                "ephemeral",
+                "\"required\":{\"nodeSelectorTerms\"",
             ] {
                 if all.contains(needle) {
                     seen.insert(needle);
                 }
             }
         }
-        assert_eq!(seen.len(), 30, "inputs never generated: {seen:?}");
+        assert_eq!(seen.len(), 40, "inputs never generated: {seen:?}");
     }
 }
