@@ -213,3 +213,49 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
     // 176 run and 91 skipped since the volume suite's persistent-volume cases run.
     assert!(runs >= 170 && skips >= 50, "{runs} run, {skips} skipped");
 }
+
+/// The oracle: `SCHEDPERF_ORACLE`, else `oracle/bin/schedperf-oracle` (built by scripts/oracle.sh).
+fn oracle() -> PathBuf {
+    let path = std::env::var_os("SCHEDPERF_ORACLE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("oracle/bin/schedperf-oracle"));
+    assert!(path.is_file(), "the oracle {} is missing: build it with scripts/oracle.sh", path.display());
+    path
+}
+
+/// The volume suite's persistent-volume cases and EventHandlingPodDelete replayed in lockstep with
+/// the oracle: both sides get the same pre-bound PVs and claims and the same CSINodes
+/// (`src/workload/volumes.rs`), and every pod agrees.
+#[test]
+fn volume_workloads_agree_with_the_oracle_in_lockstep() {
+    let oracle = oracle();
+    let dir = scheduler_perf_dir();
+    let cases = [
+        ("volumes", "SchedulingInTreePVs", "5Nodes", 15),
+        ("volumes", "SchedulingMigratedInTreePVs", "5Nodes", 15),
+        ("volumes", "SchedulingCSIPVs", "5Nodes", 15),
+        ("volumes", "PreemptionPVs", "5Nodes", 25),
+        ("event_handling", "EventHandlingPodDelete", "2Nodes_20Pods", 110),
+    ];
+    for (suite, test_case, workload, min_pods) in cases {
+        let file = dir.join(suite).join("performance-config.yaml");
+        let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+            .args(["verify", "--oracle"])
+            .arg(&oracle)
+            .arg(&file)
+            .args(["--test-case", test_case, "--workload", workload])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{test_case}/{workload}: {text}{}", String::from_utf8_lossy(&o.stderr));
+        let last =
+            text.lines().rfind(|l| l.starts_with("verify: ")).unwrap_or_else(|| panic!("no verify line: {text}"));
+        let (agreed, total) = last
+            .strip_prefix("verify: ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|r| r.split_once('/'))
+            .map(|(a, n)| (a.parse::<u32>().unwrap(), n.parse::<u32>().unwrap()))
+            .unwrap_or_else(|| panic!("unreadable verify line: {last}"));
+        assert!(total >= min_pods && agreed == total, "{test_case}/{workload}: {last}");
+    }
+}

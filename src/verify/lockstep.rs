@@ -328,6 +328,11 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                         labels[k] = json!(v);
                     }
                     if let Some(s) = node_allocatable_strategy {
+                        // The apiserver defaults allocatable to capacity; upstream's strategy then
+                        // adds its keys to that (as the runner does).
+                        if node["status"]["allocatable"].as_object().is_none_or(|m| m.is_empty()) {
+                            node["status"]["allocatable"] = node["status"]["capacity"].clone();
+                        }
                         let base: BTreeMap<String, String> = node["status"]["allocatable"]
                             .as_object()
                             .map(|m| {
