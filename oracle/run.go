@@ -778,6 +778,10 @@ func (r *runner) createNodes(o op) error {
 			node.Labels[o.unique.LabelKey] = "unique-" + strconv.Itoa(r.nodesCreated)
 		}
 		if len(o.alloc) > 0 {
+			// The apiserver defaults allocatable to capacity; upstream's strategy then adds its keys.
+			if len(node.Status.Allocatable) == 0 {
+				node.Status.Allocatable = node.Status.Capacity.DeepCopy()
+			}
 			if node.Status.Allocatable == nil {
 				node.Status.Allocatable = v1.ResourceList{}
 			}
@@ -795,6 +799,11 @@ func (r *runner) createNodes(o op) error {
 		}
 		if err := r.tracker.Create(nodesGVR, node, ""); err != nil {
 			return badInput("%s: node %s: %v", t.path, node.Name, err)
+		}
+		if o.strategy != nil {
+			if err := r.createCSINode(node.Name, o.strategy); err != nil {
+				return err
+			}
 		}
 		r.nodeNames = append(r.nodeNames, node.Name)
 	}
@@ -829,6 +838,12 @@ func (r *runner) createPods(opIndex int, o op) error {
 		r.mu.Lock()
 		r.win = window{open: true, namespaces: []string{o.namespace}}
 		r.mu.Unlock()
+	}
+	var volumes *volumeTemplates
+	if o.pvcTemplate != "" {
+		if volumes, err = loadVolumeTemplates(o.pvTemplate, o.pvcTemplate); err != nil {
+			return err
+		}
 	}
 	// A template without actions is prepared once (defaulting, priority, requests) and copied per pod.
 	var prepared *v1.Pod
@@ -878,6 +893,11 @@ func (r *runner) createPods(opIndex int, o op) error {
 			pod.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/max(o.signatureBatch, 1))
 		}
 		r.podsCreated++
+		if volumes != nil {
+			if err := r.podVolumes(volumes, o.namespace, i, pod); err != nil {
+				return err
+			}
+		}
 		now := time.Now()
 		pod.CreationTimestamp = metav1.NewTime(now)
 		key := podsKey(o.namespace, pod.Name)

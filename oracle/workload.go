@@ -142,7 +142,10 @@ type op struct {
 	labelSelector  map[string]string
 	namespaces     []string
 	perSecond      int64
-	signatureBatch int // createPods: pods per value of the "signature" label (>= 1)
+	signatureBatch int            // createPods: pods per value of the "signature" label (>= 1)
+	strategy       *allocStrategy // createNodes: nodeAllocatableStrategy (its CSINodes)
+	pvTemplate     string         // createPods: persistentVolumeTemplatePath
+	pvcTemplate    string         // createPods: persistentVolumeClaimTemplatePath ("" = no volumes)
 	duration       time.Duration
 }
 
@@ -308,8 +311,8 @@ func unsupportedReason(o rawOp) string {
 	switch {
 	case !supportedOps[o.Opcode]:
 		return fmt.Sprintf("op %s is not supported by schedperf-oracle run", o.Opcode)
-	case o.PersistentVolumeTemplate != "" || o.PersistentVolumeClaim != "":
-		return "createPods with persistent volumes is not supported by schedperf-oracle run"
+	case o.PersistentVolumeClaim != "" && o.PersistentVolumeTemplate == "":
+		return "createPods with persistentVolumeClaimTemplatePath but no persistentVolumeTemplatePath"
 	case o.SteadyState != nil && o.SteadyState != false:
 		return "createPods with steadyState is not supported by schedperf-oracle run"
 	case o.Opcode == "createNamespaces" && o.NamespaceTemplatePath != "":
@@ -470,6 +473,7 @@ func (r *resolver) op(at string, o rawOp, out *[]op) error {
 			unique: o.UniqueNodeLabelStrategy}
 		if o.NodeAllocatableStrategy != nil {
 			res.alloc = o.NodeAllocatableStrategy.NodeAllocatable
+			res.strategy = o.NodeAllocatableStrategy
 		}
 		if res.count, err = r.count(at, o, 0); err != nil {
 			return err
@@ -488,6 +492,9 @@ func (r *resolver) op(at string, o rawOp, out *[]op) error {
 	case "createPods":
 		res = op{kind: opCreatePods, templatePath: r.abs(o.PodTemplatePath), collect: o.CollectMetrics,
 			skipWait: o.SkipWaitToCompletion}
+		if o.PersistentVolumeClaim != "" {
+			res.pvTemplate, res.pvcTemplate = r.abs(o.PersistentVolumeTemplate), r.abs(o.PersistentVolumeClaim)
+		}
 		if res.templatePath == "" {
 			res.templatePath = r.defaultPod
 		}

@@ -2,8 +2,8 @@
 //! Go module cache (the oracle build downloads `k8s.io/kubernetes@v1.37.2`): every `short`
 //! workload of misc, affinity, topology_spreading, default_preemption, batching, event_handling,
 //! starvation and the pod-group suites (podgroup/basicscheduling, podgroup/gangscheduling,
-//! workload_preemption: gate GenericWorkload) runs or is skipped with a reason, `list` and `run` agree on which, and nothing that went wrong
-//! is reported as a success.
+//! workload_preemption: gate GenericWorkload) and volumes runs or is skipped with a reason, `list`
+//! and `run` agree on which, and nothing that went wrong is reported as a success.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -21,6 +21,20 @@ const SUITES: &[&str] = &[
     "podgroup/basicscheduling",
     "podgroup/gangscheduling",
     "workload_preemption",
+    "volumes",
+];
+
+/// Short workloads that must run (not be skipped): the volume suite's persistent-volume cases
+/// (`createPods` with volume templates, `nodeAllocatableStrategy`'s CSINodes) and
+/// EventHandlingPodDelete, which uses both.
+const MUST_RUN: &[&str] = &[
+    "SchedulingInTreePVs/5Nodes",
+    "SchedulingMigratedInTreePVs/5Nodes",
+    "SchedulingCSIPVs/5Nodes",
+    "PreemptionPVs/5Nodes",
+    "PreemptionPVs/1000Nodes",
+    "EventHandlingPodDelete/2Nodes_20Pods",
+    "EventHandlingPodDelete/50Nodes_500Pods",
 ];
 
 /// `test/integration/scheduler_perf` of the pinned module: `go env GOMODCACHE`, else `$HOME/go/pkg/mod`.
@@ -75,6 +89,7 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[(
 fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
     let dir = scheduler_perf_dir();
     let mut table = Vec::new();
+    let mut ran_anywhere = BTreeSet::new();
     for suite in SUITES {
         let file = dir.join(suite).join("performance-config.yaml").display().to_string();
         let listed = listed_short(&file);
@@ -154,6 +169,10 @@ fn upstream_short_workloads_run_or_are_skipped_with_a_reason() {
         }
         let all: BTreeSet<&String> = ran.iter().chain(skipped.keys()).chain(failed.keys()).collect();
         assert_eq!(all.len(), listed.len(), "{suite}: run saw workloads list did not: {all:?} vs {:?}", listed.keys());
+        ran_anywhere.extend(ran);
+    }
+    for name in MUST_RUN {
+        assert!(ran_anywhere.contains(*name), "{name}: did not run to the end");
     }
     eprintln!("{}", table.join("\n"));
 }
@@ -191,5 +210,52 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
             }
         }
     }
-    assert!(runs >= 100 && skips >= 100, "{runs} run, {skips} skipped");
+    // 176 run and 91 skipped since the volume suite's persistent-volume cases run.
+    assert!(runs >= 170 && skips >= 50, "{runs} run, {skips} skipped");
+}
+
+/// The oracle: `SCHEDPERF_ORACLE`, else `oracle/bin/schedperf-oracle` (built by scripts/oracle.sh).
+fn oracle() -> PathBuf {
+    let path = std::env::var_os("SCHEDPERF_ORACLE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("oracle/bin/schedperf-oracle"));
+    assert!(path.is_file(), "the oracle {} is missing: build it with scripts/oracle.sh", path.display());
+    path
+}
+
+/// The volume suite's persistent-volume cases and EventHandlingPodDelete replayed in lockstep with
+/// the oracle: both sides get the same pre-bound PVs and claims and the same CSINodes
+/// (`src/workload/volumes.rs`), and every pod agrees.
+#[test]
+fn volume_workloads_agree_with_the_oracle_in_lockstep() {
+    let oracle = oracle();
+    let dir = scheduler_perf_dir();
+    let cases = [
+        ("volumes", "SchedulingInTreePVs", "5Nodes", 15),
+        ("volumes", "SchedulingMigratedInTreePVs", "5Nodes", 15),
+        ("volumes", "SchedulingCSIPVs", "5Nodes", 15),
+        ("volumes", "PreemptionPVs", "5Nodes", 25),
+        ("event_handling", "EventHandlingPodDelete", "2Nodes_20Pods", 110),
+    ];
+    for (suite, test_case, workload, min_pods) in cases {
+        let file = dir.join(suite).join("performance-config.yaml");
+        let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+            .args(["verify", "--oracle"])
+            .arg(&oracle)
+            .arg(&file)
+            .args(["--test-case", test_case, "--workload", workload])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{test_case}/{workload}: {text}{}", String::from_utf8_lossy(&o.stderr));
+        let last =
+            text.lines().rfind(|l| l.starts_with("verify: ")).unwrap_or_else(|| panic!("no verify line: {text}"));
+        let (agreed, total) = last
+            .strip_prefix("verify: ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|r| r.split_once('/'))
+            .map(|(a, n)| (a.parse::<u32>().unwrap(), n.parse::<u32>().unwrap()))
+            .unwrap_or_else(|| panic!("unreadable verify line: {last}"));
+        assert!(total >= min_pods && agreed == total, "{test_case}/{workload}: {last}");
+    }
 }

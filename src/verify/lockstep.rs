@@ -14,7 +14,7 @@
 //! are deleted and after each `updateAny` op (whose templated nodes and pods replace the ones of
 //! that name on both sides, as upstream's Update + UpdateStatus do).
 //!
-//! What a workload does that lockstep cannot replay (churn, steady state, volumes) makes it skip
+//! What a workload does that lockstep cannot replay (churn, steady state) makes it skip
 //! that workload with the reason, never count it as agreement.
 
 use std::collections::BTreeMap;
@@ -39,6 +39,7 @@ use crate::runner::driver::{
 };
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
+use crate::workload::volumes::{self, VolumeTemplates};
 use crate::workload::{
     apply_node_allocatable, label_node_prepare, load_path, render_template, resolve, skip_reason, template_env,
     unique_node_label, LabelFilter, ParamValue, ResolvedOp, ResolvedWorkload,
@@ -157,9 +158,6 @@ fn unsupported(w: &ResolvedWorkload) -> Option<String> {
     w.ops.iter().find_map(|op| match op {
         ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
         ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
-        ResolvedOp::CreatePods { persistent_volume_claim_template_path: Some(_), .. } => {
-            Some("persistent volumes".to_string())
-        }
         _ => None,
     })
 }
@@ -330,6 +328,11 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                         labels[k] = json!(v);
                     }
                     if let Some(s) = node_allocatable_strategy {
+                        // The apiserver defaults allocatable to capacity; upstream's strategy then
+                        // adds its keys to that (as the runner does).
+                        if node["status"]["allocatable"].as_object().is_none_or(|m| m.is_empty()) {
+                            node["status"]["allocatable"] = node["status"]["capacity"].clone();
+                        }
                         let base: BTreeMap<String, String> = node["status"]["allocatable"]
                             .as_object()
                             .map(|m| {
@@ -343,7 +346,11 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                         }
                     }
                     objs.nodes_created += 1;
+                    let csi_node = node_allocatable_strategy.as_ref().map(|s| volumes::csi_node(&name, s));
                     apply(&mut ours, oracle, vec![node], None)?;
+                    if let Some(c) = csi_node {
+                        apply(&mut ours, oracle, vec![c], None)?;
+                    }
                 }
             }
             ResolvedOp::CreateNamespaces { prefix, count, .. } => {
@@ -364,9 +371,15 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                 pod_template_path,
                 template_params,
                 signature_batch_size,
+                persistent_volume_template_path,
+                persistent_volume_claim_template_path,
                 ..
             } => {
                 ensure_namespace(&mut ours, oracle, namespace)?;
+                let volume_templates = match (persistent_volume_template_path, persistent_volume_claim_template_path) {
+                    (Some(pv), Some(pvc)) => Some(VolumeTemplates::load(pv, pvc)?),
+                    _ => None,
+                };
                 for i in 0..*count {
                     let mut pod = match pod_template_path {
                         Some(p) => {
@@ -388,6 +401,16 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     };
                     pod["metadata"]["name"] = json!(pod_name(&meta, objs.pods_created));
                     pod["metadata"]["namespace"] = json!(namespace);
+                    if let Some(vt) = &volume_templates {
+                        // The claim and its volume first, as upstream's CreatePodWithPersistentVolume.
+                        apply(
+                            &mut ours,
+                            oracle,
+                            volumes::pod_volume_objects(vt, namespace, i).to_vec(),
+                            Some(namespace),
+                        )?;
+                        pod["spec"]["volumes"] = volumes::claim_volumes(i);
+                    }
                     objs.pods_created += 1;
                     let key = format!("{namespace}/{}", pod["metadata"]["name"].as_str().unwrap_or(""));
                     apply(&mut ours, oracle, vec![pod], Some(namespace))?;
@@ -553,7 +576,10 @@ fn apply(
     namespace: Option<&str>,
 ) -> Result<(), ReplayError> {
     for d in &mut docs {
-        let namespaced = !matches!(d["kind"].as_str(), Some("Node" | "Namespace" | "PriorityClass"));
+        let namespaced = !matches!(
+            d["kind"].as_str(),
+            Some("Node" | "Namespace" | "PriorityClass" | "PersistentVolume" | "StorageClass" | "CSINode")
+        );
         if namespaced && d["metadata"]["namespace"].as_str().is_none_or(str::is_empty) {
             d["metadata"]["namespace"] = json!(namespace.unwrap_or("default"));
         }

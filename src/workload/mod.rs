@@ -36,6 +36,7 @@ pub mod spec;
 pub mod strategy;
 pub mod support;
 pub mod template;
+pub mod volumes;
 
 #[cfg(test)]
 mod tests;

@@ -71,14 +71,16 @@ pub fn ops_skip_reason(ops: &[Op], default_pod_template: Option<&Path>) -> Optio
 }
 
 fn pods_reason(p: &super::spec::CreatePodsOp, default_pod_template: Option<&Path>) -> Option<String> {
-    if p.persistent_volume_template_path.is_some() || p.persistent_volume_claim_template_path.is_some() {
-        return Some("createPods with persistent volume templates: volumes are not supported".into());
+    // Upstream makes volumes only when the claim template is set (`getPodStrategy`); a volume
+    // template alone is ignored there, and a claim template without one fails its run.
+    if p.persistent_volume_claim_template_path.is_some() && p.persistent_volume_template_path.is_none() {
+        return Some("createPods with persistentVolumeClaimTemplatePath but no persistentVolumeTemplatePath".into());
     }
     p.pod_template_path.as_deref().or(default_pod_template).and_then(template_reason)
 }
 
 /// A template whose objects the runner cannot create: an unsupported kind, or a pod that needs
-/// resource claims or persistent volume claims.
+/// resource claims.
 fn template_reason(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().to_string());
@@ -94,9 +96,6 @@ fn template_reason(path: &Path) -> Option<String> {
             return Some(format!(
                 "template {name}: pods with resourceClaims (dynamic resource allocation) are not supported"
             ));
-        }
-        if field.starts_with("persistentVolumeClaim:") {
-            return Some(format!("template {name}: pods with persistent volume claims are not supported"));
         }
     }
     None

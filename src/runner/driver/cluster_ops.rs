@@ -115,6 +115,45 @@ impl Driver {
         Ok(node.metadata.name)
     }
 
+    /// Creates storage objects (PersistentVolumes, claims, CSINodes: documents from
+    /// [`crate::workload::volumes`]) in the snapshot's listers.
+    pub(super) fn create_storage(&mut self, docs: &[serde_json::Value], file: &str) -> Result<(), InputError> {
+        for obj in crate::workload::volumes::parse(docs, file)? {
+            crate::cluster::register_object(&mut self.snap, &obj);
+        }
+        Ok(())
+    }
+
+    /// Pod `i` of a `createPods` op with volume templates, as upstream's
+    /// `CreatePodWithPersistentVolume`: its claim and volume first, pre-bound, then the pod from
+    /// `template` with its volumes replaced by the one naming the claim.
+    pub(super) fn create_pod_with_claim(
+        &mut self,
+        vt: &crate::workload::volumes::VolumeTemplates,
+        template: Arc<api::Pod>,
+        namespace: &str,
+        i: u64,
+        file: &str,
+        signature: Option<(Sym, Sym)>,
+    ) -> Result<PodUid, InputError> {
+        use crate::workload::volumes;
+        self.create_storage(&volumes::pod_volume_objects(vt, namespace, i), file)?;
+        let mut pod = (*template).clone();
+        pod.spec.volumes = vec![api::storage::Volume {
+            name: volumes::CLAIM_VOLUME_NAME.to_string(),
+            persistent_volume_claim: Some(api::storage::PersistentVolumeClaimVolumeSource {
+                claim_name: volumes::claim_name(i),
+                read_only: false,
+            }),
+            ..Default::default()
+        }];
+        let pod = Arc::new(pod);
+        let uid = self.create_pod(pod.clone(), namespace, file, signature)?;
+        // Each pod has its own template: drop its compiled entry rather than keep one per pod.
+        self.compiled.remove(&(Arc::as_ptr(&pod) as usize));
+        Ok(uid)
+    }
+
     /// Creates a pod from `template`. `signature`: the interned key and value of the `signature`
     /// label scheduler_perf's createPods gives a pod made from a template file
     /// (`signature-label-<index / signatureBatchSize>`), which decides which pods can batch.

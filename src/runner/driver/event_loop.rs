@@ -43,6 +43,9 @@ impl Driver {
                 && lens.active == 0
                 && lens.backoff == 0
                 && self.preemptions.is_empty()
+                // Background deletions (deletePods with skipWaitToCompletion) still to come can free
+                // room for the pods waited for: upstream's wait goes on while they happen.
+                && self.deleters.is_empty()
                 && deadline.is_none();
             if stalled && !self.drain() {
                 return Ok(());

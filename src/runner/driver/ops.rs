@@ -9,6 +9,7 @@ use crate::ids::PodUid;
 use crate::runner::objects::{default_node, default_pod};
 use crate::runner::RunError;
 use crate::snapshot::{Interner, Sym};
+use crate::workload::volumes::{self, VolumeTemplates};
 use crate::workload::{apply_node_allocatable, label_node_prepare, unique_node_label, ResolvedOp};
 
 use super::{Churner, Driver, FailedWait, PodRec, PodState, Window, UPSTREAM_WAIT_TIMEOUT_NANOS};
@@ -131,7 +132,10 @@ impl Driver {
                             node.status.allocatable.insert(k, q);
                         }
                     }
-                    self.create_node(node, &file)?;
+                    let name = self.create_node(node, &file)?;
+                    if let Some(s) = node_allocatable_strategy {
+                        self.create_storage(&[volumes::csi_node(&name, s)], &file)?;
+                    }
                 }
             }
             ResolvedOp::CreateNamespaces { prefix, count, namespace_template_path } => {
@@ -159,8 +163,13 @@ impl Driver {
                 duration,
                 template_params,
                 signature_batch_size,
-                ..
+                persistent_volume_template_path,
+                persistent_volume_claim_template_path,
             } => {
+                let volume_templates = match (persistent_volume_template_path, persistent_volume_claim_template_path) {
+                    (Some(pv), Some(pvc)) => Some(VolumeTemplates::load(pv, pvc)?),
+                    _ => None,
+                };
                 if *collect_metrics {
                     self.window = Window { open: true, namespaces: vec![namespace.clone()], start_nanos: None };
                     if let Some(pb) = &self.progress {
@@ -189,7 +198,10 @@ impl Driver {
                         (None, None) => default_pod(),
                     };
                     let signature = signatures.as_mut().map(|s| s.label(&mut self.snap.interner, i));
-                    uids.push(self.create_pod(t, namespace, &file, signature)?);
+                    match &volume_templates {
+                        None => uids.push(self.create_pod(t, namespace, &file, signature)?),
+                        Some(vt) => uids.push(self.create_pod_with_claim(vt, t, namespace, i, &file, signature)?),
+                    }
                     // Keep scheduling while creating, as the scheduler runs alongside the creator.
                     if i % 64 == 63 {
                         self.drain();
