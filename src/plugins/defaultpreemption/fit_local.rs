@@ -154,22 +154,8 @@ pub(super) fn try_node_local(
     fit_rejected: bool,
 ) -> Option<Result<Candidate, NotCandidate>> {
     let i = node.ix();
-    let mut lower = CoreRequests::default();
-    let mut n_lower = 0usize;
-    // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
-    let mut interleaved = false;
-    for m in &snap.nodes.pod_meta[i] {
-        if m.priority < pod.priority {
-            if !m.plain {
-                return None;
-            }
-            lower.add_sum(&m.requests);
-            n_lower += 1;
-        } else if n_lower > 0 {
-            interleaved = true;
-        }
-    }
-    if n_lower == 0 {
+    let super::LowerOnRow { sum: lower, count, interleaved } = super::lower_on_row(snap, node, pod.priority)?;
+    if count == 0 {
         return Some(Err(NotCandidate::NoLowerPriorityPods));
     }
     // The row's change with the lower-priority pods gone and the nominated pods counted: the

@@ -484,21 +484,8 @@ fn still_unfit_on_columns(
     node: NodeIdx,
     pre: &PreFiltered,
 ) -> Option<NotCandidate> {
-    let mut lower = crate::snapshot::nodes::CoreRequests::default();
-    // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
-    let (mut seen_lower, mut interleaved) = (false, false);
-    for m in &snap.nodes.pod_meta[node.ix()] {
-        if m.priority < pod.priority {
-            if !m.plain {
-                return None;
-            }
-            lower.add_sum(&m.requests);
-            seen_lower = true;
-        } else if seen_lower {
-            interleaved = true;
-        }
-    }
-    if !seen_lower {
+    let LowerOnRow { sum: lower, count, interleaved } = lower_on_row(snap, node, pod.priority)?;
+    if count == 0 {
         return None;
     }
     let name = snap.nodes.name[node.ix()];
@@ -530,6 +517,34 @@ fn still_unfit_on_columns(
     Some(NotCandidate::StillUnfit(pid, reject))
 }
 
+/// A node's pods of priority below `priority`, read from its [`crate::snapshot::nodes::PodMeta`]
+/// row as one sum of their requests (nothing looked up or collected).
+pub(super) struct LowerOnRow {
+    pub sum: crate::snapshot::nodes::CoreRequests,
+    pub count: usize,
+    /// Some pod that stays comes after a lower-priority one: the pod list must be reordered as
+    /// the plain run leaves it.
+    pub interleaved: bool,
+}
+
+/// [`LowerOnRow`] of `node`; `None` when one of its lower-priority pods is not plain on the
+/// columns (the columns paths do not apply).
+pub(super) fn lower_on_row(snap: &Snapshot, node: NodeIdx, priority: i32) -> Option<LowerOnRow> {
+    let mut out = LowerOnRow { sum: Default::default(), count: 0, interleaved: false };
+    for m in &snap.nodes.pod_meta[node.ix()] {
+        if m.priority < priority {
+            if !m.plain {
+                return None;
+            }
+            out.sum.add_sum(&m.requests);
+            out.count += 1;
+        } else if out.count > 0 {
+            out.interleaved = true;
+        }
+    }
+    Some(out)
+}
+
 /// [`try_node_on_columns`] read from the node's [`crate::snapshot::nodes::PodMeta`] row, with no
 /// pod looked up and nothing collected but positions: the lower-priority pods leave and return
 /// as sums of their requests, are tried in `MoreImportantPod` order (their priority and start
@@ -552,22 +567,8 @@ fn try_node_on_meta(
     }
     let i = node.ix();
     // The lower-priority pods summed (collected only for a node the pod may fit: [`lower_on_meta`]).
-    let mut lower_sum = CoreRequests::default();
-    let mut n_lower = 0usize;
-    // Whether some pod that stays comes after a lower-priority one (the list must be reordered).
-    let mut interleaved = false;
-    for m in &snap.nodes.pod_meta[i] {
-        if m.priority < pod.priority {
-            if !m.plain {
-                return None;
-            }
-            lower_sum.add_sum(&m.requests);
-            n_lower += 1;
-        } else if n_lower > 0 {
-            interleaved = true;
-        }
-    }
-    if n_lower == 0 {
+    let LowerOnRow { sum: lower_sum, count, interleaved } = lower_on_row(snap, node, pod.priority)?;
+    if count == 0 {
         return Some(Err(NotCandidate::NoLowerPriorityPods));
     }
     let mut nominated = CoreRequests::default();
