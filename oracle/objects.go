@@ -21,11 +21,13 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	apiv1 "k8s.io/kubernetes/pkg/apis/core/v1"
+	apiresourcev1 "k8s.io/kubernetes/pkg/apis/resource/v1"
 	apischedulingv1beta1 "k8s.io/kubernetes/pkg/apis/scheduling/v1beta1"
 	"sigs.k8s.io/yaml"
 )
 
-// defaulter applies the apiserver's defaulting of core/v1 and scheduling.k8s.io/v1beta1 (PodGroup's
+// defaulter applies the apiserver's defaulting of core/v1, resource.k8s.io/v1 (a request's allocationMode
+// ExactCount and count 1, toleration operators, taint times) and scheduling.k8s.io/v1beta1 (PodGroup's
 // preemptionPolicy under PodGroupPreemptionPolicy), as a create through the API would. PodGroups get no
 // Priority admission: upstream's scheduler_perf harness disables that plugin, and its files set
 // spec.priority directly (schedperf reads spec.priority too).
@@ -35,6 +37,9 @@ var defaulter = func() *runtime.Scheme {
 		panic(err)
 	}
 	if err := apischedulingv1beta1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiresourcev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
@@ -153,9 +158,7 @@ func normalize(obj runtime.Object, classes map[string]*schedulingv1.PriorityClas
 		return err
 	}
 	gvr, _ := clusterGVR(obj)
-	namespaced := gvr.Resource != "nodes" && gvr.Resource != "namespaces" && gvr.Resource != "priorityclasses" &&
-		gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" && gvr.Resource != "csinodes"
-	if namespaced && acc.GetNamespace() == "" {
+	if !clusterScoped(gvr.Resource) && acc.GetNamespace() == "" {
 		acc.SetNamespace(metav1.NamespaceDefault)
 	}
 	if acc.GetName() == "" {
