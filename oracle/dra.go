@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
@@ -27,6 +28,7 @@ import (
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2"
+	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
 	"k8s.io/kubernetes/pkg/controller/resourceclaim"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -339,9 +341,38 @@ func waitDRALoaded(s *scheduler.Scheduler, objs []runtime.Object) error {
 			slices++
 		}
 	}
-	return waitFor("claims and slices in the scheduler's DRA manager", func() bool {
+	if err := waitFor("claims and slices in the scheduler's DRA manager", func() bool {
 		c, err1 := m.ResourceClaims().List()
 		s, err2 := m.ResourceSlices().ListWithDeviceTaintRules()
 		return err1 == nil && err2 == nil && len(c) >= claims && len(s) >= slices
-	})
+	}); err != nil {
+		return err
+	}
+	return waitDRASettled(m)
+}
+
+// resourceScheme knows resource.k8s.io in every served version (v1alpha3, v1beta1, v1beta2, v1) and the
+// internal hub, with the apiserver's conversions (pkg/apis/resource/install).
+var resourceScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	resourceinstall.Install(s)
+	return s
+}()
+
+// resourceInternal decodes any served version into the internal type.
+var resourceInternal = serializer.NewCodecFactory(resourceScheme).UniversalDecoder()
+
+// resourceToV1 converts one resource.k8s.io object (JSON) to its v1 type through the internal one, as the
+// apiserver stores it.
+func resourceToV1(js []byte, kind string) (runtime.Object, error) {
+	internal, _, err := resourceInternal.Decode(js, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := resourceScheme.ConvertToVersion(internal, resourceapi.SchemeGroupVersion)
+	if err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(resourceapi.SchemeGroupVersion.WithKind(kind))
+	return obj, nil
 }

@@ -14,7 +14,10 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/dynamic-resource-allocation/structured"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
 )
 
@@ -78,7 +81,7 @@ func (l *lockstep) waitPodClaims(pod *v1.Pod, rv string) (string, error) {
 			return "", err
 		}
 	}
-	return latest.ResourceVersion, nil
+	return latest.ResourceVersion, waitDRASettled(m)
 }
 
 // waitSeenDRA waits for DRA objects in the scheduler's DRA manager; false when obj is not one it reads
@@ -90,10 +93,13 @@ func (l *lockstep) waitSeenDRA(obj k8sruntime.Object, rv string) (bool, error) {
 	}
 	switch o := obj.(type) {
 	case *resourceapi.ResourceClaim:
-		return true, waitFor("ResourceClaim "+o.Namespace+"/"+o.Name+" in the scheduler's claim cache", func() bool {
+		if err := waitFor("ResourceClaim "+o.Namespace+"/"+o.Name+" in the scheduler's claim cache", func() bool {
 			got, err := m.ResourceClaims().Get(o.Namespace, o.Name)
 			return err == nil && rvAtLeast(got.ResourceVersion, rv)
-		})
+		}); err != nil {
+			return true, err
+		}
+		return true, waitDRASettled(m)
 	case *resourceapi.ResourceSlice:
 		return true, waitFor("ResourceSlice "+o.Name+" in the scheduler's slice tracker", func() bool {
 			slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
@@ -121,10 +127,13 @@ func (l *lockstep) waitGoneDRA(obj k8sruntime.Object) (bool, error) {
 	}
 	switch o := obj.(type) {
 	case *resourceapi.ResourceClaim:
-		return true, waitFor("ResourceClaim "+o.Namespace+"/"+o.Name+" removed from the scheduler's claim cache", func() bool {
+		if err := waitFor("ResourceClaim "+o.Namespace+"/"+o.Name+" removed from the scheduler's claim cache", func() bool {
 			_, err := m.ResourceClaims().Get(o.Namespace, o.Name)
 			return err != nil
-		})
+		}); err != nil {
+			return true, err
+		}
+		return true, waitDRASettled(m)
 	case *resourceapi.ResourceSlice:
 		return true, waitFor("ResourceSlice "+o.Name+" removed from the scheduler's slice tracker", func() bool {
 			slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
@@ -142,9 +151,12 @@ func (l *lockstep) waitGoneDRA(obj k8sruntime.Object) (bool, error) {
 		if !l.claimController || len(o.Spec.ResourceClaims) == 0 {
 			return false, nil
 		}
-		return false, waitFor(fmt.Sprintf("claims of pod %s released by the resourceclaim controller", podKey(o)), func() bool {
+		if err := waitFor(fmt.Sprintf("claims of pod %s released by the resourceclaim controller", podKey(o)), func() bool {
 			return !reservedFor(m.ResourceClaims().List, o.UID)
-		})
+		}); err != nil {
+			return false, err
+		}
+		return false, waitDRASettled(m)
 	}
 	return false, nil
 }
@@ -163,4 +175,36 @@ func reservedFor(list func() ([]*resourceapi.ResourceClaim, error), uid types.UI
 		}
 	}
 	return false
+}
+
+// draSettled reports whether the scheduler's index of allocated devices (fed by the claim cache through a
+// handler queue of its own, so it can trail the cache) agrees with the claims in its claim cache.
+func draSettled(m fwk.SharedDRAManager) bool {
+	claims, err := m.ResourceClaims().List()
+	if err != nil {
+		return false
+	}
+	consumable := utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity)
+	want := sets.New[structured.DeviceID]()
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.AdminAccess != nil && *r.AdminAccess || consumable && r.ShareID != nil {
+				continue
+			}
+			want.Insert(structured.MakeDeviceID(r.Driver, r.Pool, r.Device))
+		}
+	}
+	got, err := m.ResourceClaims().ListAllAllocatedDevices()
+	return err == nil && got.Equal(want)
+}
+
+// waitDRASettled waits for draSettled (nothing to wait for without a DRA manager).
+func waitDRASettled(m fwk.SharedDRAManager) error {
+	if m == nil {
+		return nil
+	}
+	return waitFor("the scheduler's allocated devices to match its claim cache", func() bool { return draSettled(m) })
 }

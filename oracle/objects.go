@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
@@ -114,6 +115,14 @@ func decodeOne(source string, doc int, js []byte) ([]runtime.Object, error) {
 		}
 		m["apiVersion"] = "scheduling.k8s.io/v1beta1"
 		js, _ = json.Marshal(m)
+	}
+	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == "resource.k8s.io" && gv.Version != "v1" {
+		// The apiserver serves resource.k8s.io in every version and stores v1; the scheduler watches v1.
+		obj, err := resourceToV1(js, tm.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d (%s %s): %v", source, doc, tm.APIVersion, tm.Kind, err)
+		}
+		return keepKind(source, doc, tm.Kind, obj), nil
 	}
 	obj, _, err := deserializer.Decode(js, nil, nil)
 	if err != nil {

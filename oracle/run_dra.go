@@ -48,5 +48,5 @@ func waitClaimsSeen(s *scheduler.Scheduler, claims []resourceapi.ResourceClaim) 
 			return err
 		}
 	}
-	return nil
+	return waitDRASettled(m)
 }
