@@ -487,6 +487,10 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		// PreBind's claim updates: the next cycle must see the devices taken (lockstep_dra.go).
+		if err := waitDRASettled(draManagerOf(s)); err != nil {
+			return nil, err
+		}
 	}
 	l.mu.Lock()
 	failed := l.failed
