@@ -65,7 +65,7 @@ func clusterGVR(obj runtime.Object) (schema.GroupVersionResource, bool) {
 	case *schedulingv1beta1.PodGroup:
 		return podGroupsGVR, true
 	}
-	return schema.GroupVersionResource{}, false
+	return draGVR(obj)
 }
 
 // priorityClasses collects the PriorityClasses among objs.
@@ -162,6 +162,10 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	if err := waitForHandlers(ctx, sched); err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := waitDRALoaded(sched, objs); err != nil {
 		cancel()
 		return nil, err
 	}

@@ -90,6 +90,12 @@ func explainPod(cfg *config.KubeSchedulerConfiguration, cluster []runtime.Object
 		return nil, fmt.Errorf("pod: %v", err)
 	}
 	pod.Spec.NodeName = ""
+	// No resourceclaim controller runs before the one cycle: its claims from templates are made here.
+	generated, err := materializeTemplateClaims(pod, objs)
+	if err != nil {
+		return nil, fmt.Errorf("pod: %v", err)
+	}
+	objs = append(objs, generated...)
 	key := podKey(pod)
 	kept := objs[:0]
 	for _, o := range objs {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -48,6 +49,8 @@ type lockstep struct {
 	failures chan struct{}
 	// numAllNodes is the FitError's node count when the cycle found no fit.
 	numAllNodes int
+	// claimController: the resourceclaim controller runs (DynamicResourceAllocation on; lockstep_dra.go).
+	claimController bool
 }
 
 // scoreCapture is the profile's framework with RunScorePlugins observed (the scores of the real cycle).
@@ -70,6 +73,10 @@ func newLockstep(cfg *config.KubeSchedulerConfiguration) (*lockstep, error) {
 		return nil, err
 	}
 	l := &lockstep{e: e, gates: currentGates, failures: make(chan struct{}, 1)}
+	if l.claimController, err = startLockstepClaimController(e); err != nil {
+		e.close()
+		return nil, err
+	}
 	s := e.sched
 	if s.APIDispatcher != nil {
 		s.APIDispatcher.Run(e.logger)
@@ -228,6 +235,11 @@ func (l *lockstep) apply(raws []json.RawMessage) (any, error) {
 			return nil, fmt.Errorf("objects: %s %s/%s: %v", gvr.Resource, ns, name, err)
 		}
 		rv := acc.GetResourceVersion() // stamped by the tracker
+		if p, ok := obj.(*v1.Pod); ok {
+			if rv, err = l.waitPodClaims(p, rv); err != nil {
+				return nil, err
+			}
+		}
 		if err := l.waitSeen(gvr, obj, rv); err != nil {
 			return nil, err
 		}
@@ -240,6 +252,9 @@ type schedulingv1PC = schedulingv1PriorityClass
 // waitSeen waits until the scheduler's structures hold obj at resourceVersion rv.
 func (l *lockstep) waitSeen(gvr schema.GroupVersionResource, obj k8sruntime.Object, rv string) error {
 	s := l.e.sched
+	if done, err := l.waitSeenDRA(obj, rv); done || err != nil {
+		return err
+	}
 	switch o := obj.(type) {
 	case *v1.Node:
 		return waitFor("node "+o.Name, func() bool {
@@ -303,6 +318,9 @@ func init() {
 		"PersistentVolumeClaim": &v1.PersistentVolumeClaim{}, "PriorityClass": &schedulingv1PriorityClass{},
 		"PodDisruptionBudget": &policyv1PDB{}, "ReplicaSet": &appsv1RS{}, "StatefulSet": &appsv1SS{},
 		"StorageClass": &storagev1SC{}, "CSINode": &storagev1CSINode{}, "PodGroup": &schedulingv1beta1PodGroup{},
+		"ResourceClaim": &resourceapi.ResourceClaim{}, "ResourceClaimTemplate": &resourceapi.ResourceClaimTemplate{},
+		"ResourceSlice": &resourceapi.ResourceSlice{}, "DeviceClass": &resourceapi.DeviceClass{},
+		"DeviceTaintRule": &resourceapi.DeviceTaintRule{},
 	} {
 		gvr, _ := clusterGVR(obj)
 		kindGVR[kind] = gvr
@@ -324,8 +342,7 @@ func (l *lockstep) delete(raws []json.RawMessage) (any, error) {
 			return nil, fmt.Errorf("objects[%d].kind: unsupported %q", i, ref.Kind)
 		}
 		ns := ref.Namespace
-		if ns == "" && ref.Kind != "Node" && ref.Kind != "Namespace" && ref.Kind != "PriorityClass" &&
-			ref.Kind != "PersistentVolume" && ref.Kind != "StorageClass" && ref.Kind != "CSINode" {
+		if ns == "" && !clusterScoped(gvr.Resource) {
 			ns = "default"
 		}
 		if err := l.deleteOne(gvr, ns, ref.Name); err != nil {
@@ -349,6 +366,9 @@ func (l *lockstep) deleteOne(gvr schema.GroupVersionResource, ns, name string) e
 
 func (l *lockstep) waitGone(gvr schema.GroupVersionResource, obj k8sruntime.Object) error {
 	s := l.e.sched
+	if done, err := l.waitGoneDRA(obj); done || err != nil {
+		return err
+	}
 	switch o := obj.(type) {
 	case *v1.Node:
 		return waitFor("node "+o.Name+" removed", func() bool {
@@ -465,6 +485,10 @@ func (l *lockstep) schedule(ns, name string) (any, error) {
 			return err == nil && !assumed
 		})
 		if err != nil {
+			return nil, err
+		}
+		// PreBind's claim updates: the next cycle must see the devices taken (lockstep_dra.go).
+		if err := waitDRASettled(draManagerOf(s)); err != nil {
 			return nil, err
 		}
 	}

@@ -17,15 +17,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	apiv1 "k8s.io/kubernetes/pkg/apis/core/v1"
+	apiresourcev1 "k8s.io/kubernetes/pkg/apis/resource/v1"
 	apischedulingv1beta1 "k8s.io/kubernetes/pkg/apis/scheduling/v1beta1"
 	"sigs.k8s.io/yaml"
 )
 
-// defaulter applies the apiserver's defaulting of core/v1 and scheduling.k8s.io/v1beta1 (PodGroup's
+// defaulter applies the apiserver's defaulting of core/v1, resource.k8s.io/v1 (a request's allocationMode
+// ExactCount and count 1, toleration operators, taint times) and scheduling.k8s.io/v1beta1 (PodGroup's
 // preemptionPolicy under PodGroupPreemptionPolicy), as a create through the API would. PodGroups get no
 // Priority admission: upstream's scheduler_perf harness disables that plugin, and its files set
 // spec.priority directly (schedperf reads spec.priority too).
@@ -35,6 +38,9 @@ var defaulter = func() *runtime.Scheme {
 		panic(err)
 	}
 	if err := apischedulingv1beta1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiresourcev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
@@ -110,6 +116,14 @@ func decodeOne(source string, doc int, js []byte) ([]runtime.Object, error) {
 		m["apiVersion"] = "scheduling.k8s.io/v1beta1"
 		js, _ = json.Marshal(m)
 	}
+	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == "resource.k8s.io" && gv.Version != "v1" {
+		// The apiserver serves resource.k8s.io in every version and stores v1; the scheduler watches v1.
+		obj, err := resourceToV1(js, tm.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d (%s %s): %v", source, doc, tm.APIVersion, tm.Kind, err)
+		}
+		return keepKind(source, doc, tm.Kind, obj), nil
+	}
 	obj, _, err := deserializer.Decode(js, nil, nil)
 	if err != nil {
 		if runtime.IsNotRegisteredError(err) {
@@ -153,9 +167,7 @@ func normalize(obj runtime.Object, classes map[string]*schedulingv1.PriorityClas
 		return err
 	}
 	gvr, _ := clusterGVR(obj)
-	namespaced := gvr.Resource != "nodes" && gvr.Resource != "namespaces" && gvr.Resource != "priorityclasses" &&
-		gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" && gvr.Resource != "csinodes"
-	if namespaced && acc.GetNamespace() == "" {
+	if !clusterScoped(gvr.Resource) && acc.GetNamespace() == "" {
 		acc.SetNamespace(metav1.NamespaceDefault)
 	}
 	if acc.GetName() == "" {

@@ -265,9 +265,33 @@ func (t *rvTracker) stamp(obj k8sruntime.Object) {
 	}
 }
 
+// Create also does what the fake does not: an object with only generateName gets a name (generatedName:
+// the first free one) and every object without a UID gets one (uidOf), as from an apiserver. The
+// resourceclaim controller creates claims so, and the scheduler keys claims by UID.
 func (t *rvTracker) Create(gvr schema.GroupVersionResource, obj k8sruntime.Object, ns string, opts ...metav1.CreateOptions) error {
+	if acc, err := meta.Accessor(obj); err == nil {
+		if acc.GetName() == "" && acc.GetGenerateName() != "" {
+			for attempt := 0; ; attempt++ {
+				name := generatedName(gvr.Resource, ns, acc.GetGenerateName(), attempt)
+				if _, err := t.ObjectTracker.Get(gvr, ns, name); apierrors.IsNotFound(err) {
+					acc.SetName(name)
+					break
+				}
+			}
+		}
+		if acc.GetUID() == "" {
+			acc.SetUID(uidOf(gvr.Resource, ns, acc.GetName()))
+		}
+	}
 	t.stamp(obj)
 	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
+}
+
+// Apply (server-side apply, as the resourceclaim controller writes pod.status.resourceClaimStatuses): the
+// fake merges the patch into the object; a resourceVersion in the patch stamps the result.
+func (t *rvTracker) Apply(gvr schema.GroupVersionResource, obj k8sruntime.Object, ns string, opts ...metav1.PatchOptions) error {
+	t.stamp(obj)
+	return t.ObjectTracker.Apply(gvr, obj, ns, opts...)
 }
 
 func (t *rvTracker) Update(gvr schema.GroupVersionResource, obj k8sruntime.Object, ns string, opts ...metav1.UpdateOptions) error {
@@ -441,6 +465,13 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, opt runOption
 	}); err != nil {
 		cancel()
 		return nil, err
+	}
+	if draControllerWanted(opt.gates) {
+		// scheduler_perf runs the resourceclaim controller beside the scheduler (run_dra.go).
+		if err := startClaimController(ctx, client, inf); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	inf.Start(ctx.Done())
 	inf.WaitForCacheSync(ctx.Done())
@@ -1047,8 +1078,7 @@ func (r *runner) createAny(o op) error {
 		for _, obj := range objs {
 			gvr, _ := clusterGVR(obj)
 			acc, _ := meta.Accessor(obj)
-			if o.namespace != "" && acc.GetNamespace() == "" && gvr.Resource != "nodes" && gvr.Resource != "namespaces" &&
-				gvr.Resource != "priorityclasses" && gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" {
+			if o.namespace != "" && acc.GetNamespace() == "" && !clusterScoped(gvr.Resource) {
 				acc.SetNamespace(o.namespace)
 			}
 			if ns := acc.GetNamespace(); ns != "" {
@@ -1127,6 +1157,8 @@ func runWorkload(w workload, opt runOptions) (*runReport, error) {
 			err = r.createAny(o)
 		case opCreatePodGroups:
 			err = r.createPodGroups(o)
+		case opAllocClaims:
+			err = r.allocClaims(o)
 		}
 		if err != nil {
 			if _, ok := err.(*inputError); ok {

@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -31,6 +32,7 @@ var supportedOps = map[string]bool{
 	"createNodes": true, "createNamespaces": true, "createPods": true, "deletePods": true, "barrier": true,
 	"sleep": true, "startCollectingMetrics": true, "stopCollectingMetrics": true, "createAny": true,
 	"startCollectingProfile": true, "stopCollectingProfile": true, "createPodGroups": true,
+	"allocResourceClaims": true,
 }
 
 type rawTestCase struct {
@@ -74,6 +76,7 @@ type rawOp struct {
 	PersistentVolumeTemplate string            `json:"persistentVolumeTemplatePath"`
 	PersistentVolumeClaim    string            `json:"persistentVolumeClaimTemplatePath"`
 	SteadyState              any               `json:"steadyState"`
+	SteadyStateParam         string            `json:"steadyStateParam"`
 	Duration                 any               `json:"duration"`
 	DurationParam            string            `json:"durationParam"`
 	SignatureBatchSize       any               `json:"signatureBatchSize"`
@@ -123,6 +126,7 @@ const (
 	opStopMetrics
 	opCreateAny
 	opCreatePodGroups
+	opAllocClaims
 	opNoop
 )
 
@@ -292,7 +296,13 @@ func parseWorkloadFile(file string) ([]workload, error) {
 			if skip == "" {
 				r := resolver{file: file, at: at, params: w.Params, abs: abs, defaultPod: abs(tc.DefaultPodTemplatePath)}
 				for j, o := range ops {
-					if err := r.op(fmt.Sprintf("%s.workloadTemplate[%d]", at, j), o, &rw.ops); err != nil {
+					err := r.op(fmt.Sprintf("%s.workloadTemplate[%d]", at, j), o, &rw.ops)
+					if err == errSteadyState {
+						// steadyStateParam is per workload: this one runs in steady state.
+						rw.skip, rw.ops = "createPods with steadyState is not supported by schedperf-oracle run", nil
+						break
+					}
+					if err != nil {
 						return nil, badInput("%s: workload %q: %v", file, w.Name, err)
 					}
 				}
@@ -302,6 +312,9 @@ func parseWorkloadFile(file string) ([]workload, error) {
 	}
 	return out, nil
 }
+
+// errSteadyState is a createPods whose steadyStateParam is true in the workload (it is skipped).
+var errSteadyState = errors.New("steady state")
 
 // jsonErr shortens encoding/json's messages ("json: unknown field \"x\"").
 func jsonErr(err error) string { return strings.TrimPrefix(err.Error(), "json: ") }
@@ -490,6 +503,15 @@ func (r *resolver) op(at string, o rawOp, out *[]op) error {
 			return err
 		}
 	case "createPods":
+		if o.SteadyStateParam != "" {
+			v, err := r.param(at+".steadyStateParam", o.SteadyStateParam)
+			if err != nil {
+				return err
+			}
+			if v != false {
+				return errSteadyState
+			}
+		}
 		res = op{kind: opCreatePods, templatePath: r.abs(o.PodTemplatePath), collect: o.CollectMetrics,
 			skipWait: o.SkipWaitToCompletion}
 		if o.PersistentVolumeClaim != "" {
@@ -560,6 +582,12 @@ func (r *resolver) op(at string, o rawOp, out *[]op) error {
 		}
 		if res.templateParams, err = r.templateParams(at, o.TemplateParams); err != nil {
 			return err
+		}
+	case "allocResourceClaims":
+		// Upstream's allocResourceClaimsOp: namespace "" means every namespace.
+		res = op{kind: opAllocClaims}
+		if o.Namespace != nil {
+			res.namespace = *o.Namespace
 		}
 	default: // Profiles: no effect on scheduling.
 		res = op{kind: opNoop}
