@@ -227,8 +227,12 @@ fn quantity_arg(v: &Value<'_>) -> Result<Quantity, CelError> {
     }
 }
 
-fn regex_arg(v: &Value<'_>) -> Result<regex::Regex, CelError> {
-    compile_regex(str_arg(v)?).map_err(fail)
+/// Compiles a pattern computed at run time (literal ones are compiled once, at check time),
+/// charging its length.
+fn regex_arg(v: &Value<'_>, cx: &mut Cx<'_>) -> Result<regex::Regex, CelError> {
+    let pattern = str_arg(v)?;
+    cx.charge(pattern.len() as u64)?;
+    compile_regex(pattern).map_err(fail)
 }
 
 /// A quantity as an integer, when it is one and fits (`AsInt64`).
@@ -374,7 +378,7 @@ pub(crate) fn call<'a>(f: Func, a: &[Value<'a>], cx: &mut Cx<'a>) -> R<'a> {
         Func::StartsWith => Ok(Value::Bool(str_arg(arg(0)?)?.starts_with(str_arg(arg(1)?)?))),
         Func::EndsWith => Ok(Value::Bool(str_arg(arg(0)?)?.ends_with(str_arg(arg(1)?)?))),
         Func::Matches | Func::Find | Func::FindAll => {
-            let re = regex_arg(arg(1)?)?;
+            let re = regex_arg(arg(1)?, cx)?;
             let rest: SmallVec<[Value<'a>; 1]> = a.iter().skip(2).cloned().collect();
             call_regex(f, arg(0)?, &re, &rest, cx)
         }
@@ -448,9 +452,12 @@ pub(crate) fn call<'a>(f: Func, a: &[Value<'a>], cx: &mut Cx<'a>) -> R<'a> {
                 Some(v) => int_arg(v)?,
                 None => -1,
             };
-            let out = go_replace(s, old, new, n);
-            cx.charge(out.len() as u64 / 10)?;
-            Ok(owned(out))
+            // Charge the largest result before building it: an empty `old` inserts `new` at
+            // every character, so two literals of a few KiB could otherwise ask for gigabytes.
+            let matches_bound = if old.is_empty() { s.chars().count() + 1 } else { s.len() / old.len() };
+            let bound = (s.len() as u64).saturating_add((matches_bound as u64).saturating_mul(new.len() as u64));
+            cx.charge(bound / 10)?;
+            Ok(owned(go_replace(s, old, new, n)))
         }
         Func::Join => {
             let Value::List(l) = arg(0)? else { return Err(no_overload()) };

@@ -433,6 +433,11 @@ fn language_semantics() {
         (r#"!!true && --1 == 1 && -(-1) == 1"#, Match(true)),
         (r#"'''a"b''' == "a\"b" && r"\n" == "\\n" && "\x41\u0042\103" == "ABC""#, Match(true)),
         (r#"0x10 == 16 && 10u == uint(10) && 1e3 == 1000.0"#, Match(true)),
+        (r#""ab".replace("", "-") == "-a-b-" && "aaa".replace("a", "b", 2) == "bba""#, Match(true)),
+        (
+            r#"x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x.size() > 0"#,
+            CompileError("undeclared reference"),
+        ),
     ];
     for (i, (expression, want)) in cases.into_iter().enumerate() {
         check(&format!("case {i}: {expression}"), expression, &d, want);
@@ -620,4 +625,16 @@ proptest! {
             }
         }
     }
+}
+
+/// Functions that build strings charge the result's size before building it, so short
+/// literals cannot ask for gigabytes.
+#[test]
+fn string_blow_up_hits_the_cost_limit() {
+    let a = "a".repeat(5000);
+    let b = "b".repeat(5000);
+    let expression = format!("'{a}'.replace('', '{b}') == ''");
+    check("replace-blow-up", &expression, &dev(""), MatchError("actual cost limit exceeded"));
+    let doubling = (0..20).fold(format!("'{a}'"), |acc, i| format!("cel.bind(v{i}, {acc}, v{i} + v{i})"));
+    check("bind-doubling", &format!("{doubling}.size() > 0"), &dev(""), MatchError("actual cost limit exceeded"));
 }
