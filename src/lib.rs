@@ -21,6 +21,7 @@ pub mod agent;
 pub mod api;
 pub mod binder;
 pub mod cache;
+pub mod cel;
 pub mod clock;
 pub mod cluster;
 pub mod config;
