@@ -27,6 +27,8 @@ pub struct Cluster {
     pub pod_groups: Vec<api::PodGroup>,
     /// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes, in input order.
     pub storage: Vec<Object>,
+    /// DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices, in input order.
+    pub dra: Vec<Object>,
     /// Kinds the scheduler does not read, with how many objects of each were skipped.
     pub ignored_kinds: BTreeMap<String, usize>,
     /// The files the objects came from (empty when built from objects in memory).
@@ -64,6 +66,10 @@ impl Cluster {
             | Object::PersistentVolumeClaim(_)
             | Object::StorageClass(_)
             | Object::CsiNode(_)) => self.storage.push(o),
+            o @ (Object::DeviceClass(_)
+            | Object::ResourceClaim(_)
+            | Object::ResourceClaimTemplate(_)
+            | Object::ResourceSlice(_)) => self.dra.push(o),
             Object::Other { kind, .. } => *self.ignored_kinds.entry(kind).or_default() += 1,
         }
     }
@@ -201,6 +207,10 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
         Object::PersistentVolumeClaim(pvc) => snap.cluster.volumes.add_pvc(pvc, i),
         Object::StorageClass(sc) => snap.cluster.volumes.add_class(sc, i),
         Object::CsiNode(n) => snap.cluster.volumes.add_csi_node(n, i),
+        Object::DeviceClass(c) => snap.cluster.dra.add_class(c),
+        Object::ResourceClaim(c) => snap.cluster.dra.add_claim(c),
+        Object::ResourceClaimTemplate(t) => snap.cluster.dra.add_template(t),
+        Object::ResourceSlice(s) => snap.cluster.dra.add_slice(s),
         Object::Node(_) | Object::Pod(_) | Object::PodGroup(_) | Object::Other { .. } => {}
     }
 }
@@ -278,7 +288,7 @@ pub fn build_snapshot_counted(
     for o in &cluster.priority_classes {
         register_object(&mut snap, &Object::PriorityClass(o.clone()));
     }
-    for o in &cluster.storage {
+    for o in cluster.storage.iter().chain(&cluster.dra) {
         register_object(&mut snap, o);
     }
     let priorities = cluster.priorities();

@@ -16,6 +16,7 @@ use super::objects::{
     Namespace, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, ReplicaSet, ReplicationController, Service,
     StatefulSet,
 };
+use super::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 use super::storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};
 use crate::error::InputError;
 
@@ -42,6 +43,14 @@ pub enum Object {
     StorageClass(StorageClass),
     /// `storage.k8s.io/v1`, named after its node.
     CsiNode(CsiNode),
+    /// `resource.k8s.io/v1` (cluster-scoped).
+    DeviceClass(DeviceClass),
+    /// `resource.k8s.io/v1`.
+    ResourceClaim(ResourceClaim),
+    /// `resource.k8s.io/v1`.
+    ResourceClaimTemplate(ResourceClaimTemplate),
+    /// `resource.k8s.io/v1` (cluster-scoped).
+    ResourceSlice(ResourceSlice),
     /// A kind the scheduler does not read (a ConfigMap, a Deployment, ...), kept so callers can report it.
     Other {
         kind: String,
@@ -67,6 +76,10 @@ impl Object {
             Object::PersistentVolumeClaim(_) => "PersistentVolumeClaim",
             Object::StorageClass(_) => "StorageClass",
             Object::CsiNode(_) => "CSINode",
+            Object::DeviceClass(_) => "DeviceClass",
+            Object::ResourceClaim(_) => "ResourceClaim",
+            Object::ResourceClaimTemplate(_) => "ResourceClaimTemplate",
+            Object::ResourceSlice(_) => "ResourceSlice",
             Object::Other { kind, .. } => kind,
         }
     }
@@ -82,7 +95,9 @@ impl Object {
             | Object::PriorityClass(_)
             | Object::PersistentVolume(_)
             | Object::StorageClass(_)
-            | Object::CsiNode(_) => return None,
+            | Object::CsiNode(_)
+            | Object::DeviceClass(_)
+            | Object::ResourceSlice(_) => return None,
             Object::Other { .. } => return Some(o),
             Object::Pod(x) => &mut x.metadata,
             Object::Service(x) => &mut x.metadata,
@@ -92,6 +107,8 @@ impl Object {
             Object::PodDisruptionBudget(x) => &mut x.metadata,
             Object::PodGroup(x) => &mut x.metadata,
             Object::PersistentVolumeClaim(x) => &mut x.metadata,
+            Object::ResourceClaim(x) => &mut x.metadata,
+            Object::ResourceClaimTemplate(x) => &mut x.metadata,
         };
         meta.namespace = namespace.to_string();
         Some(o)
@@ -114,6 +131,10 @@ impl Object {
             Object::PersistentVolumeClaim(o) => &o.metadata.name,
             Object::StorageClass(o) => &o.metadata.name,
             Object::CsiNode(o) => &o.metadata.name,
+            Object::DeviceClass(o) => &o.metadata.name,
+            Object::ResourceClaim(o) => &o.metadata.name,
+            Object::ResourceClaimTemplate(o) => &o.metadata.name,
+            Object::ResourceSlice(o) => &o.metadata.name,
             Object::Other { name, .. } => name,
         }
     }
@@ -324,6 +345,28 @@ fn collect_objects(
             Object::StorageClass(class)
         }
         "CSINode" => Object::CsiNode(named(decode(value, file)?, |o: &CsiNode| &o.metadata, file)?),
+        "DeviceClass" => Object::DeviceClass(named(decode(value, file)?, |o: &DeviceClass| &o.metadata, file)?),
+        "ResourceClaim" => {
+            let claim: ResourceClaim = named(decode(value, file)?, |o: &ResourceClaim| &o.metadata, file)?;
+            super::resource::validate_claim_spec(&claim.spec)
+                .map_err(|(path, message)| InputError::new(file, format!("spec.{path}"), message))?;
+            Object::ResourceClaim(claim)
+        }
+        "ResourceClaimTemplate" => {
+            let template: ResourceClaimTemplate =
+                named(decode(value, file)?, |o: &ResourceClaimTemplate| &o.metadata, file)?;
+            super::resource::validate_claim_spec(&template.spec.spec)
+                .map_err(|(path, message)| InputError::new(file, format!("spec.spec.{path}"), message))?;
+            Object::ResourceClaimTemplate(template)
+        }
+        "ResourceSlice" => {
+            let slice: ResourceSlice = decode(value, file)?;
+            if slice.metadata.name.is_empty() && slice.metadata.generate_name.is_empty() {
+                return Err(InputError::new(file, "metadata", "missing field `name` (or `generateName`)"));
+            }
+            super::resource::validate_slice(&slice).map_err(|(path, message)| InputError::new(file, path, message))?;
+            Object::ResourceSlice(slice)
+        }
         _ => {
             let name = value.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
             Object::Other { name: name.to_string(), kind }

@@ -7,10 +7,12 @@ pub mod load;
 pub mod names;
 pub mod objects;
 pub mod quantity;
+pub mod resource;
 pub mod storage;
 pub mod time;
 
 pub use load::{load_object_files, load_objects, objects_from_documents, parse_documents, parse_objects, Object};
 pub use objects::*;
 pub use quantity::Quantity;
+pub use resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 pub use storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};

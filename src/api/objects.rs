@@ -175,6 +175,9 @@ pub struct PodSpec {
     /// The pod's volumes (what the volume plugins read of them: `super::storage::Volume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<super::storage::Volume>,
+    /// `spec.resourceClaims`: the DRA claims the pod uses (`super::resource`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_claims: Vec<super::resource::PodResourceClaim>,
 }
 
 /// `v1.PodSchedulingGroup`: the runtime scheduling group a pod belongs to.
@@ -212,6 +215,9 @@ pub struct PodStatus {
     /// RFC 3339 time the kubelet acknowledged the pod (preemption prefers victims started later).
     #[serde(default)]
     pub start_time: Option<String>,
+    /// The claims the resourceclaim controller made for the pod's template entries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_claim_statuses: Vec<super::resource::PodResourceClaimStatus>,
 }
 
 /// `v1.PodPhase`.

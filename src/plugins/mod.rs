@@ -2,6 +2,7 @@
 //! them by name from a profile's args (`registry`).
 
 pub mod defaultpreemption;
+pub mod dynamicresources;
 pub mod gangscheduling;
 pub mod helper;
 pub mod image_locality;

@@ -5,6 +5,7 @@
 
 pub mod bits;
 pub mod compile;
+pub mod dra;
 pub mod intern;
 pub mod model;
 pub mod node_tree;
@@ -109,6 +110,8 @@ pub struct ClusterObjects {
     pub priority_classes: Vec<PriorityClass>,
     /// PersistentVolumes, claims, StorageClasses and CSINodes (the volume plugins).
     pub volumes: volumes::VolumeObjects,
+    /// DeviceClasses, ResourceClaims, their templates and ResourceSlices (DynamicResources).
+    pub dra: dra::DraObjects,
 }
 
 /// The scheduler's view of the cluster.

@@ -1,0 +1,631 @@
+//! The `resource.k8s.io/v1` objects of dynamic resource allocation (DRA) that the DynamicResources
+//! plugin and its structured allocator read: DeviceClass, ResourceClaim, ResourceClaimTemplate and
+//! ResourceSlice, and a pod's `spec.resourceClaims` / `status.resourceClaimStatuses`. Only the
+//! fields the scheduler reads; unknown fields are ignored, a field of the wrong type or an unknown
+//! enum value is an error naming the field. A list written as `null` (scheduler_perf's templates
+//! print `constraints: null` for an unset parameter) reads as empty, as Go's decoder does.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::objects::{NodeSelector, ObjectMeta};
+use super::quantity::Quantity;
+
+/// Reads a list or map where `null` means empty, as Go's JSON decoder does for a nil slice or map.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// The namespace an object lives in: `default` when unset.
+fn namespace_or_default(meta: &ObjectMeta) -> &str {
+    if meta.namespace.is_empty() {
+        "default"
+    } else {
+        &meta.namespace
+    }
+}
+
+/// `v1.PodResourceClaim`: one entry of a pod's `spec.resourceClaims`; exactly one of the two sources.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodResourceClaim {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_claim_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_claim_template_name: Option<String>,
+}
+
+/// `v1.PodResourceClaimStatus`: the claim the resourceclaim controller made for a template entry
+/// (`None`: the controller decided no claim is needed).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodResourceClaimStatus {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_claim_name: Option<String>,
+}
+
+/// `resource.k8s.io/v1` DeviceClass (cluster-scoped).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClass {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: DeviceClassSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClassSpec {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub selectors: Vec<DeviceSelector>,
+    /// Opaque driver configuration, copied into an allocation's config; not read otherwise.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub config: Vec<serde_norway::Value>,
+    /// DRAExtendedResource: pods requesting this extended resource get a claim for the class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_resource_name: Option<String>,
+}
+
+/// `DeviceSelector`: a CEL expression over one device.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSelector {
+    #[serde(default)]
+    pub cel: Option<CelDeviceSelector>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CelDeviceSelector {
+    pub expression: String,
+}
+
+/// `resource.k8s.io/v1` ResourceClaim.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaim {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ResourceClaimSpec,
+    #[serde(default)]
+    pub status: ResourceClaimStatus,
+}
+
+impl ResourceClaim {
+    /// The claim's namespace: `default` when unset.
+    pub fn namespace(&self) -> &str {
+        namespace_or_default(&self.metadata)
+    }
+}
+
+/// `ResourceClaimSpec`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimSpec {
+    #[serde(default)]
+    pub devices: DeviceClaim,
+}
+
+/// `DeviceClaim`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClaim {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub requests: Vec<DeviceRequest>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub constraints: Vec<DeviceConstraint>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub config: Vec<serde_norway::Value>,
+}
+
+/// `DeviceRequest`: exactly one of `exactly` and `firstAvailable` (DRAPrioritizedList).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRequest {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exactly: Option<ExactDeviceRequest>,
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub first_available: Vec<DeviceSubRequest>,
+}
+
+/// `ExactDeviceRequest`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExactDeviceRequest {
+    pub device_class_name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub selectors: Vec<DeviceSelector>,
+    /// Defaulted to `ExactCount` by the API server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_mode: Option<DeviceAllocationMode>,
+    /// Defaulted to 1 for `ExactCount` by the API server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_access: Option<bool>,
+    /// DRADeviceTaints.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<serde_norway::Value>,
+    /// DRAConsumableCapacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<serde_norway::Value>,
+}
+
+impl ExactDeviceRequest {
+    /// The allocation mode after defaulting.
+    pub fn mode(&self) -> DeviceAllocationMode {
+        self.allocation_mode.unwrap_or(DeviceAllocationMode::ExactCount)
+    }
+
+    /// The count after defaulting (1 when unset).
+    pub fn count(&self) -> i64 {
+        self.count.unwrap_or(1)
+    }
+}
+
+/// `DeviceSubRequest` (DRAPrioritizedList).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSubRequest {
+    pub name: String,
+    pub device_class_name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub selectors: Vec<DeviceSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_mode: Option<DeviceAllocationMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+}
+
+/// `DeviceAllocationMode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub enum DeviceAllocationMode {
+    ExactCount,
+    All,
+}
+
+/// `DeviceConstraint`: `requests` empty means every request of the claim.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceConstraint {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub requests: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_attribute: Option<String>,
+    /// DRAConsumableCapacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_attribute: Option<String>,
+}
+
+/// `ResourceClaimStatus`: the allocation and the consumers it is reserved for.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<AllocationResult>,
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub reserved_for: Vec<ResourceClaimConsumerReference>,
+}
+
+/// `AllocationResult`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocationResult {
+    #[serde(default)]
+    pub devices: DeviceAllocationResult,
+    /// Where the allocated devices are reachable; `None`: everywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<NodeSelector>,
+}
+
+/// `DeviceAllocationResult`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceAllocationResult {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub results: Vec<DeviceRequestAllocationResult>,
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<serde_norway::Value>,
+}
+
+/// `DeviceRequestAllocationResult`: one allocated device.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRequestAllocationResult {
+    pub request: String,
+    pub driver: String,
+    pub pool: String,
+    pub device: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_access: Option<bool>,
+}
+
+/// `ResourceClaimConsumerReference`: a pod (or PodGroup) the claim is reserved for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimConsumerReference {
+    #[serde(default)]
+    pub api_group: String,
+    pub resource: String,
+    pub name: String,
+    #[serde(default)]
+    pub uid: String,
+}
+
+/// `resource.k8s.io/v1` ResourceClaimTemplate.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimTemplate {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ResourceClaimTemplateSpec,
+}
+
+impl ResourceClaimTemplate {
+    /// The template's namespace: `default` when unset.
+    pub fn namespace(&self) -> &str {
+        namespace_or_default(&self.metadata)
+    }
+}
+
+/// `ResourceClaimTemplateSpec`: the metadata and spec of the claims made from the template.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimTemplateSpec {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ResourceClaimSpec,
+}
+
+/// `resource.k8s.io/v1` ResourceSlice (cluster-scoped): devices of one driver's pool.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSlice {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ResourceSliceSpec,
+}
+
+/// `ResourceSliceSpec`: exactly one of `nodeName`, `nodeSelector`, `allNodes`
+/// (or `perDeviceNodeSelection`, DRAPartitionableDevices).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSliceSpec {
+    pub driver: String,
+    pub pool: ResourcePool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<NodeSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_nodes: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_device_node_selection: Option<bool>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub devices: Vec<Device>,
+    /// DRAPartitionableDevices.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub shared_counters: Vec<serde_norway::Value>,
+}
+
+/// `ResourcePool`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourcePool {
+    pub name: String,
+    pub generation: i64,
+    pub resource_slice_count: i64,
+}
+
+/// `Device`: name, attributes and capacity; the fields of later features are kept so that a
+/// workload using them can be recognised (and skipped).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Device {
+    pub name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub attributes: BTreeMap<String, DeviceAttribute>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub capacity: BTreeMap<String, DeviceCapacity>,
+    /// DRAPartitionableDevices.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub consumes_counters: Vec<serde_norway::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<NodeSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_nodes: Option<bool>,
+    /// DRADeviceTaints.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<serde_norway::Value>,
+    /// DRAConsumableCapacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_multiple_allocations: Option<bool>,
+    /// DRADeviceBindingConditions.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub binding_conditions: Vec<String>,
+}
+
+/// `DeviceAttribute`: exactly one of the four values.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceAttribute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bool: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string: Option<String>,
+    /// A semantic version (`1.2.3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// A device attribute's one value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttributeValue {
+    Int(i64),
+    Bool(bool),
+    String(String),
+    Version(String),
+}
+
+impl DeviceAttribute {
+    /// The value set, `None` when none or more than one is (validation rejects both).
+    pub fn value(&self) -> Option<AttributeValue> {
+        let set = usize::from(self.int.is_some())
+            + usize::from(self.bool.is_some())
+            + usize::from(self.string.is_some())
+            + usize::from(self.version.is_some());
+        if set != 1 {
+            return None;
+        }
+        if let Some(v) = self.int {
+            return Some(AttributeValue::Int(v));
+        }
+        if let Some(v) = self.bool {
+            return Some(AttributeValue::Bool(v));
+        }
+        if let Some(v) = &self.string {
+            return Some(AttributeValue::String(v.clone()));
+        }
+        self.version.clone().map(AttributeValue::Version)
+    }
+}
+
+/// `DeviceCapacity`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceCapacity {
+    pub value: Quantity,
+    /// DRAConsumableCapacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_policy: Option<serde_norway::Value>,
+}
+
+/// Splits a qualified attribute or capacity name into (domain, id); a name without a domain
+/// belongs to the device's driver (`resourceapi.FullyQualifiedName`'s rule).
+pub fn split_qualified_name<'a>(name: &'a str, driver: &'a str) -> (&'a str, &'a str) {
+    match name.split_once('/') {
+        Some((domain, id)) => (domain, id),
+        None => (driver, name),
+    }
+}
+
+/// Checks the fields a decoded ResourceSlice needs beyond their types: each attribute has exactly
+/// one value. Returns the field path and message of the first problem.
+pub fn validate_slice(slice: &ResourceSlice) -> Result<(), (String, String)> {
+    if slice.spec.driver.is_empty() {
+        return Err(("spec.driver".into(), "missing field `driver`".into()));
+    }
+    for (d, device) in slice.spec.devices.iter().enumerate() {
+        for (name, attribute) in &device.attributes {
+            if attribute.value().is_none() {
+                return Err((
+                    format!("spec.devices[{d}].attributes.{name}"),
+                    "expected exactly one of `int`, `bool`, `string`, `version`".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks a claim spec: each request has exactly one of `exactly` and `firstAvailable`, a positive
+/// count for `ExactCount`. Returns the field path (below `spec`) and message of the first problem.
+pub fn validate_claim_spec(spec: &ResourceClaimSpec) -> Result<(), (String, String)> {
+    for (r, request) in spec.devices.requests.iter().enumerate() {
+        match (&request.exactly, request.first_available.is_empty()) {
+            (Some(exact), true) => {
+                if exact.mode() == DeviceAllocationMode::ExactCount && exact.count() <= 0 {
+                    return Err((
+                        format!("devices.requests[{r}].exactly.count"),
+                        format!("must be greater than zero, found {}", exact.count()),
+                    ));
+                }
+            }
+            (None, false) => {}
+            _ => {
+                return Err((
+                    format!("devices.requests[{r}]"),
+                    "expected exactly one of `exactly` and `firstAvailable`".into(),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{parse_objects, Object};
+
+    const SLICE: &str = r#"kind: ResourceSlice
+apiVersion: resource.k8s.io/v1
+metadata: {name: resourceslice-0}
+spec:
+  pool: {name: resourceslice-0, generation: 1, resourceSliceCount: 1}
+  driver: test-driver.cdi.k8s.io
+  nodeName: scheduler-perf-dra-0
+  devices:
+  - name: basic-device-0
+    attributes:
+      driverVersion: {version: "1.2.3"}
+      resource.kubernetes.io/pciRoot: {string: pci0000:00}
+      sriov: {bool: true}
+      cores: {int: 8}
+    capacity:
+      memory: {value: 24480Mi}
+    unknownField: ignored
+"#;
+
+    #[test]
+    fn reads_a_slice_with_every_attribute_kind() {
+        let objects = parse_objects(SLICE, "slice.yaml").unwrap();
+        let Object::ResourceSlice(slice) = &objects[0] else { panic!("{objects:?}") };
+        assert_eq!(slice.spec.driver, "test-driver.cdi.k8s.io");
+        assert_eq!(slice.spec.node_name.as_deref(), Some("scheduler-perf-dra-0"));
+        assert_eq!(slice.spec.pool.resource_slice_count, 1);
+        let device = &slice.spec.devices[0];
+        let value = |name: &str| device.attributes[name].value().unwrap();
+        assert_eq!(value("driverVersion"), AttributeValue::Version("1.2.3".into()));
+        assert_eq!(value("resource.kubernetes.io/pciRoot"), AttributeValue::String("pci0000:00".into()));
+        assert_eq!(value("sriov"), AttributeValue::Bool(true));
+        assert_eq!(value("cores"), AttributeValue::Int(8));
+        assert_eq!(device.capacity["memory"].value, Quantity::parse("24480Mi").unwrap());
+        assert_eq!(split_qualified_name("resource.kubernetes.io/pciRoot", "d"), ("resource.kubernetes.io", "pciRoot"));
+        assert_eq!(split_qualified_name("sriov", "d"), ("d", "sriov"));
+    }
+
+    #[test]
+    fn reads_a_template_with_null_lists_and_defaults() {
+        // scheduler_perf's resourceclaimtemplate.yaml with its parameters unset.
+        let text = r#"apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: test-claim-template}
+spec:
+  spec:
+    devices:
+      constraints: null
+      requests:
+      - name: req-0
+        exactly:
+          deviceClassName: test-class
+          selectors: null
+"#;
+        let objects = parse_objects(text, "t.yaml").unwrap();
+        let Object::ResourceClaimTemplate(t) = &objects[0] else { panic!("{objects:?}") };
+        assert_eq!(t.namespace(), "default");
+        let devices = &t.spec.spec.devices;
+        assert!(devices.constraints.is_empty());
+        let exact = devices.requests[0].exactly.as_ref().unwrap();
+        assert_eq!(
+            (exact.device_class_name.as_str(), exact.mode(), exact.count()),
+            ("test-class", DeviceAllocationMode::ExactCount, 1)
+        );
+        assert!(exact.selectors.is_empty());
+    }
+
+    #[test]
+    fn reads_classes_claims_and_pod_claims() {
+        let text = r#"kind: DeviceClass
+metadata: {name: test-class}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "x"'}
+---
+kind: ResourceClaim
+metadata: {name: c, namespace: init}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly: {deviceClassName: test-class, allocationMode: All}
+    constraints:
+    - {matchAttribute: resource.kubernetes.io/pciRoot}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: r, driver: d, pool: p, device: dev}
+  reservedFor:
+  - {resource: pods, name: p0, uid: u0}
+---
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c}]
+  resourceClaims:
+  - {name: a, resourceClaimTemplateName: t}
+  - {name: b, resourceClaimName: c}
+status:
+  resourceClaimStatuses:
+  - {name: a, resourceClaimName: p-a-x}
+"#;
+        let objects = parse_objects(text, "m.yaml").unwrap();
+        let Object::DeviceClass(class) = &objects[0] else { panic!() };
+        assert_eq!(class.spec.selectors[0].cel.as_ref().unwrap().expression, "device.driver == \"x\"");
+        let Object::ResourceClaim(claim) = &objects[1] else { panic!() };
+        assert_eq!(claim.namespace(), "init");
+        assert_eq!(claim.spec.devices.requests[0].exactly.as_ref().unwrap().mode(), DeviceAllocationMode::All);
+        assert_eq!(
+            claim.spec.devices.constraints[0].match_attribute.as_deref(),
+            Some("resource.kubernetes.io/pciRoot")
+        );
+        let allocation = claim.status.allocation.as_ref().unwrap();
+        assert_eq!(allocation.devices.results[0].device, "dev");
+        assert_eq!(claim.status.reserved_for[0].uid, "u0");
+        let Object::Pod(pod) = &objects[2] else { panic!() };
+        assert_eq!(pod.spec.resource_claims[0].resource_claim_template_name.as_deref(), Some("t"));
+        assert_eq!(pod.spec.resource_claims[1].resource_claim_name.as_deref(), Some("c"));
+        assert_eq!(pod.status.resource_claim_statuses[0].resource_claim_name.as_deref(), Some("p-a-x"));
+        assert!(objects[0].in_namespace("x").is_none(), "DeviceClass is cluster-scoped");
+        assert_eq!(objects[1].in_namespace("x").unwrap().kind(), "ResourceClaim");
+    }
+
+    #[test]
+    fn bad_fields_name_the_file_and_the_field() {
+        let cases = [
+            (SLICE.replace("{int: 8}", "{int: eight}"), "spec.devices[0].attributes.cores.int"),
+            (SLICE.replace("{int: 8}", "{int: 8, bool: true}"), "spec.devices[0].attributes.cores"),
+            (SLICE.replace("{int: 8}", "{}"), "spec.devices[0].attributes.cores"),
+            (SLICE.replace("generation: 1,", "generation: one,"), "spec.pool.generation"),
+            (SLICE.replace("{value: 24480Mi}", "{value: lots}"), "spec.devices[0].capacity.memory.value"),
+            (
+                "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: x, allocationMode: Some}}]}}\n"
+                    .to_string(),
+                "spec.devices.requests[0].exactly.allocationMode",
+            ),
+            (
+                "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: x, count: 0}}]}}\n"
+                    .to_string(),
+                "spec.devices.requests[0].exactly.count",
+            ),
+            (
+                "kind: ResourceClaimTemplate\nmetadata: {name: t}\nspec: {spec: {devices: {requests: [{name: r}]}}}\n".to_string(),
+                "spec.spec.devices.requests[0]",
+            ),
+            ("kind: DeviceClass\nmetadata: {}\n".to_string(), "metadata"),
+            ("kind: Pod\nmetadata: {name: p}\nspec: {resourceClaims: [{name: a, resourceClaimName: [x]}]}\n".to_string(), "spec.resourceClaims[0].resourceClaimName"),
+        ];
+        for (text, path) in cases {
+            let err = parse_objects(&text, "bad.yaml").unwrap_err();
+            assert_eq!((err.file.as_str(), err.path.as_str()), ("bad.yaml", path), "{err}");
+        }
+    }
+}

@@ -1,0 +1,747 @@
+//! The structured allocator against upstream's own cases (v1.37.2
+//! `structured/internal/allocatortesting/allocator_testing.go`) that use only the basic features,
+//! with their names and expectations. CEL is a stub here that understands the two expression
+//! shapes the cases use; the real evaluator is `crate::cel`'s.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome};
+use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm, ObjectMeta};
+use crate::api::resource::*;
+use crate::api::Quantity;
+
+const DRIVER_A: &str = "driver-a";
+const DRIVER_B: &str = "driver-b";
+const POOL1: &str = "pool-1";
+const POOL2: &str = "pool-2";
+const POOL3: &str = "pool-3";
+const POOL4: &str = "pool-4";
+const NODE1: &str = "node-1";
+const NODE2: &str = "node-2";
+const CLASS_A: &str = "class-a";
+const CLASS_B: &str = "class-b";
+
+/// Understands `device.driver == "x"` and
+/// `device.capacity["d"].memory.compareTo(quantity("q")) >= 0`; counts evaluations.
+#[derive(Default)]
+struct StubCel {
+    evaluations: usize,
+}
+
+impl DeviceSelectors for StubCel {
+    fn matches(&mut self, expression: &str, driver: &str, device: &Device) -> Result<bool, String> {
+        self.evaluations += 1;
+        if let Some(rest) = expression.strip_prefix("device.driver == \"") {
+            return Ok(rest.trim_end_matches('"') == driver);
+        }
+        if let Some(rest) = expression.strip_prefix("device.capacity[\"") {
+            let (domain, rest) = rest.split_once("\"].").ok_or("bad expression")?;
+            let (name, rest) = rest.split_once(".compareTo(quantity(\"").ok_or("bad expression")?;
+            let q = Quantity::parse(rest.trim_end_matches("\")) >= 0")).map_err(|e| e.to_string())?;
+            let key = if domain == driver { name.to_string() } else { format!("{domain}/{name}") };
+            return Ok(device.capacity.get(&key).is_some_and(|c| c.value >= q));
+        }
+        Err(format!("undeclared reference in {expression:?}"))
+    }
+}
+
+/// Where a slice's devices are reachable.
+enum Reach {
+    Node(&'static str),
+    Labels(&'static str, &'static str),
+    All,
+}
+
+fn slice(name: &str, reach: Reach, pool: &str, driver: &str, devices: Vec<Device>) -> ResourceSlice {
+    let mut spec = ResourceSliceSpec {
+        driver: driver.into(),
+        pool: ResourcePool { name: pool.into(), generation: 1, resource_slice_count: 1 },
+        devices,
+        ..ResourceSliceSpec::default()
+    };
+    match reach {
+        Reach::Node(n) => spec.node_name = Some(n.into()),
+        Reach::Labels(k, v) => spec.node_selector = Some(label_selector(k, v)),
+        Reach::All => spec.all_nodes = Some(true),
+    }
+    ResourceSlice { metadata: ObjectMeta { name: name.into(), ..ObjectMeta::default() }, spec }
+}
+
+fn label_selector(key: &str, value: &str) -> NodeSelector {
+    NodeSelector {
+        node_selector_terms: vec![NodeSelectorTerm {
+            match_expressions: vec![NodeSelectorRequirement {
+                key: key.into(),
+                operator: NodeSelectorOperator::In,
+                values: vec![value.into()],
+            }],
+            match_fields: Vec::new(),
+        }],
+    }
+}
+
+fn local_selector(node: &str) -> NodeSelector {
+    NodeSelector {
+        node_selector_terms: vec![NodeSelectorTerm {
+            match_expressions: Vec::new(),
+            match_fields: vec![NodeSelectorRequirement {
+                key: "metadata.name".into(),
+                operator: NodeSelectorOperator::In,
+                values: vec![node.into()],
+            }],
+        }],
+    }
+}
+
+fn device(name: &str) -> Device {
+    Device { name: name.into(), ..Device::default() }
+}
+
+fn with_memory(mut d: Device, memory: &str) -> Device {
+    d.capacity
+        .insert("memory".into(), DeviceCapacity { value: Quantity::parse(memory).unwrap(), request_policy: None });
+    d
+}
+
+fn with_attr(mut d: Device, name: &str, value: AttributeValue) -> Device {
+    let mut a = DeviceAttribute::default();
+    match value {
+        AttributeValue::Int(v) => a.int = Some(v),
+        AttributeValue::Bool(v) => a.bool = Some(v),
+        AttributeValue::String(v) => a.string = Some(v),
+        AttributeValue::Version(v) => a.version = Some(v),
+    }
+    d.attributes.insert(name.into(), a);
+    d
+}
+
+fn class(name: &str, driver: &str) -> DeviceClass {
+    DeviceClass {
+        metadata: ObjectMeta { name: name.into(), ..ObjectMeta::default() },
+        spec: DeviceClassSpec {
+            selectors: vec![DeviceSelector {
+                cel: Some(CelDeviceSelector { expression: format!("device.driver == \"{driver}\"") }),
+            }],
+            ..DeviceClassSpec::default()
+        },
+    }
+}
+
+fn request(name: &str, class: &str, count: i64) -> DeviceRequest {
+    DeviceRequest {
+        name: name.into(),
+        exactly: Some(ExactDeviceRequest {
+            device_class_name: class.into(),
+            count: Some(count),
+            allocation_mode: Some(DeviceAllocationMode::ExactCount),
+            ..ExactDeviceRequest::default()
+        }),
+        first_available: Vec::new(),
+    }
+}
+
+fn request_all(name: &str, class: &str) -> DeviceRequest {
+    let mut r = request(name, class, 0);
+    let exact = r.exactly.as_mut().unwrap();
+    exact.allocation_mode = Some(DeviceAllocationMode::All);
+    exact.count = None;
+    r
+}
+
+fn with_selector(mut r: DeviceRequest, expression: String) -> DeviceRequest {
+    r.exactly.as_mut().unwrap().selectors.push(DeviceSelector { cel: Some(CelDeviceSelector { expression }) });
+    r
+}
+
+fn memory_at_least(q: &str) -> String {
+    format!("device.capacity[\"{DRIVER_A}\"].memory.compareTo(quantity(\"{q}\")) >= 0")
+}
+
+fn claim(name: &str, requests: Vec<DeviceRequest>, constraints: Vec<DeviceConstraint>) -> ResourceClaim {
+    ResourceClaim {
+        metadata: ObjectMeta { name: name.into(), ..ObjectMeta::default() },
+        spec: ResourceClaimSpec { devices: DeviceClaim { requests, constraints, config: Vec::new() } },
+        status: ResourceClaimStatus::default(),
+    }
+}
+
+fn match_attribute(attribute: &str, requests: &[&str]) -> DeviceConstraint {
+    DeviceConstraint {
+        requests: requests.iter().map(|r| r.to_string()).collect(),
+        match_attribute: Some(format!("{DRIVER_A}/{attribute}")),
+        distinct_attribute: None,
+    }
+}
+
+/// (request, driver, pool, device, adminAccess) of one allocated device.
+type DeviceWant = (&'static str, &'static str, &'static str, &'static str, bool);
+
+/// One claim's expected node selector and devices.
+type ClaimWant = (Option<NodeSelector>, Vec<DeviceWant>);
+
+/// One upstream case.
+struct Case {
+    name: &'static str,
+    claims: Vec<ResourceClaim>,
+    classes: Vec<DeviceClass>,
+    slices: Vec<ResourceSlice>,
+    node: (&'static str, &'static str),
+    allocated: Vec<(&'static str, &'static str, &'static str)>,
+    /// Per claim: the node selector and (request, driver, pool, device, adminAccess) in order;
+    /// `None`: no solution on the node.
+    want: Result<Option<Vec<ClaimWant>>, &'static str>,
+}
+
+fn case(name: &'static str) -> Case {
+    Case {
+        name,
+        claims: Vec::new(),
+        classes: vec![class(CLASS_A, DRIVER_A)],
+        slices: Vec::new(),
+        node: (NODE1, "region-1"),
+        allocated: Vec::new(),
+        want: Ok(None),
+    }
+}
+
+fn run(c: &Case) -> Result<Outcome, String> {
+    let labels: BTreeMap<String, String> = [("region".to_string(), c.node.1.to_string())].into();
+    let matches = |s: &NodeSelector| {
+        s.node_selector_terms.iter().any(|t| {
+            t.match_expressions.iter().all(|r| match r.operator {
+                NodeSelectorOperator::In => labels.get(&r.key).is_some_and(|v| r.values.contains(v)),
+                _ => false,
+            })
+        })
+    };
+    let node = NodeView { name: c.node.0, selector_matches: &matches };
+    let claims: Vec<&ResourceClaim> = c.claims.iter().collect();
+    let slices: Vec<&ResourceSlice> = c.slices.iter().collect();
+    let classes: BTreeMap<String, DeviceClass> =
+        c.classes.iter().map(|k| (k.metadata.name.clone(), k.clone())).collect();
+    let allocated: HashSet<DeviceId> = c.allocated.iter().map(|(d, p, n)| DeviceId::new(d, p, n)).collect();
+    allocate(&claims, &node, &slices, &classes, &allocated, &mut StubCel::default())
+}
+
+#[test]
+fn upstream_allocator_cases() {
+    let one = |r: &'static str, d: &'static str, p: &'static str, n: &'static str| (r, d, p, n, false);
+    let local1 = Some(local_selector(NODE1));
+    let cases = vec![
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-1")])])),
+            ..case("simple")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_B, vec![device("device-1")]),
+                slice("slice-2", Reach::Node(NODE2), POOL2, DRIVER_A, vec![device("device-1")]),
+            ],
+            node: (NODE2, "region-2"),
+            want: Ok(Some(vec![(Some(local_selector(NODE2)), vec![one("req-0", DRIVER_A, POOL2, "device-1")])])),
+            ..case("other-node")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![
+                    with_selector(request("req-0", CLASS_A, 1), memory_at_least("1Gi")),
+                    with_selector(request("req-1", CLASS_A, 1), memory_at_least("2Gi")),
+                ],
+                vec![],
+            )],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![with_memory(device("device-1"), "1Gi"), with_memory(device("device-2"), "2Gi")],
+            )],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-1", DRIVER_A, POOL1, "device-2")],
+            )])),
+            ..case("small-and-large")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![
+                    with_selector(request("req-0", CLASS_A, 1), memory_at_least("1Gi")),
+                    with_selector(request("req-1", CLASS_A, 1), memory_at_least("2Gi")),
+                ],
+                vec![],
+            )],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![with_memory(device("device-2"), "2Gi"), with_memory(device("device-1"), "1Gi")],
+            )],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-1", DRIVER_A, POOL1, "device-2")],
+            )])),
+            ..case("small-and-large-backtrack-requests")
+        },
+        Case {
+            claims: vec![
+                claim("claim-0", vec![with_selector(request("req-0", CLASS_A, 1), memory_at_least("1Gi"))], vec![]),
+                claim("claim-1", vec![with_selector(request("req-1", CLASS_A, 1), memory_at_least("2Gi"))], vec![]),
+            ],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![with_memory(device("device-2"), "2Gi"), with_memory(device("device-1"), "1Gi")],
+            )],
+            want: Ok(Some(vec![
+                (local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-1")]),
+                (local1.clone(), vec![one("req-1", DRIVER_A, POOL1, "device-2")]),
+            ])),
+            ..case("small-and-large-backtrack-claims")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 2)], vec![])],
+            slices: vec![
+                slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")]),
+                slice("slice-2", Reach::Node(NODE1), POOL2, DRIVER_A, vec![device("device-1")]),
+            ],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-0", DRIVER_A, POOL2, "device-1")],
+            )])),
+            ..case("devices-split-across-different-slices")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: {
+                let mut a = slice("slice-1-obsolete", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")]);
+                a.spec.pool.resource_slice_count = 2;
+                let mut b = a.clone();
+                b.spec.devices = vec![device("device-2")];
+                b.spec.pool.generation += 1;
+                vec![a, b]
+            },
+            want: Ok(None),
+            ..case("obsolete-slice")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: {
+                let mut a = slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")]);
+                a.spec.pool.resource_slice_count = 2;
+                let mut b = a.clone();
+                b.metadata.name.push_str("-2");
+                vec![a, b]
+            },
+            want: Err("invalid resource pools were encountered"),
+            ..case("duplicate-slice")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            want: Ok(None),
+            ..case("no-slices")
+        },
+        Case {
+            claims: vec![
+                claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![]),
+                claim("claim-0", vec![request("req-1", CLASS_A, 1)], vec![]),
+            ],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(None),
+            ..case("not-enough-suitable-devices")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            classes: vec![],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Err("could not retrieve device class class-a"),
+            ..case("no-classes")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", "unknown-class", 1)], vec![])],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Err("could not retrieve device class unknown-class"),
+            ..case("unknown-class")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", "", 1)], vec![])],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Err("claim claim-0, request req-0: missing device class name (unsupported request type?)"),
+            ..case("empty-class")
+        },
+        Case {
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(Some(vec![])),
+            ..case("no-claims-to-allocate")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![])],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-1")])])),
+            ..case("all-devices-single")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![])],
+            slices: vec![
+                slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")]),
+                slice("slice-1", Reach::Node(NODE1), POOL2, DRIVER_A, vec![device("device-1")]),
+            ],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-0", DRIVER_A, POOL2, "device-1")],
+            )])),
+            ..case("all-devices-many")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![])],
+            slices: {
+                let mut s = slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")]);
+                s.spec.pool.resource_slice_count += 1;
+                vec![s]
+            },
+            want: Err(
+                "claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently being updated",
+            ),
+            ..case("all-devices-of-the-incomplete-pool")
+        },
+        Case {
+            claims: vec![
+                claim("claim-1", vec![request("req-0", CLASS_A, 1)], vec![]),
+                claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![]),
+            ],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(None),
+            ..case("all-devices-no-solution")
+        },
+        Case {
+            claims: vec![
+                claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![]),
+                claim("claim-1", vec![request("req-0", CLASS_A, 1)], vec![]),
+            ],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(None),
+            ..case("all-devices-no-solution-reversed")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![slice("slice-1", Reach::Labels("region", "region-1"), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(Some(vec![(
+                Some(label_selector("region", "region-1")),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1")],
+            )])),
+            ..case("network-attached-device")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![slice("slice-1", Reach::Labels("region", "region-1"), POOL1, DRIVER_A, vec![device("device-1")])],
+            node: (NODE2, "region-2"),
+            want: Ok(None),
+            ..case("unsuccessful-allocation-network-attached-device")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 4)], vec![])],
+            slices: vec![
+                slice("slice-1", Reach::Labels("region", "region-1"), POOL1, DRIVER_A, vec![device("device-1")]),
+                slice("slice-1", Reach::All, POOL2, DRIVER_A, vec![device("device-1")]),
+                // The planet label is not the node's: only region is. Upstream's node has both;
+                // here the pool reaches the node by all-nodes instead, keeping four devices.
+                slice("slice-1", Reach::All, POOL3, DRIVER_A, vec![device("device-1")]),
+                slice("slice-1", Reach::Node(NODE1), POOL4, DRIVER_A, vec![device("device-1")]),
+            ],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![
+                    one("req-0", DRIVER_A, POOL1, "device-1"),
+                    one("req-0", DRIVER_A, POOL2, "device-1"),
+                    one("req-0", DRIVER_A, POOL3, "device-1"),
+                    one("req-0", DRIVER_A, POOL4, "device-1"),
+                ],
+            )])),
+            ..case("many-network-attached-devices (node-local last)")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 2)], vec![])],
+            slices: vec![
+                slice("slice-1", Reach::Labels("region", "region-1"), POOL1, DRIVER_A, vec![device("device-1")]),
+                slice("slice-1", Reach::Node(NODE1), POOL2, DRIVER_A, vec![device("device-1")]),
+            ],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-0", DRIVER_A, POOL2, "device-1")],
+            )])),
+            ..case("local-and-network-attached-devices")
+        },
+        Case {
+            claims: vec![
+                claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![]),
+                claim("claim-0", vec![request("req-0", CLASS_B, 1)], vec![]),
+            ],
+            classes: vec![class(CLASS_A, DRIVER_A), class(CLASS_B, DRIVER_B)],
+            slices: vec![
+                slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1"), device("device-2")]),
+                slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_B, vec![device("device-1")]),
+            ],
+            want: Ok(Some(vec![
+                (local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-1")]),
+                (local1.clone(), vec![one("req-0", DRIVER_B, POOL1, "device-1")]),
+            ])),
+            ..case("several-different-drivers")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            allocated: vec![(DRIVER_A, POOL1, "device-1"), (DRIVER_A, POOL1, "device-2")],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(None),
+            ..case("already-allocated-devices")
+        },
+        Case {
+            claims: vec![{
+                let mut c = claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![]);
+                c.spec.devices.requests[0].exactly.as_mut().unwrap().admin_access = Some(true);
+                c
+            }],
+            allocated: vec![(DRIVER_A, POOL1, "device-1"), (DRIVER_A, POOL1, "device-2")],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(Some(vec![(local1.clone(), vec![("req-0", DRIVER_A, POOL1, "device-1", true)])])),
+            ..case("admin-access-enabled")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![request("req-0", CLASS_A, 1), request("req-1", CLASS_A, 1)],
+                vec![
+                    match_attribute("numa", &[]),
+                    match_attribute("driverVersion", &[]),
+                    match_attribute("stringAttribute", &[]),
+                    match_attribute("boolAttribute", &[]),
+                ],
+            )],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, {
+                let d = |name| {
+                    let d = with_attr(device(name), "driverVersion", AttributeValue::Version("1.0.0".into()));
+                    let d = with_attr(d, "numa", AttributeValue::Int(1));
+                    let d = with_attr(d, "stringAttribute", AttributeValue::String("stringAttributeValue".into()));
+                    with_attr(d, "boolAttribute", AttributeValue::Bool(true))
+                };
+                vec![d("device-1"), d("device-2")]
+            })],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-1", DRIVER_A, POOL1, "device-2")],
+            )])),
+            ..case("with-constraint")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![match_attribute("nonExistingAttribute", &[])])],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Ok(None),
+            ..case("with-constraint-non-existent-attribute")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 2)], vec![match_attribute("numa", &[])])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![
+                    with_attr(device("device-1"), "numa", AttributeValue::Int(1)),
+                    with_attr(device("device-2"), "numa", AttributeValue::Int(2)),
+                ],
+            )],
+            want: Ok(None),
+            ..case("with-constraint-not-matching-int-attribute")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![match_attribute("numa", &[])])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![
+                    with_attr(device("device-1"), "numa", AttributeValue::Int(1)),
+                    with_attr(device("device-2"), "numa", AttributeValue::Int(2)),
+                ],
+            )],
+            want: Err("claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied"),
+            ..case("with-constraint-not-matching-int-attribute-all-devices")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![request("req-0", CLASS_A, 1), request("req-1", CLASS_A, 1)],
+                vec![match_attribute("driverVersion", &["req-0"])],
+            )],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![
+                    with_attr(device("device-1"), "driverVersion", AttributeValue::Version("1.0.0".into())),
+                    with_attr(device("device-2"), "driverVersion", AttributeValue::Version("2.0.0".into())),
+                ],
+            )],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-1", DRIVER_A, POOL1, "device-2")],
+            )])),
+            ..case("with-constraint-for-request")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![request("req-0", CLASS_A, 1), request("req-1", CLASS_A, 1)],
+                vec![match_attribute("driverVersion", &["req-0"]), match_attribute("stringAttribute", &[])],
+            )],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, {
+                let d = |name, version: &str, s: &str| {
+                    let d = with_attr(device(name), "driverVersion", AttributeValue::Version(version.into()));
+                    with_attr(d, "stringAttribute", AttributeValue::String(s.into()))
+                };
+                vec![d("device-1", "1.0.0", "a"), d("device-2", "2.0.0", "b"), d("device-3", "3.0.0", "b")]
+            })],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-2"), one("req-1", DRIVER_A, POOL1, "device-3")],
+            )])),
+            ..case("with-constraint-for-request-retry")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 500)], vec![])],
+            want: Err("exceeds the claim limit"),
+            ..case("too-many-devices-single-request")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 32)], vec![])],
+            want: Ok(None),
+            ..case("many-devices-okay")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 32), request("req-1", CLASS_A, 1)], vec![])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                (0..33).map(|i| device(&format!("device-{i}"))).collect(),
+            )],
+            want: Err("exceeds the claim limit"),
+            ..case("too-many-devices-total")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![with_selector(request("req-0", CLASS_A, 1), "device.attributes[\"x\"].y".into())],
+                vec![],
+            )],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
+            want: Err("undeclared reference"),
+            ..case("unknown-selector-reference")
+        },
+    ];
+    for c in &cases {
+        let got = run(c);
+        match (&c.want, got) {
+            (Err(want), Err(got)) => assert!(got.contains(want), "{}: error {got:?}, want {want:?}", c.name),
+            (Ok(None), Ok(Outcome::Unfit)) => {}
+            (Ok(Some(want)), Ok(Outcome::Allocated(got))) => {
+                let got: Vec<_> = got
+                    .iter()
+                    .map(|a| {
+                        let devices: Vec<_> = a
+                            .devices
+                            .results
+                            .iter()
+                            .map(|r| {
+                                (
+                                    r.request.clone(),
+                                    r.driver.clone(),
+                                    r.pool.clone(),
+                                    r.device.clone(),
+                                    r.admin_access.unwrap_or(false),
+                                )
+                            })
+                            .collect();
+                        (a.node_selector.clone(), devices)
+                    })
+                    .collect();
+                let want: Vec<_> = want
+                    .iter()
+                    .map(|(s, d)| {
+                        let d: Vec<_> = d
+                            .iter()
+                            .map(|(r, dr, p, n, a)| (r.to_string(), dr.to_string(), p.to_string(), n.to_string(), *a))
+                            .collect();
+                        (s.clone(), d)
+                    })
+                    .collect();
+                assert_eq!(got, want, "{}", c.name);
+            }
+            (want, got) => panic!("{}: got {got:?}, want {want:?}", c.name),
+        }
+    }
+}
+
+/// Network-attached pools: the allocation's node selector is the union of the slices' one-term
+/// selectors (upstream's `many-network-attached-devices`, less the node-local pool).
+#[test]
+fn network_attached_selectors_are_merged() {
+    let c = Case {
+        claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 2)], vec![])],
+        slices: vec![
+            slice("slice-1", Reach::Labels("region", "region-1"), POOL1, DRIVER_A, vec![device("device-1")]),
+            slice("slice-1", Reach::All, POOL2, DRIVER_A, vec![device("device-1")]),
+        ],
+        ..case("merged")
+    };
+    let Ok(Outcome::Allocated(got)) = run(&c) else { panic!() };
+    assert_eq!(got[0].node_selector, Some(label_selector("region", "region-1")));
+    let c = Case {
+        claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+        slices: vec![slice("slice-1", Reach::All, POOL2, DRIVER_A, vec![device("device-1")])],
+        ..case("everywhere")
+    };
+    let Ok(Outcome::Allocated(got)) = run(&c) else { panic!() };
+    assert_eq!(got[0].node_selector, None, "all nodes: no selector");
+}
+
+/// Each (request, device) pair is evaluated once, however often the search revisits it.
+#[test]
+fn selector_results_are_cached_per_request_and_device() {
+    let c = Case {
+        claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 3)], vec![match_attribute("pciRoot", &[])])],
+        slices: vec![slice(
+            "slice-1",
+            Reach::Node(NODE1),
+            POOL1,
+            DRIVER_A,
+            (0..6)
+                .map(|i| {
+                    with_attr(device(&format!("device-{i}")), "pciRoot", AttributeValue::String(format!("{}", i % 4)))
+                })
+                .collect(),
+        )],
+        ..case("cache")
+    };
+    let labels: BTreeMap<String, String> = BTreeMap::new();
+    let matches = |_: &NodeSelector| labels.is_empty();
+    let node = NodeView { name: NODE1, selector_matches: &matches };
+    let mut cel = StubCel::default();
+    let slices: Vec<&ResourceSlice> = c.slices.iter().collect();
+    let classes: BTreeMap<String, DeviceClass> =
+        c.classes.iter().map(|k| (k.metadata.name.clone(), k.clone())).collect();
+    let got = allocate(&[&c.claims[0]], &node, &slices, &classes, &HashSet::new(), &mut cel).unwrap();
+    // Only devices 0 and 4 share a root, so no three match: an exhaustive search, each device's
+    // class selector evaluated once.
+    assert_eq!(got, Outcome::Unfit);
+    assert_eq!(cel.evaluations, 6);
+}

@@ -1,0 +1,330 @@
+//! The resourceclaim controller's part that scheduler_perf runs (v1.37.2
+//! `pkg/controller/resourceclaim`): for each `resourceClaimTemplateName` entry of a pod, a claim
+//! made from the template, owned by the pod, recorded in the pod's `status.resourceClaimStatuses`;
+//! and `resourceclaim.Name`, the claim a pod's entry refers to.
+//!
+//! Names are deterministic: the API server appends 5 random characters to a `generateName`; here
+//! the 5 characters come from a digest of (resource, namespace, prefix, attempt), the oracle's rule
+//! (`generatedName` in oracle/dra.go), so schedperf and the oracle name a pod's claims alike.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome};
+use crate::snapshot::dra::DraObjects;
+
+use crate::api::objects::{ObjectMeta, OwnerReference, Pod};
+use crate::api::resource::{
+    PodResourceClaim, ResourceClaim, ResourceClaimStatus, ResourceClaimTemplate, ResourceSlice,
+};
+
+/// `resourceapi.PodResourceClaimAnnotation`: the pod claim a generated claim was made for.
+pub const POD_RESOURCE_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/pod-claim-name";
+
+/// The controller's `maxBaseLen`: room for the 5 generated characters in a 63-character name.
+pub const MAX_BASE_NAME_LEN: usize = 57;
+
+/// `utilrand.String`'s alphabet (the API server's `generateName` suffixes).
+pub const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// The number of characters the API server appends to a `generateName`.
+pub const GENERATED_SUFFIX_LEN: usize = 5;
+
+/// The controller's `generateName` for pod `pod_name`'s claim entry `claim_name`:
+/// `<pod>-<claim>-`, or when longer than [`MAX_BASE_NAME_LEN`] both parts truncated in
+/// proportion to their lengths and joined by `-` (upstream's truncated form has no trailing `-`).
+pub fn claim_generate_name(pod_name: &str, claim_name: &str) -> String {
+    let full = format!("{pod_name}-{claim_name}-");
+    if full.len() <= MAX_BASE_NAME_LEN {
+        return full;
+    }
+    let pod_part = pod_name.len() * MAX_BASE_NAME_LEN / full.len();
+    let claim_part = claim_name.len() * MAX_BASE_NAME_LEN / full.len();
+    format!("{}-{}", &pod_name[..pod_part], &claim_name[..claim_part])
+}
+
+/// The name the API server gives an object of `resource` (`resourceclaims`) in `namespace`
+/// created with `generate_name`: the prefix and [`GENERATED_SUFFIX_LEN`] characters of
+/// [`GENERATE_NAME_ALPHABET`] drawn from v = the first 8 bytes (big-endian) of
+/// sha256(`<resource>/<namespace>/<prefix>/<attempt>`): the character `v mod 27`, then `v /= 27`.
+/// `attempt` is 0 unless the name is taken (then 1, 2, ...), as the oracle names objects.
+pub fn generated_name(resource: &str, namespace: &str, generate_name: &str, attempt: u32) -> String {
+    use sha2::{Digest, Sha256};
+    let sum = Sha256::digest(format!("{resource}/{namespace}/{generate_name}/{attempt}").as_bytes());
+    let mut v = u64::from_be_bytes(sum[..8].try_into().expect("a sha256 digest has 32 bytes"));
+    let base = GENERATE_NAME_ALPHABET.len() as u64;
+    let mut name = String::with_capacity(generate_name.len() + GENERATED_SUFFIX_LEN);
+    name.push_str(generate_name);
+    for _ in 0..GENERATED_SUFFIX_LEN {
+        name.push(char::from(GENERATE_NAME_ALPHABET[(v % base) as usize]));
+        v /= base;
+    }
+    name
+}
+
+/// The claim the controller makes from `template` for `pod`'s entry `pod_claim`, named with
+/// in the pod's namespace, owned by the pod, with the template's labels and
+/// annotations plus [`POD_RESOURCE_CLAIM_ANNOTATION`], and the template's claim spec. Named by
+/// [`generated_name`] with `attempt` (0 unless that name is taken).
+pub fn claim_from_template(
+    pod: &Pod,
+    namespace: &str,
+    pod_claim: &PodResourceClaim,
+    template: &ResourceClaimTemplate,
+    attempt: u32,
+) -> ResourceClaim {
+    let mut annotations: BTreeMap<String, String> = template.spec.metadata.annotations.clone();
+    annotations.insert(POD_RESOURCE_CLAIM_ANNOTATION.to_string(), pod_claim.name.clone());
+    let generate_name = claim_generate_name(&pod.metadata.name, &pod_claim.name);
+    ResourceClaim {
+        metadata: ObjectMeta {
+            name: generated_name("resourceclaims", namespace, &generate_name, attempt),
+            generate_name,
+            namespace: namespace.to_string(),
+            labels: template.spec.metadata.labels.clone(),
+            annotations,
+            owner_references: vec![OwnerReference {
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                name: pod.metadata.name.clone(),
+                uid: pod.metadata.uid.clone(),
+                controller: Some(true),
+            }],
+            ..ObjectMeta::default()
+        },
+        spec: template.spec.spec.clone(),
+        status: ResourceClaimStatus::default(),
+    }
+}
+
+/// What a pod's claim entry refers to (`resourceclaim.Name`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimRef<'a> {
+    /// The claim of this name in the pod's namespace.
+    Named(&'a str),
+    /// A template entry whose claim the controller decided not to make: nothing to allocate.
+    NotNeeded,
+    /// A template entry without a recorded claim yet: the pod waits (PreEnqueue).
+    Pending,
+    /// Neither source set.
+    Invalid,
+}
+
+/// `resourceclaim.Name` for `pod`'s entry `pod_claim`.
+pub fn claim_name<'a>(pod: &'a Pod, pod_claim: &'a PodResourceClaim) -> ClaimRef<'a> {
+    if let Some(name) = pod_claim.resource_claim_name.as_deref() {
+        return ClaimRef::Named(name);
+    }
+    if pod_claim.resource_claim_template_name.is_none() {
+        return ClaimRef::Invalid;
+    }
+    match pod.status.resource_claim_statuses.iter().find(|s| s.name == pod_claim.name) {
+        Some(status) => status.resource_claim_name.as_deref().map_or(ClaimRef::NotNeeded, ClaimRef::Named),
+        None => ClaimRef::Pending,
+    }
+}
+
+/// The devices every allocated claim holds (`allocatedDevices` of upstream's callers).
+pub fn allocated_devices(dra: &DraObjects) -> HashSet<DeviceId> {
+    let mut devices = HashSet::new();
+    for claim in dra.claims.values() {
+        if let Some(allocation) = &claim.status.allocation {
+            for r in &allocation.devices.results {
+                devices.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
+            }
+        }
+    }
+    devices
+}
+
+/// scheduler_perf's `allocResourceClaims` op: every unallocated claim of `namespace`, in name
+/// order, gets an allocation from the structured allocator on the first node that fits, written to
+/// its status (as UpdateStatus). Upstream tries the nodes in a fresh unseeded random order per
+/// claim; here, as the oracle does, claim `i` tries `nodes` (sorted by name by the caller) starting
+/// at `i mod nodes.len()`: deterministic, and spread as the uniform draw is. Returns how many claims
+/// were allocated; `Err` when one fits nowhere or the allocator fails (upstream's test fails).
+pub fn alloc_resource_claims(
+    dra: &mut DraObjects,
+    namespace: &str,
+    nodes: &[NodeView<'_>],
+    selectors: &mut dyn DeviceSelectors,
+) -> Result<usize, String> {
+    let names: Vec<String> =
+        dra.claims.keys().filter(|(ns, _)| ns == namespace).map(|(_, name)| name.clone()).collect();
+    let mut allocated = allocated_devices(dra);
+    let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
+    let slices: Vec<&ResourceSlice> = slices.iter().collect();
+    let mut done = 0;
+    'claims: for (i, name) in names.iter().enumerate() {
+        let key = (namespace.to_string(), name.clone());
+        let claim = dra.claims[&key].clone();
+        if claim.status.allocation.is_some() {
+            continue;
+        }
+        for k in 0..nodes.len() {
+            let node = &nodes[(i + k) % nodes.len()];
+            match allocate(&[&claim], node, &slices, &dra.classes, &allocated, selectors)? {
+                Outcome::Unfit => {}
+                Outcome::Allocated(mut results) => {
+                    let allocation = results.remove(0);
+                    for r in &allocation.devices.results {
+                        allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
+                    }
+                    if let Some(c) = dra.claims.get_mut(&key) {
+                        c.status.allocation = Some(allocation);
+                    }
+                    done += 1;
+                    continue 'claims;
+                }
+            }
+        }
+        return Err(format!("Could not allocate claim {i} out of {}", names.len()));
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::resource::PodResourceClaimStatus;
+
+    #[test]
+    fn generate_names_are_the_controllers() {
+        let cases: [(String, String, String); 3] = [
+            ("test-dra-0".into(), "resource".into(), "test-dra-0-resource-".into()),
+            // 40 + 1 + 20 + 1 = 62 > 57: 40*57/62 = 36 and 20*57/62 = 18 characters, no trailing hyphen.
+            ("p".repeat(40), "c".repeat(20), format!("{}-{}", "p".repeat(36), "c".repeat(18))),
+            // Exactly 57: kept.
+            ("p".repeat(40), "c".repeat(15), format!("{}-{}-", "p".repeat(40), "c".repeat(15))),
+        ];
+        for (pod, claim, want) in cases {
+            assert_eq!(claim_generate_name(&pod, &claim), want, "{pod} {claim}");
+        }
+    }
+
+    /// The oracle's rule computed independently (Python's hashlib over the same string).
+    const GOLDEN_NAME: &str = "test-dra000000-resource-47r6l";
+
+    #[test]
+    fn generated_names_are_the_oracles_and_in_the_apiservers_alphabet() {
+        let name = generated_name("resourceclaims", "test", "test-dra000000-resource-", 0);
+        assert_eq!(name, GOLDEN_NAME);
+        assert!(name["test-dra000000-resource-".len()..].bytes().all(|b| GENERATE_NAME_ALPHABET.contains(&b)));
+        assert_ne!(name, generated_name("resourceclaims", "test", "test-dra000000-resource-", 1));
+        let names: std::collections::HashSet<_> =
+            (0..2000).map(|i| generated_name("resourceclaims", "test", &format!("p{i}-"), 0)).collect();
+        assert_eq!(names.len(), 2000);
+    }
+
+    #[test]
+    fn a_template_claim_is_owned_by_its_pod_and_copies_the_template() {
+        let objects = crate::api::parse_objects(
+            r#"kind: ResourceClaimTemplate
+metadata: {name: t, namespace: test}
+spec:
+  metadata: {labels: {a: b}}
+  spec: {devices: {requests: [{name: req-0, exactly: {deviceClassName: test-class}}]}}
+---
+kind: Pod
+metadata: {name: test-dra-0, uid: u1}
+spec:
+  containers: [{name: c}]
+  resourceClaims: [{name: resource, resourceClaimTemplateName: t}, {name: other, resourceClaimName: shared}]
+"#,
+            "m.yaml",
+        )
+        .unwrap();
+        let (crate::api::Object::ResourceClaimTemplate(t), crate::api::Object::Pod(mut pod)) =
+            (objects[0].clone(), objects[1].clone())
+        else {
+            panic!()
+        };
+        let entry = pod.spec.resource_claims[0].clone();
+        let claim = claim_from_template(&pod, "test", &entry, &t, 3);
+        assert_eq!(claim.metadata.name, "test-dra-0-resource-qvtp5");
+        assert_eq!(claim.metadata.namespace, "test");
+        assert_eq!(claim.metadata.labels["a"], "b");
+        assert_eq!(claim.metadata.annotations[POD_RESOURCE_CLAIM_ANNOTATION], "resource");
+        assert_eq!(claim.metadata.owner_references[0].uid, "u1");
+        assert_eq!(claim.spec, t.spec.spec);
+        assert_eq!(claim_name(&pod, &pod.spec.resource_claims[1]), ClaimRef::Named("shared"));
+        assert_eq!(claim_name(&pod, &entry), ClaimRef::Pending);
+        pod.status.resource_claim_statuses = vec![PodResourceClaimStatus {
+            name: "resource".into(),
+            resource_claim_name: Some(claim.metadata.name.clone()),
+        }];
+        let pod_claim = pod.spec.resource_claims[0].clone();
+        assert_eq!(claim_name(&pod, &pod_claim), ClaimRef::Named("test-dra-0-resource-qvtp5"));
+        pod.status.resource_claim_statuses[0].resource_claim_name = None;
+        assert_eq!(claim_name(&pod, &pod_claim), ClaimRef::NotNeeded);
+    }
+
+    /// `device.driver == "x"` only.
+    struct DriverCel;
+
+    impl DeviceSelectors for DriverCel {
+        fn matches(
+            &mut self,
+            expression: &str,
+            driver: &str,
+            _: &crate::api::resource::Device,
+        ) -> Result<bool, String> {
+            let want = expression.strip_prefix("device.driver == \"").ok_or("unknown expression")?;
+            Ok(want.trim_end_matches('"') == driver)
+        }
+    }
+
+    #[test]
+    fn init_claims_go_round_the_sorted_nodes() {
+        let mut text = String::from(
+            "kind: DeviceClass\nmetadata: {name: test-class}\nspec: {selectors: [{cel: {expression: 'device.driver == \"d\"'}}]}\n",
+        );
+        for n in 0..2 {
+            text.push_str(&format!(
+                "---\nkind: ResourceSlice\nmetadata: {{name: s{n}}}\nspec: {{driver: d, nodeName: node-{n}, pool: {{name: p{n}, generation: 1, resourceSliceCount: 1}}, devices: [{{name: a}}, {{name: b}}]}}\n"
+            ));
+        }
+        for c in 0..5 {
+            text.push_str(&format!(
+                "---\nkind: ResourceClaim\nmetadata: {{name: test-claim-{c}, namespace: init}}\nspec: {{devices: {{requests: [{{name: req-0, exactly: {{deviceClassName: test-class}}}}]}}}}\n"
+            ));
+        }
+        let mut dra = DraObjects::default();
+        for o in crate::api::parse_objects(&text, "m.yaml").unwrap() {
+            match o {
+                crate::api::Object::DeviceClass(c) => dra.add_class(&c),
+                crate::api::Object::ResourceSlice(s) => dra.add_slice(&s),
+                crate::api::Object::ResourceClaim(c) => dra.add_claim(&c),
+                _ => unreachable!(),
+            }
+        }
+        let never = |_: &crate::api::objects::NodeSelector| false;
+        let nodes = [
+            NodeView { name: "node-0", selector_matches: &never },
+            NodeView { name: "node-1", selector_matches: &never },
+        ];
+        // Four devices, five claims: the fifth fits nowhere.
+        let err = alloc_resource_claims(&mut dra, "init", &nodes, &mut DriverCel).unwrap_err();
+        assert_eq!(err, "Could not allocate claim 4 out of 5");
+        let placed = |dra: &DraObjects, c: usize| {
+            let r = &dra
+                .claim("init", &format!("test-claim-{c}"))
+                .unwrap()
+                .status
+                .allocation
+                .as_ref()
+                .unwrap()
+                .devices
+                .results[0];
+            format!("{}/{}", r.pool, r.device)
+        };
+        // Claim i starts at node i mod 2.
+        assert_eq!(
+            [placed(&dra, 0), placed(&dra, 1), placed(&dra, 2), placed(&dra, 3)],
+            ["p0/a", "p1/a", "p0/b", "p1/b"]
+        );
+        assert_eq!(allocated_devices(&dra).len(), 4);
+        // Nothing left to do for the allocated ones; the last claim removed, the op succeeds.
+        dra.claims.remove(&("init".to_string(), "test-claim-4".to_string()));
+        assert_eq!(alloc_resource_claims(&mut dra, "init", &nodes, &mut DriverCel), Ok(0));
+    }
+}
