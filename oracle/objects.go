@@ -154,7 +154,8 @@ func normalize(obj runtime.Object, classes map[string]*schedulingv1.PriorityClas
 	}
 	gvr, _ := clusterGVR(obj)
 	namespaced := gvr.Resource != "nodes" && gvr.Resource != "namespaces" && gvr.Resource != "priorityclasses" &&
-		gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" && gvr.Resource != "csinodes"
+		gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" && gvr.Resource != "csinodes" &&
+		gvr.Resource != "csidrivers"
 	if namespaced && acc.GetNamespace() == "" {
 		acc.SetNamespace(metav1.NamespaceDefault)
 	}

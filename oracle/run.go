@@ -393,6 +393,7 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, opt runOption
 		atomic.AddUint64(&r.victims, 1)
 		return false, nil, nil
 	})
+	addPVController(client, tr)
 	client.AddReactor("*", "*", clienttesting.ObjectReaction(tr))
 	client.AddWatchReactor("*", watchThrough(tr))
 	inf := scheduler.NewInformerFactory(client, 0, nil)
@@ -1048,7 +1049,8 @@ func (r *runner) createAny(o op) error {
 			gvr, _ := clusterGVR(obj)
 			acc, _ := meta.Accessor(obj)
 			if o.namespace != "" && acc.GetNamespace() == "" && gvr.Resource != "nodes" && gvr.Resource != "namespaces" &&
-				gvr.Resource != "priorityclasses" && gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" {
+				gvr.Resource != "priorityclasses" && gvr.Resource != "persistentvolumes" && gvr.Resource != "storageclasses" &&
+				gvr.Resource != "csinodes" && gvr.Resource != "csidrivers" {
 				acc.SetNamespace(o.namespace)
 			}
 			if ns := acc.GetNamespace(); ns != "" {

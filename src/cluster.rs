@@ -25,7 +25,8 @@ pub struct Cluster {
     pub priority_classes: Vec<api::PriorityClass>,
     /// PodGroups (read by a run whose workload sets GenericWorkload).
     pub pod_groups: Vec<api::PodGroup>,
-    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes, in input order.
+    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers and
+    /// CSIStorageCapacities, in input order.
     pub storage: Vec<Object>,
     /// Kinds the scheduler does not read, with how many objects of each were skipped.
     pub ignored_kinds: BTreeMap<String, usize>,
@@ -63,7 +64,9 @@ impl Cluster {
             o @ (Object::PersistentVolume(_)
             | Object::PersistentVolumeClaim(_)
             | Object::StorageClass(_)
-            | Object::CsiNode(_)) => self.storage.push(o),
+            | Object::CsiNode(_)
+            | Object::CsiDriver(_)
+            | Object::CsiStorageCapacity(_)) => self.storage.push(o),
             Object::Other { kind, .. } => *self.ignored_kinds.entry(kind).or_default() += 1,
         }
     }
@@ -201,6 +204,8 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
         Object::PersistentVolumeClaim(pvc) => snap.cluster.volumes.add_pvc(pvc, i),
         Object::StorageClass(sc) => snap.cluster.volumes.add_class(sc, i),
         Object::CsiNode(n) => snap.cluster.volumes.add_csi_node(n, i),
+        Object::CsiDriver(d) => snap.cluster.volumes.add_csi_driver(d, i),
+        Object::CsiStorageCapacity(c) => snap.cluster.volumes.add_capacity(c, i),
         Object::Node(_) | Object::Pod(_) | Object::PodGroup(_) | Object::Other { .. } => {}
     }
 }

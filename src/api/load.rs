@@ -16,7 +16,7 @@ use super::objects::{
     Namespace, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, ReplicaSet, ReplicationController, Service,
     StatefulSet,
 };
-use super::storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};
+use super::storage::{CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass};
 use crate::error::InputError;
 
 /// One Kubernetes object from a manifest.
@@ -42,6 +42,10 @@ pub enum Object {
     StorageClass(StorageClass),
     /// `storage.k8s.io/v1`, named after its node.
     CsiNode(CsiNode),
+    /// `storage.k8s.io/v1`: VolumeBinding reads its `storageCapacity`.
+    CsiDriver(CsiDriver),
+    /// `storage.k8s.io/v1`, namespaced: capacity for dynamic provisioning.
+    CsiStorageCapacity(CsiStorageCapacity),
     /// A kind the scheduler does not read (a ConfigMap, a Deployment, ...), kept so callers can report it.
     Other {
         kind: String,
@@ -67,6 +71,8 @@ impl Object {
             Object::PersistentVolumeClaim(_) => "PersistentVolumeClaim",
             Object::StorageClass(_) => "StorageClass",
             Object::CsiNode(_) => "CSINode",
+            Object::CsiDriver(_) => "CSIDriver",
+            Object::CsiStorageCapacity(_) => "CSIStorageCapacity",
             Object::Other { kind, .. } => kind,
         }
     }
@@ -82,7 +88,8 @@ impl Object {
             | Object::PriorityClass(_)
             | Object::PersistentVolume(_)
             | Object::StorageClass(_)
-            | Object::CsiNode(_) => return None,
+            | Object::CsiNode(_)
+            | Object::CsiDriver(_) => return None,
             Object::Other { .. } => return Some(o),
             Object::Pod(x) => &mut x.metadata,
             Object::Service(x) => &mut x.metadata,
@@ -92,6 +99,7 @@ impl Object {
             Object::PodDisruptionBudget(x) => &mut x.metadata,
             Object::PodGroup(x) => &mut x.metadata,
             Object::PersistentVolumeClaim(x) => &mut x.metadata,
+            Object::CsiStorageCapacity(x) => &mut x.metadata,
         };
         meta.namespace = namespace.to_string();
         Some(o)
@@ -114,6 +122,8 @@ impl Object {
             Object::PersistentVolumeClaim(o) => &o.metadata.name,
             Object::StorageClass(o) => &o.metadata.name,
             Object::CsiNode(o) => &o.metadata.name,
+            Object::CsiDriver(o) => &o.metadata.name,
+            Object::CsiStorageCapacity(o) => &o.metadata.name,
             Object::Other { name, .. } => name,
         }
     }
@@ -324,6 +334,10 @@ fn collect_objects(
             Object::StorageClass(class)
         }
         "CSINode" => Object::CsiNode(named(decode(value, file)?, |o: &CsiNode| &o.metadata, file)?),
+        "CSIDriver" => Object::CsiDriver(named(decode(value, file)?, |o: &CsiDriver| &o.metadata, file)?),
+        "CSIStorageCapacity" => {
+            Object::CsiStorageCapacity(named(decode(value, file)?, |o: &CsiStorageCapacity| &o.metadata, file)?)
+        }
         _ => {
             let name = value.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
             Object::Other { name: name.to_string(), kind }

@@ -13,4 +13,4 @@ pub mod time;
 pub use load::{load_object_files, load_objects, objects_from_documents, parse_documents, parse_objects, Object};
 pub use objects::*;
 pub use quantity::Quantity;
-pub use storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};
+pub use storage::{CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass};
