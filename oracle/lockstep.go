@@ -303,6 +303,7 @@ func init() {
 		"PersistentVolumeClaim": &v1.PersistentVolumeClaim{}, "PriorityClass": &schedulingv1PriorityClass{},
 		"PodDisruptionBudget": &policyv1PDB{}, "ReplicaSet": &appsv1RS{}, "StatefulSet": &appsv1SS{},
 		"StorageClass": &storagev1SC{}, "CSINode": &storagev1CSINode{}, "PodGroup": &schedulingv1beta1PodGroup{},
+		"CSIDriver": &storagev1CSIDriver{}, "CSIStorageCapacity": &storagev1CSIStorageCapacity{},
 	} {
 		gvr, _ := clusterGVR(obj)
 		kindGVR[kind] = gvr
@@ -325,7 +326,7 @@ func (l *lockstep) delete(raws []json.RawMessage) (any, error) {
 		}
 		ns := ref.Namespace
 		if ns == "" && ref.Kind != "Node" && ref.Kind != "Namespace" && ref.Kind != "PriorityClass" &&
-			ref.Kind != "PersistentVolume" && ref.Kind != "StorageClass" && ref.Kind != "CSINode" {
+			ref.Kind != "PersistentVolume" && ref.Kind != "StorageClass" && ref.Kind != "CSINode" && ref.Kind != "CSIDriver" {
 			ns = "default"
 		}
 		if err := l.deleteOne(gvr, ns, ref.Name); err != nil {
