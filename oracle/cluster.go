@@ -62,6 +62,10 @@ func clusterGVR(obj runtime.Object) (schema.GroupVersionResource, bool) {
 		return schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}, true
 	case *storagev1.CSINode:
 		return schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"}, true
+	case *storagev1.CSIDriver:
+		return schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}, true
+	case *storagev1.CSIStorageCapacity:
+		return schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities"}, true
 	case *schedulingv1beta1.PodGroup:
 		return podGroupsGVR, true
 	}
@@ -137,6 +141,7 @@ func newEnv(cfg *config.KubeSchedulerConfiguration, profiles []config.KubeSchedu
 		}
 		return true, b, nil
 	})
+	addPVController(client, tr)
 	client.AddReactor("*", "*", clienttesting.ObjectReaction(tr))
 	client.AddWatchReactor("*", watchThrough(tr))
 	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
@@ -221,11 +226,13 @@ type ctxT = context.Context
 type dpT = *defaultpreemption.DefaultPreemption
 
 type (
-	schedulingv1PriorityClass = schedulingv1.PriorityClass
-	policyv1PDB               = policyv1.PodDisruptionBudget
-	appsv1RS                  = appsv1.ReplicaSet
-	appsv1SS                  = appsv1.StatefulSet
-	storagev1SC               = storagev1.StorageClass
-	storagev1CSINode          = storagev1.CSINode
-	schedulingv1beta1PodGroup = schedulingv1beta1.PodGroup
+	schedulingv1PriorityClass   = schedulingv1.PriorityClass
+	policyv1PDB                 = policyv1.PodDisruptionBudget
+	appsv1RS                    = appsv1.ReplicaSet
+	appsv1SS                    = appsv1.StatefulSet
+	storagev1SC                 = storagev1.StorageClass
+	storagev1CSINode            = storagev1.CSINode
+	storagev1CSIDriver          = storagev1.CSIDriver
+	storagev1CSIStorageCapacity = storagev1.CSIStorageCapacity
+	schedulingv1beta1PodGroup   = schedulingv1beta1.PodGroup
 )

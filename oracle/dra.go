@@ -65,7 +65,7 @@ func draGVR(obj runtime.Object) (schema.GroupVersionResource, bool) {
 func clusterScoped(resource string) bool {
 	switch resource {
 	case "nodes", "namespaces", "priorityclasses", "persistentvolumes", "storageclasses", "csinodes",
-		"deviceclasses", "resourceslices", "devicetaintrules":
+		"csidrivers", "deviceclasses", "resourceslices", "devicetaintrules":
 		return true
 	}
 	return false

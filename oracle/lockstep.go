@@ -321,6 +321,7 @@ func init() {
 		"ResourceClaim": &resourceapi.ResourceClaim{}, "ResourceClaimTemplate": &resourceapi.ResourceClaimTemplate{},
 		"ResourceSlice": &resourceapi.ResourceSlice{}, "DeviceClass": &resourceapi.DeviceClass{},
 		"DeviceTaintRule": &resourceapi.DeviceTaintRule{},
+		"CSIDriver":       &storagev1CSIDriver{}, "CSIStorageCapacity": &storagev1CSIStorageCapacity{},
 	} {
 		gvr, _ := clusterGVR(obj)
 		kindGVR[kind] = gvr

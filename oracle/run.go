@@ -417,6 +417,7 @@ func newRunner(w workload, cfg *config.KubeSchedulerConfiguration, opt runOption
 		atomic.AddUint64(&r.victims, 1)
 		return false, nil, nil
 	})
+	addPVController(client, tr)
 	client.AddReactor("*", "*", clienttesting.ObjectReaction(tr))
 	client.AddWatchReactor("*", watchThrough(tr))
 	inf := scheduler.NewInformerFactory(client, 0, nil)

@@ -25,7 +25,8 @@ pub struct Cluster {
     pub priority_classes: Vec<api::PriorityClass>,
     /// PodGroups (read by a run whose workload sets GenericWorkload).
     pub pod_groups: Vec<api::PodGroup>,
-    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes, in input order.
+    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers and
+    /// CSIStorageCapacities, in input order.
     pub storage: Vec<Object>,
     /// DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices, in input order.
     pub dra: Vec<Object>,
@@ -65,7 +66,9 @@ impl Cluster {
             o @ (Object::PersistentVolume(_)
             | Object::PersistentVolumeClaim(_)
             | Object::StorageClass(_)
-            | Object::CsiNode(_)) => self.storage.push(o),
+            | Object::CsiNode(_)
+            | Object::CsiDriver(_)
+            | Object::CsiStorageCapacity(_)) => self.storage.push(o),
             o @ (Object::DeviceClass(_)
             | Object::ResourceClaim(_)
             | Object::ResourceClaimTemplate(_)
@@ -211,6 +214,8 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
         Object::ResourceClaim(c) => snap.cluster.dra.add_claim(c),
         Object::ResourceClaimTemplate(t) => snap.cluster.dra.add_template(t),
         Object::ResourceSlice(s) => snap.cluster.dra.add_slice(s),
+        Object::CsiDriver(d) => snap.cluster.volumes.add_csi_driver(d, i),
+        Object::CsiStorageCapacity(c) => snap.cluster.volumes.add_capacity(c, i),
         Object::Node(_) | Object::Pod(_) | Object::PodGroup(_) | Object::Other { .. } => {}
     }
 }

@@ -17,7 +17,7 @@ use super::objects::{
     StatefulSet,
 };
 use super::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
-use super::storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};
+use super::storage::{CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass};
 use crate::error::InputError;
 
 /// One Kubernetes object from a manifest.
@@ -51,6 +51,10 @@ pub enum Object {
     ResourceClaimTemplate(ResourceClaimTemplate),
     /// `resource.k8s.io/v1` (cluster-scoped).
     ResourceSlice(ResourceSlice),
+    /// `storage.k8s.io/v1`: VolumeBinding reads its `storageCapacity`.
+    CsiDriver(CsiDriver),
+    /// `storage.k8s.io/v1`, namespaced: capacity for dynamic provisioning.
+    CsiStorageCapacity(CsiStorageCapacity),
     /// A kind the scheduler does not read (a ConfigMap, a Deployment, ...), kept so callers can report it.
     Other {
         kind: String,
@@ -80,6 +84,8 @@ impl Object {
             Object::ResourceClaim(_) => "ResourceClaim",
             Object::ResourceClaimTemplate(_) => "ResourceClaimTemplate",
             Object::ResourceSlice(_) => "ResourceSlice",
+            Object::CsiDriver(_) => "CSIDriver",
+            Object::CsiStorageCapacity(_) => "CSIStorageCapacity",
             Object::Other { kind, .. } => kind,
         }
     }
@@ -97,7 +103,8 @@ impl Object {
             | Object::StorageClass(_)
             | Object::CsiNode(_)
             | Object::DeviceClass(_)
-            | Object::ResourceSlice(_) => return None,
+            | Object::ResourceSlice(_)
+            | Object::CsiDriver(_) => return None,
             Object::Other { .. } => return Some(o),
             Object::Pod(x) => &mut x.metadata,
             Object::Service(x) => &mut x.metadata,
@@ -109,6 +116,7 @@ impl Object {
             Object::PersistentVolumeClaim(x) => &mut x.metadata,
             Object::ResourceClaim(x) => &mut x.metadata,
             Object::ResourceClaimTemplate(x) => &mut x.metadata,
+            Object::CsiStorageCapacity(x) => &mut x.metadata,
         };
         meta.namespace = namespace.to_string();
         Some(o)
@@ -135,6 +143,8 @@ impl Object {
             Object::ResourceClaim(o) => &o.metadata.name,
             Object::ResourceClaimTemplate(o) => &o.metadata.name,
             Object::ResourceSlice(o) => &o.metadata.name,
+            Object::CsiDriver(o) => &o.metadata.name,
+            Object::CsiStorageCapacity(o) => &o.metadata.name,
             Object::Other { name, .. } => name,
         }
     }
@@ -366,6 +376,10 @@ fn collect_objects(
             }
             super::resource::validate_slice(&slice).map_err(|(path, message)| InputError::new(file, path, message))?;
             Object::ResourceSlice(slice)
+        }
+        "CSIDriver" => Object::CsiDriver(named(decode(value, file)?, |o: &CsiDriver| &o.metadata, file)?),
+        "CSIStorageCapacity" => {
+            Object::CsiStorageCapacity(named(decode(value, file)?, |o: &CsiStorageCapacity| &o.metadata, file)?)
         }
         _ => {
             let name = value.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");

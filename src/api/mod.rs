@@ -15,4 +15,4 @@ pub use load::{load_object_files, load_objects, objects_from_documents, parse_do
 pub use objects::*;
 pub use quantity::Quantity;
 pub use resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
-pub use storage::{CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass};
+pub use storage::{CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass};

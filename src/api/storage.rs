@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::objects::{NodeSelector, ObjectMeta, ResourceRequirements};
+use super::objects::{LabelSelector, NodeSelector, ObjectMeta, ResourceRequirements};
 
 /// `v1.Volume`: the sources the volume plugins read. A volume of another kind (emptyDir,
 /// configMap, secret, hostPath, ...) has none of them set and is nothing to these plugins.
@@ -140,6 +140,16 @@ pub struct PersistentVolumeSpec {
     pub gce_persistent_disk: Option<GcePersistentDiskVolumeSource>,
     #[serde(default)]
     pub aws_elastic_block_store: Option<AwsElasticBlockStoreVolumeSource>,
+    /// Defaulted to `Filesystem` by the API server.
+    #[serde(default)]
+    pub volume_mode: Option<PersistentVolumeMode>,
+}
+
+/// `v1.PersistentVolumeMode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub enum PersistentVolumeMode {
+    Block,
+    Filesystem,
 }
 
 /// `v1.VolumeNodeAffinity`.
@@ -213,6 +223,12 @@ pub struct PersistentVolumeClaimSpec {
     pub storage_class_name: Option<String>,
     #[serde(default)]
     pub resources: Option<ResourceRequirements>,
+    /// The labels a volume must carry to be bound to the claim (`None`: any).
+    #[serde(default)]
+    pub selector: Option<LabelSelector>,
+    /// Defaulted to `Filesystem` by the API server.
+    #[serde(default)]
+    pub volume_mode: Option<PersistentVolumeMode>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -298,4 +314,39 @@ pub struct CsiNodeDriver {
 pub struct VolumeNodeResources {
     #[serde(default)]
     pub count: Option<i32>,
+}
+
+/// `storage.k8s.io/v1` CSIDriver: VolumeBinding reads `spec.storageCapacity` of the driver named
+/// after a class's provisioner (whether CSIStorageCapacity objects limit provisioning).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CsiDriver {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: CsiDriverSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CsiDriverSpec {
+    #[serde(default)]
+    pub storage_capacity: Option<bool>,
+}
+
+/// `storage.k8s.io/v1` CSIStorageCapacity (namespaced; its fields are top-level).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CsiStorageCapacity {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub storage_class_name: String,
+    /// The nodes with access to this capacity (`None`: none).
+    #[serde(default)]
+    pub node_topology: Option<LabelSelector>,
+    #[serde(default)]
+    pub capacity: Option<super::quantity::Quantity>,
+    #[serde(default)]
+    pub maximum_volume_size: Option<super::quantity::Quantity>,
 }

@@ -1,13 +1,14 @@
 //! The storage objects the volume plugins read, compiled: PersistentVolumes, PersistentVolumeClaims,
-//! StorageClasses and CSINodes by name (upstream's listers), and a pod's volumes ([`PodVolumes`],
+//! StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities (upstream's listers), and a pod's volumes ([`PodVolumes`],
 //! `None` on a pod without any volume the plugins read, so such pods cost nothing).
 
 use ahash::AHashMap;
 
-use super::compile::compile_node_selector;
-use super::{Interner, NodeSelector, Sym};
+use super::compile::{compile_label_selector, compile_node_selector};
+use super::{Interner, LabelSelector, NodeSelector, Sym};
 use crate::api;
-use crate::api::storage::{AccessMode, Volume};
+use crate::api::storage::{AccessMode, PersistentVolumeMode, Volume};
+use crate::api::Quantity;
 
 /// `v1.BetaStorageClassAnnotation`: read before `spec.storageClassName`.
 pub const BETA_STORAGE_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
@@ -39,6 +40,42 @@ pub struct Pv {
     /// `spec.csi`: (driver, volumeHandle).
     pub csi: Option<(Sym, Sym)>,
     pub in_tree: Option<InTreeDisk>,
+    /// `GetPersistentVolumeClass`: the beta annotation, else `spec.storageClassName` (VolumeBinding's
+    /// class index).
+    pub class: Sym,
+    /// `spec.capacity.storage` (zero when unset).
+    pub capacity: Quantity,
+    /// `spec.accessModes` as an [`access_mode_bits`] set.
+    pub access_modes: u8,
+    /// `spec.claimRef`.
+    pub claim_ref: Option<ClaimRef>,
+    /// `spec.volumeMode: Block` (unset means Filesystem).
+    pub block: bool,
+    /// `status.phase: Available`.
+    pub available: bool,
+    /// `metadata.deletionTimestamp` set.
+    pub deleting: bool,
+}
+
+/// A PersistentVolume's `spec.claimRef`: the claim it is bound (or reserved) to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimRef {
+    pub namespace: Sym,
+    pub name: Sym,
+    /// `Sym` of "" when unset (any claim of that name).
+    pub uid: Sym,
+}
+
+/// One bit per `v1.PersistentVolumeAccessMode`.
+pub fn access_mode_bits(modes: &[AccessMode]) -> u8 {
+    modes.iter().fold(0, |b, m| {
+        b | match m {
+            AccessMode::ReadWriteOnce => 1,
+            AccessMode::ReadOnlyMany => 2,
+            AccessMode::ReadWriteMany => 4,
+            AccessMode::ReadWriteOncePod => 8,
+        }
+    })
 }
 
 /// A `PersistentVolumeClaim`.
@@ -59,7 +96,21 @@ pub struct Pvc {
     pub controller_uid: Option<String>,
     /// The selected-node annotation (a claim being provisioned).
     pub selected_node: Option<Sym>,
+    /// `metadata.uid` (matched against a volume's `claimRef.uid`).
+    pub uid: Sym,
+    /// `spec.resources.requests.storage`, `None` when not requested.
+    pub request: Option<Quantity>,
+    /// `spec.accessModes` as an [`access_mode_bits`] set.
+    pub access_modes: u8,
+    /// `spec.selector`, compiled (`None`: no selector).
+    pub selector: Option<LabelSelector>,
+    /// `spec.volumeMode: Block`.
+    pub block: bool,
 }
+
+/// One term of a class's `allowedTopologies`: its (key, values) requirements, ANDed; `None` for a
+/// term that selects nothing (no requirement, or one without values).
+pub type TopologyTerm = Option<Vec<(Sym, Vec<Sym>)>>;
 
 /// A `StorageClass`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +118,20 @@ pub struct StorageClassInfo {
     pub name: Sym,
     pub provisioner: Sym,
     pub wait_for_first_consumer: bool,
+    /// `allowedTopologies`: terms ORed (empty: every node).
+    pub allowed_topologies: Vec<TopologyTerm>,
+}
+
+/// A `CSIStorageCapacity`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapacityInfo {
+    /// (namespace, name): the order capacities are tried in.
+    pub key: (String, String),
+    pub storage_class: Sym,
+    /// `nodeTopology`, compiled; `None`: no node has access.
+    pub node_topology: Option<LabelSelector>,
+    pub capacity: Option<Quantity>,
+    pub maximum_volume_size: Option<Quantity>,
 }
 
 /// A `CSINode`.
@@ -87,6 +152,10 @@ pub struct VolumeObjects {
     pub classes: AHashMap<Sym, StorageClassInfo>,
     /// By node name.
     pub csi_nodes: AHashMap<Sym, CsiNodeInfo>,
+    /// CSIDrivers by name: `spec.storageCapacity`.
+    pub csi_drivers: AHashMap<Sym, bool>,
+    /// CSIStorageCapacities, sorted by (namespace, name).
+    pub capacities: Vec<CapacityInfo>,
 }
 
 impl VolumeObjects {
@@ -114,6 +183,20 @@ impl VolumeObjects {
             storage_class: i.intern(&spec.storage_class_name),
             csi: spec.csi.as_ref().map(|c| (i.intern(&c.driver), i.intern(&c.volume_handle))),
             in_tree,
+            class: i.intern(match pv.metadata.annotations.get(BETA_STORAGE_CLASS_ANNOTATION) {
+                Some(c) => c,
+                None => &spec.storage_class_name,
+            }),
+            capacity: spec.capacity.get("storage").copied().unwrap_or_default(),
+            access_modes: access_mode_bits(&spec.access_modes),
+            claim_ref: spec.claim_ref.as_ref().map(|r| ClaimRef {
+                namespace: i.intern(&r.namespace),
+                name: i.intern(&r.name),
+                uid: i.intern(&r.uid),
+            }),
+            block: spec.volume_mode == Some(PersistentVolumeMode::Block),
+            available: pv.status.phase == Some(api::storage::PersistentVolumePhase::Available),
+            deleting: pv.metadata.deletion_timestamp.is_some(),
         };
         self.pvs.insert(compiled.name, compiled);
     }
@@ -135,6 +218,11 @@ impl VolumeObjects {
             read_write_once_pod: pvc.spec.access_modes.contains(&AccessMode::ReadWriteOncePod),
             controller_uid: meta.owner_references.iter().find(|o| o.controller == Some(true)).map(|o| o.uid.clone()),
             selected_node: meta.annotations.get(ANN_SELECTED_NODE).map(|n| i.intern(n)),
+            uid: i.intern(&meta.uid),
+            request: pvc.spec.resources.as_ref().and_then(|r| r.requests.get("storage").copied()),
+            access_modes: access_mode_bits(&pvc.spec.access_modes),
+            selector: pvc.spec.selector.as_ref().map(|s| compile_label_selector(Some(s), i)),
+            block: pvc.spec.volume_mode == Some(PersistentVolumeMode::Block),
         };
         self.pvcs.insert((compiled.namespace, compiled.name), compiled);
     }
@@ -145,6 +233,18 @@ impl VolumeObjects {
             provisioner: i.intern(&sc.provisioner),
             wait_for_first_consumer: sc.volume_binding_mode
                 == Some(api::storage::VolumeBindingMode::WaitForFirstConsumer),
+            allowed_topologies: sc
+                .allowed_topologies
+                .iter()
+                .map(|t| {
+                    let reqs = &t.match_label_expressions;
+                    (!reqs.is_empty() && reqs.iter().all(|r| !r.values.is_empty())).then(|| {
+                        reqs.iter()
+                            .map(|r| (i.intern(&r.key), r.values.iter().map(|v| i.intern(v)).collect()))
+                            .collect()
+                    })
+                })
+                .collect(),
         };
         self.classes.insert(c.name, c);
     }
@@ -157,6 +257,25 @@ impl VolumeObjects {
         let drivers =
             n.spec.drivers.iter().map(|d| (i.intern(&d.name), d.allocatable.as_ref().and_then(|a| a.count))).collect();
         self.csi_nodes.insert(i.intern(&n.metadata.name), CsiNodeInfo { drivers, migrated_plugins });
+    }
+
+    pub fn add_csi_driver(&mut self, d: &api::CsiDriver, i: &mut Interner) {
+        self.csi_drivers.insert(i.intern(&d.metadata.name), d.spec.storage_capacity == Some(true));
+    }
+
+    pub fn add_capacity(&mut self, c: &api::CsiStorageCapacity, i: &mut Interner) {
+        let ns = if c.metadata.namespace.is_empty() { "default" } else { &c.metadata.namespace };
+        let info = CapacityInfo {
+            key: (ns.to_string(), c.metadata.name.clone()),
+            storage_class: i.intern(&c.storage_class_name),
+            node_topology: c.node_topology.as_ref().map(|s| compile_label_selector(Some(s), i)),
+            capacity: c.capacity,
+            maximum_volume_size: c.maximum_volume_size,
+        };
+        match self.capacities.binary_search_by(|x| x.key.cmp(&info.key)) {
+            Ok(at) => self.capacities[at] = info,
+            Err(at) => self.capacities.insert(at, info),
+        }
     }
 }
 

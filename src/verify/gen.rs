@@ -112,7 +112,7 @@ const ACCESS_MODES: [&str; 3] = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteOnce
 const DISKS: [&str; 3] = ["disk-a", "disk-b", "disk-c"];
 
 /// Storage for the volume plugins, inserted before the pods: a StorageClass that binds at once
-/// (claims left unbound use it: kube-scheduler's WaitForFirstConsumer binding is not modelled),
+/// (its unbound claim is rejected at PreFilter; [`wait_for_first_consumer`] draws the others),
 /// CSINodes with small attach limits (some with the in-tree plugin migrated), PersistentVolumes
 /// (CSI, AWS EBS or GCE PD; zone labels; node affinity by zone or hostname) each with its bound
 /// claim, an unbound claim and one bound to a missing PV, and volumes on the existing pods and the
@@ -200,8 +200,110 @@ fn storage(rng: &mut ChaCha8Rng, nodes: &[String], cluster: &mut Vec<Value>, inc
             p["spec"]["volumes"] = json!([v]);
         }
     }
-    let vols: Vec<Value> = (0..rng.gen_range(1..=2)).map(|_| volume(rng, incoming, &claims, true)).collect();
+    let mut vols: Vec<Value> = (0..rng.gen_range(1..=2)).map(|_| volume(rng, incoming, &claims, true)).collect();
+    // Drawn last, so the cases without them are the stream they were before.
+    if chance(rng, 0.5) {
+        let ns = incoming["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
+        let (objects, names) = wait_for_first_consumer(rng, nodes, &ns);
+        let first_pod = cluster.iter().position(|o| o["kind"] == "Pod").unwrap_or(cluster.len());
+        cluster.splice(first_pod..first_pod, objects);
+        vols.extend(
+            names.into_iter().map(|c| json!({"name": format!("w-{c}"), "persistentVolumeClaim": {"claimName": c}})),
+        );
+    }
     incoming["spec"]["volumes"] = json!(vols);
+}
+
+/// VolumeBinding's static binding and provisioning: a WaitForFirstConsumer class (provisioning or
+/// not, sometimes limited to zones), sometimes its CSIDriver with storage capacity tracking and
+/// CSIStorageCapacities per zone, available volumes of the class (sizes, access modes, a volume
+/// mode, labels, node affinity by zone or hostname, some already claimed), and one or two unbound
+/// claims of the incoming pod's namespace (sizes, access modes, a selector, a selected node).
+/// Returns the objects and the claims' names.
+fn wait_for_first_consumer(rng: &mut ChaCha8Rng, nodes: &[String], ns: &str) -> (Vec<Value>, Vec<String>) {
+    let provisioner = if chance(rng, 0.5) { CSI_DRIVER } else { "kubernetes.io/no-provisioner" };
+    let mut class = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc-wait"},
+        "provisioner": provisioner, "volumeBindingMode": "WaitForFirstConsumer"});
+    if chance(rng, 0.3) {
+        let mut zones: Vec<&str> = ZONES.iter().copied().filter(|_| chance(rng, 0.5)).collect();
+        if zones.is_empty() {
+            zones.push(ZONES[0]);
+        }
+        class["allowedTopologies"] =
+            json!([{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": zones}]}]);
+    }
+    let mut objects = vec![class];
+    if provisioner == CSI_DRIVER && chance(rng, 0.4) {
+        objects.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": CSI_DRIVER},
+            "spec": {"storageCapacity": true}}));
+        for (i, zone) in ZONES.iter().enumerate() {
+            if chance(rng, 0.6) {
+                let mut c = json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                    "metadata": {"name": format!("cap-{i}"), "namespace": "default"}, "storageClassName": "sc-wait",
+                    "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": zone}},
+                    "capacity": format!("{}Gi", rng.gen_range(0..=8))});
+                if chance(rng, 0.3) {
+                    c["maximumVolumeSize"] = json!(format!("{}Gi", rng.gen_range(1..=3)));
+                }
+                objects.push(c);
+            }
+        }
+    }
+    let modes = |rng: &mut ChaCha8Rng| -> Vec<&str> {
+        let m: Vec<&str> =
+            ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"].into_iter().filter(|_| chance(rng, 0.5)).collect();
+        if m.is_empty() {
+            vec!["ReadWriteOnce"]
+        } else {
+            m
+        }
+    };
+    for i in 0..rng.gen_range(0..=5) {
+        let name = format!("pv-wait-{i}");
+        let mut spec = json!({"accessModes": modes(rng), "capacity": {"storage": format!("{}Gi", rng.gen_range(1..=4))},
+            "storageClassName": "sc-wait", "csi": {"driver": CSI_DRIVER, "volumeHandle": format!("wait-{i}")}});
+        if chance(rng, 0.1) {
+            spec["volumeMode"] = json!("Block");
+        }
+        if chance(rng, 0.7) {
+            let (key, value) = if chance(rng, 0.5) {
+                ("topology.kubernetes.io/zone", pick(rng, &ZONES).to_string())
+            } else {
+                ("kubernetes.io/hostname", pick(rng, nodes).clone())
+            };
+            spec["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}});
+        }
+        let mut phase = "Available";
+        if chance(rng, 0.15) {
+            spec["claimRef"] =
+                json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ns, "name": "someone-else"});
+            phase = "Bound";
+        }
+        let mut meta = json!({"name": name});
+        if chance(rng, 0.4) {
+            meta["labels"] = json!({"tier": pick(rng, &["gold", "silver"])});
+        }
+        objects.push(json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec,
+                            "status": {"phase": phase}}));
+    }
+    let mut names = Vec::new();
+    for i in 0..rng.gen_range(1..=2) {
+        let name = format!("claim-wait-{i}");
+        let mut meta = json!({"name": name, "namespace": ns});
+        if chance(rng, 0.1) {
+            meta["annotations"] = json!({"volume.kubernetes.io/selected-node": pick(rng, nodes)});
+        }
+        let mut spec = json!({"accessModes": modes(rng), "storageClassName": "sc-wait",
+            "resources": {"requests": {"storage": format!("{}Gi", rng.gen_range(1..=3))}}});
+        if chance(rng, 0.2) {
+            spec["selector"] = json!({"matchLabels": {"tier": "gold"}});
+        }
+        objects.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
+                            "status": {"phase": "Pending"}}));
+        names.push(name);
+    }
+    (objects, names)
 }
 
 /// One volume of pod `p`: a claim of its namespace (or, for the incoming pod, a missing one or a

@@ -578,7 +578,9 @@ fn apply(
     for d in &mut docs {
         let namespaced = !matches!(
             d["kind"].as_str(),
-            Some("Node" | "Namespace" | "PriorityClass" | "PersistentVolume" | "StorageClass" | "CSINode")
+            Some(
+                "Node" | "Namespace" | "PriorityClass" | "PersistentVolume" | "StorageClass" | "CSINode" | "CSIDriver"
+            )
         );
         if namespaced && d["metadata"]["namespace"].as_str().is_none_or(str::is_empty) {
             d["metadata"]["namespace"] = json!(namespace.unwrap_or("default"));
@@ -784,6 +786,23 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                 let sym = ours.snap.nodes.name[node.ix()];
                 ours.snap.clear_nomination(info.uid);
                 ours.snap.place_pod(info.clone(), sym).map_err(|e| InputError::new("<lockstep>", key, e))?;
+                // Reserve and PreBind as the driver's cycle and binder run them (VolumeBinding
+                // assumes and binds a WaitForFirstConsumer claim's volume there).
+                let cx = crate::framework::CycleCx { snap: &ours.snap, pod: &info };
+                let reserved = fw.run_reserve(cx, &mut ours.engine.state, node);
+                let bound = fw.run_pre_bind(&crate::framework::BindingPod {
+                    uid: info.uid,
+                    namespace: ours.snap.interner.resolve(info.namespace),
+                    name: &info.name,
+                    node: &our_node,
+                });
+                if let Some(st) = (!reserved.is_success()).then_some(reserved).or(bound.err()) {
+                    out.first_divergence = Some(format!(
+                        "pod {key}: schedperf's Reserve or PreBind failed: {} {:?}",
+                        st.plugin, st.reasons
+                    ));
+                    return Ok(());
+                }
                 ours.pods.get_mut(key).expect("a known pod").1 = Some(our_node);
                 ours.pending.retain(|p| p != key);
                 out.agreed += 1;

@@ -22,6 +22,12 @@ pub const SUPPORTED_KINDS: &[&str] = &[
     "PodDisruptionBudget",
     "PriorityClass",
     "PodGroup",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
 ];
 
 /// Workload parameters that upstream's Go test code reads (hooks in a suite's `_test.go`), with

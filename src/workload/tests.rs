@@ -86,6 +86,7 @@ fn every_repository_workload_loads_and_resolves() {
             "podgroup/performance-config.yaml",
             "scale/performance-config.yaml",
             "topology_spreading/performance-config.yaml",
+            "volumes/performance-config.yaml",
         ]
     );
     let mut test_cases = Vec::new();
@@ -564,7 +565,7 @@ Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePo
 fn list_covers_the_repository() {
     let text = list(&workloads_dir(), None).unwrap();
     assert!(text.contains("SchedulingBasic/5000Nodes_50000Pods"), "{text}");
-    assert!(text.contains("\n8 files, "), "{text}");
+    assert!(text.contains("\n9 files, "), "{text}");
     // Every row is aligned: each column starts where its header does, after a space.
     let header = text.lines().next().unwrap();
     let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"].iter().map(|h| header.find(h).unwrap()).collect();
@@ -729,8 +730,13 @@ fn repository_templates_are_kubernetes_objects() {
         let value: serde_norway::Value =
             serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
-        assert!(["Node", "Pod", "Service", "PodGroup"].contains(&kind), "{}: kind {kind:?}", file.display());
-        let want = if kind == "PodGroup" { "scheduling.k8s.io/v1beta1" } else { "v1" };
+        let kinds = ["Node", "Pod", "Service", "PodGroup", "PersistentVolume", "PersistentVolumeClaim", "StorageClass"];
+        assert!(kinds.contains(&kind), "{}: kind {kind:?}", file.display());
+        let want = match kind {
+            "PodGroup" => "scheduling.k8s.io/v1beta1",
+            "StorageClass" => "storage.k8s.io/v1",
+            _ => "v1",
+        };
         assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some(want), "{}", file.display());
     }
 }

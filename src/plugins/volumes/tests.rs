@@ -320,7 +320,7 @@ items:
         ("claim being deleted", "deleting", Some((UAU, "persistentvolumeclaim \"deleting\" is being deleted"))),
     ];
     for (name, claim, want) in cases {
-        check(&VolumeBinding, name, &format!("{objects}---\n{}", pod_with_claim(claim)), "node-a", *want);
+        check(&VolumeBinding::default(), name, &format!("{objects}---\n{}", pod_with_claim(claim)), "node-a", *want);
     }
     // A pod without claims: PreFilter skips.
     let (snap, pods) = world(&format!(
@@ -328,14 +328,14 @@ items:
     ));
     let mut state = crate::framework::CycleState::new();
     let cx = crate::framework::CycleCx { snap: &snap, pod: &pods[0] };
-    assert_eq!(VolumeBinding.pre_filter(cx, &mut state).0.code, Code::Skip);
-    // An unbound WaitForFirstConsumer claim is not modelled: an Error, never a pass.
+    assert_eq!(VolumeBinding::default().pre_filter(cx, &mut state).0.code, Code::Skip);
+    // An unbound WaitForFirstConsumer claim goes on to Filter (no volume fits: BindConflict).
     let (snap, pods) = world(&format!(
         "{objects}---\n{{kind: PersistentVolumeClaim, metadata: {{name: wait}}, spec: {{storageClassName: wait-sc}}}}\n---\n{}",
         pod_with_claim("wait")
     ));
     let cx = crate::framework::CycleCx { snap: &snap, pod: &pods[0] };
-    assert_eq!(VolumeBinding.pre_filter(cx, &mut state).0.code, Code::Error);
+    assert_eq!(VolumeBinding::default().pre_filter(cx, &mut state).0.code, Code::Success);
 }
 
 #[test]
@@ -364,7 +364,7 @@ fn volume_binding_ephemeral_claims() {
         ),
     ];
     for (name, extra, want) in cases {
-        check(&VolumeBinding, name, &format!("{base}{extra}---\n{pod}"), "n", *want);
+        check(&VolumeBinding::default(), name, &format!("{base}{extra}---\n{pod}"), "n", *want);
     }
 }
 
@@ -468,4 +468,307 @@ fn pre_filter_of_a_pod_with_volumes_reads_placed_pods() {
     ));
     assert!(snap.pre_filter_reads_pods(&pods[0]));
     assert!(!snap.pre_filter_reads_pods(&pods[1]));
+}
+
+/// binder_test.go's fixtures: classes, node1/node2, volumes with node affinity on `nodeKey`, and
+/// claims in namespace `testns` (all with uid `pvc-uid`, as upstream's `makeTestPVC`).
+const BINDER_FIXTURES: &str = "\
+kind: List
+items:
+- {kind: StorageClass, metadata: {name: waitClassWithProvisioner}, provisioner: test-provisioner, volumeBindingMode: WaitForFirstConsumer,
+   allowedTopologies: [{matchLabelExpressions: [{key: nodeKey, values: [node1, reference-value]}]}]}
+- {kind: StorageClass, metadata: {name: immediateClass}, provisioner: p, volumeBindingMode: Immediate}
+- {kind: StorageClass, metadata: {name: waitClass}, provisioner: kubernetes.io/no-provisioner, volumeBindingMode: WaitForFirstConsumer}
+- {kind: StorageClass, metadata: {name: topoMismatchClass}, provisioner: test-provisioner, volumeBindingMode: WaitForFirstConsumer,
+   allowedTopologies: [{matchLabelExpressions: [{key: nodeKey, values: [reference-value]}]}]}
+- {kind: Node, metadata: {name: node1, labels: {nodeKey: node1}}}
+- {kind: Node, metadata: {name: node2, labels: {nodeKey: node2}}}
+";
+
+/// `makeTestPV(name, node, size, boundTo, class)`.
+fn test_pv(name: &str, node: &str, size: &str, bound_to: Option<&str>, class: &str) -> String {
+    let (claim_ref, phase) = match bound_to {
+        Some(c) => (format!(", claimRef: {{namespace: testns, name: {c}, uid: pvc-uid}}"), "Bound"),
+        None => (String::new(), "Available"),
+    };
+    format!(
+        "---\n{{kind: PersistentVolume, metadata: {{name: {name}}}, spec: {{capacity: {{storage: {size}}}, storageClassName: {class}{claim_ref}, \
+         nodeAffinity: {{required: {{nodeSelectorTerms: [{{matchExpressions: [{{key: nodeKey, operator: In, values: [{node}]}}]}}]}}}}}}, \
+         status: {{phase: {phase}}}}}\n"
+    )
+}
+
+/// `makeTestPVC(name, size, node, state, pvName, class)`: state is unbound, selected (node),
+/// bound (volume name + bind-completed) or prebound (volume name only).
+fn test_pvc(name: &str, size: &str, state: &str, pv: &str, class: &str) -> String {
+    let annotations = match state {
+        "selected" => "annotations: {volume.kubernetes.io/selected-node: node1}, ".to_string(),
+        "bound" => "annotations: {pv.kubernetes.io/bind-completed: 'yes'}, ".to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "---\n{{kind: PersistentVolumeClaim, metadata: {{name: {name}, namespace: testns, uid: pvc-uid, {annotations}}}, \
+         spec: {{volumeName: '{pv}', storageClassName: {class}, resources: {{requests: {{storage: {size}}}}}}}}}\n"
+    )
+}
+
+fn pod_with_claims(claims: &[&str]) -> String {
+    let vols: Vec<String> = claims
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{{name: v{i}, persistentVolumeClaim: {{claimName: {c}}}}}"))
+        .collect();
+    format!(
+        "---\nkind: Pod\nmetadata: {{name: test-pod, namespace: testns}}\nspec: {{volumes: [{}]}}\n",
+        vols.join(", ")
+    )
+}
+
+fn binder_pvc(name: &str) -> String {
+    match name {
+        "unbound-pvc" => test_pvc(name, "1G", "unbound", "", "waitClass"),
+        "unbound-pvc2" => test_pvc(name, "5G", "unbound", "", "waitClass"),
+        "prebound-pvc" => test_pvc(name, "1G", "prebound", "pv-node1a", "waitClass"),
+        "bound-pvc" => test_pvc(name, "1G", "bound", "pv-bound", "waitClass"),
+        "immediate-unbound-pvc" => test_pvc(name, "1G", "unbound", "", "immediateClass"),
+        "immediate-bound-pvc" => test_pvc(name, "1G", "bound", "pv-bound-immediate", "immediateClass"),
+        "provisioned-pvc" => test_pvc(name, "1Gi", "unbound", "", "waitClassWithProvisioner"),
+        "selected-node-pvc" => test_pvc("provisioned-pvc", "1Gi", "selected", "", "waitClassWithProvisioner"),
+        "no-provisioner-pvc" => test_pvc(name, "1Gi", "unbound", "", "waitClass"),
+        "topo-mismatch-pvc" => test_pvc(name, "1Gi", "unbound", "", "topoMismatchClass"),
+        _ => unreachable!("{name}"),
+    }
+}
+
+fn binder_pv(name: &str) -> String {
+    match name {
+        "pvNode1a" => test_pv("pv-node1a", "node1", "5G", None, "waitClass"),
+        "pvNode1b" => test_pv("pv-node1b", "node1", "10G", None, "waitClass"),
+        "pvNode2" => test_pv("pv-node2", "node2", "1G", None, "waitClass"),
+        "pvBound" => test_pv("pv-bound", "node1", "1G", Some("bound-pvc"), "waitClass"),
+        "pvNode1aBound" => test_pv("pv-node1a", "node1", "5G", Some("unbound-pvc"), "waitClass"),
+        "pvBoundImmediate" => {
+            test_pv("pv-bound-immediate", "node1", "1G", Some("immediate-bound-pvc"), "immediateClass")
+        }
+        "pvBoundImmediateNode2" => {
+            test_pv("pv-bound-immediate", "node2", "1G", Some("immediate-bound-pvc"), "immediateClass")
+        }
+        _ => unreachable!("{name}"),
+    }
+}
+
+/// The world of one binder_test.go scenario: its claims (the pod's, in order), volumes and extra objects.
+fn binder_world(claims: &[&str], pvs: &[&str], extra: &str) -> String {
+    let mut y = BINDER_FIXTURES.to_string();
+    let mut seen = Vec::new();
+    for c in claims {
+        let doc = binder_pvc(c);
+        if !seen.contains(&doc) {
+            y += &doc;
+            seen.push(doc);
+        }
+    }
+    for p in pvs {
+        y += &binder_pv(p);
+    }
+    y += extra;
+    let names: Vec<&str> =
+        claims.iter().map(|c| if *c == "selected-node-pvc" { "provisioned-pvc" } else { c }).collect();
+    y + &pod_with_claims(&names)
+}
+
+/// The outcome of `FindPodVolumes` on node1 as Filter reports it.
+type FindWant<'a> = Result<(), (Code, &'a [&'a str])>;
+
+fn check_find(name: &str, yaml: &str, want: FindWant<'_>) {
+    let (snap, pods) = world(yaml);
+    let got = filter_one(&VolumeBinding::default(), &snap, &pods[0], "node1");
+    let want = want.map_err(|(c, r)| (c, r.iter().map(|s| s.to_string()).collect::<Vec<_>>()));
+    assert_eq!(got, want, "{name}");
+}
+
+#[test]
+fn volume_binding_find_pod_volumes_without_provisioning() {
+    // binder_test.go TestFindPodVolumesWithoutProvisioning (`shouldFail`: PreFilter rejects).
+    use binding::{
+        ERR_REASON_BIND_CONFLICT as BIND, ERR_REASON_NODE_CONFLICT as NODE, ERR_REASON_PV_NOT_EXIST as GONE,
+    };
+    let immediate: FindWant<'_> = Err((UAU, &[binding::ERR_UNBOUND_IMMEDIATE]));
+    let cases: &[(&str, &[&str], &[&str], FindWant<'_>)] = &[
+        ("bound-pvc", &["bound-pvc"], &["pvBound"], Ok(())),
+        ("bound-pvc,pv-not-exists", &["bound-pvc"], &[], Err((UAU, &[GONE]))),
+        ("prebound-pvc", &["prebound-pvc"], &["pvNode1aBound"], immediate),
+        ("unbound-pvc,pv-same-node", &["unbound-pvc"], &["pvNode2", "pvNode1a", "pvNode1b"], Ok(())),
+        ("unbound-pvc,pv-different-node", &["unbound-pvc"], &["pvNode2"], Err((UAU, &[BIND]))),
+        ("two-unbound-pvcs", &["unbound-pvc", "unbound-pvc2"], &["pvNode1a", "pvNode1b"], Ok(())),
+        ("two-unbound-pvcs,order-by-size", &["unbound-pvc2", "unbound-pvc"], &["pvNode1a", "pvNode1b"], Ok(())),
+        ("two-unbound-pvcs,partial-match", &["unbound-pvc", "unbound-pvc2"], &["pvNode1a"], Err((UAU, &[BIND]))),
+        ("one-bound,one-unbound", &["unbound-pvc", "bound-pvc"], &["pvBound", "pvNode1a"], Ok(())),
+        ("one-bound,one-unbound,no-match", &["unbound-pvc", "bound-pvc"], &["pvBound", "pvNode2"], Err((UAU, &[BIND]))),
+        ("one-prebound,one-unbound", &["unbound-pvc", "prebound-pvc"], &["pvNode1a", "pvNode1b"], immediate),
+        ("immediate-bound-pvc", &["immediate-bound-pvc"], &["pvBoundImmediate"], Ok(())),
+        ("immediate-bound-pvc-wrong-node", &["immediate-bound-pvc"], &["pvBoundImmediateNode2"], Err((UAU, &[NODE]))),
+        ("immediate-unbound-pvc", &["immediate-unbound-pvc"], &[], immediate),
+        ("immediate-unbound-pvc,delayed-mode-bound", &["immediate-unbound-pvc", "bound-pvc"], &["pvBound"], immediate),
+        ("immediate-unbound-pvc,delayed-mode-unbound", &["immediate-unbound-pvc", "unbound-pvc"], &[], immediate),
+        // Not upstream's: a bound claim on the wrong node and an unbound one without a volume.
+        (
+            "bound-wrong-node,unbound-no-match",
+            &["immediate-bound-pvc", "unbound-pvc"],
+            &["pvBoundImmediateNode2"],
+            Err((UAU, &[NODE, BIND])),
+        ),
+    ];
+    for (name, claims, pvs, want) in cases {
+        check_find(name, &binder_world(claims, pvs, ""), *want);
+    }
+}
+
+/// The CSIDriver of `test-provisioner` with storage capacity tracking on.
+const CAPACITY_DRIVER: &str =
+    "---\n{kind: CSIDriver, metadata: {name: test-provisioner}, spec: {storageCapacity: true}}\n";
+
+#[test]
+fn volume_binding_find_pod_volumes_with_provisioning() {
+    // binder_test.go TestFindPodVolumesWithProvisioning, each case without and with the CSIDriver
+    // (`needsCapacity`: with it and no capacity object, NotEnoughSpace).
+    use binding::{ERR_REASON_BIND_CONFLICT as BIND, ERR_REASON_NOT_ENOUGH_SPACE as SPACE};
+    let immediate: FindWant<'_> = Err((UAU, &[binding::ERR_UNBOUND_IMMEDIATE]));
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], FindWant<'a>, bool);
+    let cases: &[Case<'_>] = &[
+        ("one-provisioned", &["provisioned-pvc"], &[], Ok(()), true),
+        (
+            "two-unbound-pvcs,one-matched,one-provisioned",
+            &["unbound-pvc", "provisioned-pvc"],
+            &["pvNode1a"],
+            Ok(()),
+            true,
+        ),
+        ("one-bound,one-provisioned", &["bound-pvc", "provisioned-pvc"], &["pvBound"], Ok(()), true),
+        ("one-binding,one-selected-node", &["bound-pvc", "selected-node-pvc"], &["pvBound"], Ok(()), true),
+        ("immediate-unbound-pvc", &["immediate-unbound-pvc"], &[], immediate, false),
+        (
+            "one-immediate-bound,one-provisioned",
+            &["immediate-bound-pvc", "provisioned-pvc"],
+            &["pvBoundImmediate"],
+            Ok(()),
+            true,
+        ),
+        ("invalid-provisioner", &["no-provisioner-pvc"], &[], Err((UAU, &[BIND])), false),
+        ("volume-topology-unsatisfied", &["topo-mismatch-pvc"], &[], Err((UAU, &[BIND])), false),
+    ];
+    for (name, claims, pvs, want, needs_capacity) in cases {
+        check_find(name, &binder_world(claims, pvs, ""), *want);
+        let with_driver: FindWant<'_> = if *needs_capacity { Err((UAU, &[SPACE])) } else { *want };
+        check_find(&format!("{name} (CSIDriver)"), &binder_world(claims, pvs, CAPACITY_DRIVER), with_driver);
+    }
+}
+
+#[test]
+fn volume_binding_capacity() {
+    // binder_test.go TestCapacity (`makeCapacity(name, class, node, capacity, maximumVolumeSize)`;
+    // upstream names all three of "multiple" `net`, so the last one created stands).
+    let cap = |class: &str, node: Option<&str>, capacity: &str, max: &str| {
+        let topo = node.map_or("{}".to_string(), |n| format!("{{matchLabels: {{nodeKey: {n}}}}}"));
+        let mut fields = String::new();
+        if !capacity.is_empty() {
+            fields += &format!(", capacity: {capacity}");
+        }
+        if !max.is_empty() {
+            fields += &format!(", maximumVolumeSize: {max}");
+        }
+        format!(
+            "---\n{{kind: CSIStorageCapacity, apiVersion: storage.k8s.io/v1, metadata: {{name: net, namespace: testns}}, \
+             storageClassName: {class}, nodeTopology: {topo}{fields}}}\n"
+        )
+    };
+    let w = "waitClassWithProvisioner";
+    let space: FindWant<'_> = Err((UAU, &[binding::ERR_REASON_NOT_ENOUGH_SPACE]));
+    let cases: Vec<(&str, String, FindWant<'_>)> = vec![
+        ("network-attached", cap(w, None, "1Gi", ""), Ok(())),
+        ("local-storage", cap(w, Some("node1"), "1Gi", ""), Ok(())),
+        (
+            "multiple",
+            cap(w, None, "1Gi", "") + &cap(w, Some("node2"), "1Gi", "") + &cap(w, Some("node1"), "1Gi", ""),
+            Ok(()),
+        ),
+        ("no-storage", String::new(), space),
+        ("wrong-node", cap(w, Some("node2"), "1Gi", ""), space),
+        ("wrong-storage-class", cap("waitClass", Some("node1"), "1Gi", ""), space),
+        ("insufficient-storage", cap(w, Some("node1"), "1Mi", ""), space),
+        ("insufficient-volume-size", cap(w, Some("node1"), "1Gi", "1Mi"), space),
+        ("zero-storage", cap(w, Some("node1"), "0Mi", ""), space),
+        ("zero-volume-size", cap(w, Some("node1"), "", "0Mi"), space),
+        ("nil-storage", cap(w, Some("node1"), "", ""), space),
+    ];
+    for (name, caps, want) in cases {
+        check_find(name, &binder_world(&["provisioned-pvc"], &[], &format!("{CAPACITY_DRIVER}{caps}")), want);
+    }
+}
+
+#[test]
+fn volume_binding_assume_revert_and_bind() {
+    // TestAssumePodVolumes / TestRevertAssumedPodVolumes / TestBindPodVolumes through the plugin:
+    // Reserve takes the smallest fitting volume, so later pods find only what is left;
+    // Unreserve gives it back; PreBind binds the claim for good.
+    use crate::framework::{BindingPod, CycleCx, CycleState};
+    let mut yaml = binder_world(&["unbound-pvc"], &["pvNode1a", "pvNode1b"], "");
+    for (pod, claim, size) in [("big", "big-pvc", "6G"), ("third", "third-pvc", "1G")] {
+        yaml += &test_pvc(claim, size, "unbound", "", "waitClass");
+        yaml += &format!(
+            "---\nkind: Pod\nmetadata: {{name: {pod}, namespace: testns}}\nspec: {{volumes: [{{name: v, persistentVolumeClaim: {{claimName: {claim}}}}}]}}\n"
+        );
+    }
+    let (snap, pods) = world(&yaml);
+    let node1 = snap.nodes.idx_of(snap.interner.get("node1").unwrap()).unwrap();
+    let vb = VolumeBinding::default();
+    let filter = |pod: &PodInfo| filter_one(&vb, &snap, pod, "node1");
+    let bind_conflict: Result<(), _> = Err((UAU, vec![binding::ERR_REASON_BIND_CONFLICT.to_string()]));
+    let mut states: Vec<CycleState> = (0..3).map(|_| CycleState::new()).collect();
+    let reserve = |i: usize, state: &mut CycleState| {
+        let cx = CycleCx { snap: &snap, pod: &pods[i] };
+        assert_eq!(vb.pre_filter(cx, state).0.code, Code::Success);
+        assert_eq!(vb.reserve(cx, state, node1).code, Code::Success);
+    };
+    // Pod 0's 1G claim takes pv-node1a (5G, the smallest fit); the 6G claim still fits pv-node1b.
+    reserve(0, &mut states[0]);
+    assert_eq!(filter(&pods[1]), Ok(()));
+    assert_eq!(filter(&pods[2]), Ok(()), "pv-node1b fits a 1G claim too");
+    reserve(1, &mut states[1]);
+    assert_eq!(filter(&pods[2]), bind_conflict, "both volumes are assumed");
+    vb.unreserve(CycleCx { snap: &snap, pod: &pods[0] }, &mut states[0], node1);
+    assert_eq!(filter(&pods[2]), Ok(()), "pv-node1a is back");
+    // Reserve then PreBind: pod 0's claim is bound to pv-node1a, so it passes only where the
+    // volume is, and the volume is no one else's.
+    reserve(0, &mut states[0]);
+    vb.pre_bind(&BindingPod { uid: pods[0].uid, namespace: "testns", name: "test-pod", node: "node1" });
+    assert_eq!(filter(&pods[0]), Ok(()));
+    assert_eq!(
+        filter_one(&vb, &snap, &pods[0], "node2"),
+        Err((UAU, vec![binding::ERR_REASON_NODE_CONFLICT.to_string()]))
+    );
+    assert_eq!(filter(&pods[2]), bind_conflict);
+}
+
+#[test]
+fn volume_binding_score() {
+    // volume_binding_test.go's StorageCapacityScoring cases: static binding of a 1G claim to a
+    // 5G volume scores 100 - 20 = 80, to a 10G one 90; the node whose smallest fit is larger
+    // scores higher.
+    use crate::plugins::testutil::score_all;
+    let mut yaml = BINDER_FIXTURES.to_string();
+    yaml += &test_pv("pv-a", "node1", "5G", None, "waitClass");
+    yaml += &test_pv("pv-b", "node2", "10G", None, "waitClass");
+    yaml += &test_pvc("unbound-pvc", "1G", "unbound", "", "waitClass");
+    yaml += &pod_with_claims(&["unbound-pvc"]);
+    let (snap, pods) = world(&yaml);
+    assert_eq!(score_all(&VolumeBinding::default(), &snap, &pods[0]), Some(vec![80, 90]));
+    // Provisioning with capacity tracked: requested 1Gi of a 4Gi capacity: 75; untracked: 0.
+    let mut yaml = binder_world(&["provisioned-pvc"], &[], CAPACITY_DRIVER);
+    yaml += "---\n{kind: CSIStorageCapacity, metadata: {name: c, namespace: testns}, storageClassName: waitClassWithProvisioner, \
+             nodeTopology: {}, capacity: 4Gi}\n";
+    let (snap, pods) = world(&yaml);
+    assert_eq!(score_all(&VolumeBinding::default(), &snap, &pods[0]), Some(vec![75, 0]));
+    let (snap, pods) = world(&binder_world(&["provisioned-pvc"], &[], ""));
+    assert_eq!(score_all(&VolumeBinding::default(), &snap, &pods[0]), Some(vec![0, 0]));
 }
