@@ -31,11 +31,10 @@ pub(super) struct LocalPlan {
     skip_before: Option<Vec<bool>>,
     /// The same for the Filters ordered after Fit.
     skip_after: Option<Vec<bool>>,
-    /// Per node row, 1 + the position of its nominations' row in
-    /// [`crate::snapshot::nominated::NominatedSums::rows`] (0: none), when every nomination counts
-    /// for the pod ([`crate::snapshot::nominated::NominatedSums::all_count`]); empty when the
-    /// nominations must be walked per node.
-    nominated_row: Vec<u32>,
+    /// Every nomination counts for the pod ([`crate::snapshot::nominated::NominatedSums::all_count`]):
+    /// a node's are read from its `nom_*` columns (the snapshot keeps them equal to the sums' row);
+    /// otherwise they are walked per node.
+    all_count: bool,
     /// The pod's own nomination (its node and requests), which does not count for it.
     own: Option<(crate::snapshot::Sym, CoreRequests)>,
     /// Working buffers for a candidate's reprieves (positions in the pod list: tried, then
@@ -75,16 +74,7 @@ impl LocalPlan {
         }
         let at = fw.filter.iter().position(|&pid| !skip[pid] && fw.plugin(pid).name() == noderesources::FIT)?;
         let fit = fw.filter[at];
-        let sums = snap.nominated_sums();
-        let mut nominated_row = Vec::new();
-        if let Some(rows) = sums.all_count(pod.priority) {
-            nominated_row = vec![0u32; snap.nodes.len()];
-            for (k, row) in rows.iter().enumerate() {
-                if let Some(idx) = row.idx {
-                    nominated_row[idx.ix()] = k as u32 + 1;
-                }
-            }
-        }
+        let all_count = snap.nominated_sums().all_count(pod.priority).is_some();
         let own = snap.nomination_of(pod.uid).map(|(node, p)| {
             let mut sum = CoreRequests::default();
             sum.add(p);
@@ -95,25 +85,27 @@ impl LocalPlan {
             reasons: plan.reasons,
             skip_before: only(fw, skip, |k| k < at),
             skip_after: only(fw, skip, |k| k > at),
-            nominated_row,
+            all_count,
             own,
             scratch: Default::default(),
         })
     }
 
-    /// The counted nominated pods on `node`, summed: from the sums' row (less the pod's own
+    /// The counted nominated pods on `node`, summed: from its `nom_*` columns (less the pod's own
     /// nomination), or walked. `None` when one of them is not plain or is placed already.
     fn nominated(&self, snap: &Snapshot, pod: &PodInfo, node: NodeIdx) -> Option<CoreRequests> {
         let name = snap.nodes.name[node.ix()];
         let mut sum = CoreRequests::default();
-        if !self.nominated_row.is_empty() {
-            let k = self.nominated_row[node.ix()];
-            if k > 0 {
-                sum = snap.nominated_sums().rows()[k as usize - 1].sum;
-                if let Some((own_node, own)) = &self.own {
-                    if *own_node == name {
-                        sum.sub_sum(own);
-                    }
+        if self.all_count {
+            let t = &snap.nodes;
+            let i = node.ix();
+            sum.cpu_milli = t.nom_cpu_milli[i];
+            sum.memory = t.nom_memory[i];
+            sum.ephemeral_storage = t.nom_ephemeral_storage[i];
+            sum.pods = t.nom_pods[i];
+            if let Some((own_node, own)) = &self.own {
+                if *own_node == name {
+                    sum.sub_sum(own);
                 }
             }
             return Some(sum);
@@ -140,10 +132,50 @@ fn free_with(t: &crate::snapshot::NodeTable, i: usize, delta: &CoreRequests) -> 
     ]
 }
 
-/// [`super::try_node`] in locals under `lp`. `fit_rejected` says the failing cycle's diagnosis
-/// has Fit rejecting `node` (so every Filter ordered before Fit passed there). `None` (nothing
-/// touched) when a lower-priority pod on the node, or a counted nominated pod, is not plain or
-/// the nominated pod is placed: then the dry run goes on as before.
+/// A candidate found in locals as `pickOneNodeForPreemption` ranks it ([`super::rank`]), counted
+/// in the reprieve loop: its victims are the last `victims` pods of the node's list once
+/// [`reprieve_local`] returns (the list ends with the reprieved, then the victims, each in the
+/// order tried), so they are read ([`tail_victims`]) only for the candidate PostFilter keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Tally {
+    pub node: NodeIdx,
+    /// How many pods are evicted.
+    pub victims: usize,
+    /// The highest victim priority (`i32::MIN` without victims).
+    pub top: i32,
+    /// Each victim's priority + 2^31, summed ([`super::rank`]'s sum).
+    pub priority_sum: i64,
+    /// The earliest start among the victims of priority `top` (`i64::MIN` without victims).
+    pub earliest_top_ms: i64,
+}
+
+impl Tally {
+    /// [`super::rank`] of the candidate this tally stands for (no PDB violations: no budget
+    /// exists under a [`LocalPlan`]).
+    pub(super) fn rank(&self) -> super::Rank {
+        (0, self.top, self.priority_sum, self.victims, std::cmp::Reverse(self.earliest_top_ms))
+    }
+}
+
+/// The victims of `t` as the candidate reads them: the last `t.victims` pods of its node's list,
+/// in order (what [`reprieve_local`] left there; valid until the list changes).
+pub(super) fn tail_victims(snap: &Snapshot, t: &Tally) -> Vec<Victim> {
+    let i = t.node.ix();
+    let (pods, meta) = (&snap.nodes.pods[i], &snap.nodes.pod_meta[i]);
+    let from = pods.len() - t.victims;
+    pods[from..]
+        .iter()
+        .zip(&meta[from..])
+        .map(|(&uid, m)| Victim {
+            uid,
+            priority: m.priority,
+            start_time_ms: m.start_time_ms,
+            start_time_known: m.start_time_known,
+        })
+        .collect()
+}
+
+/// [`super::try_node`] in locals under `lp`: [`reprieve_local`] with the victims read back.
 pub(super) fn try_node_local(
     fw: &Framework,
     snap: &mut Snapshot,
@@ -153,6 +185,24 @@ pub(super) fn try_node_local(
     lp: &LocalPlan,
     fit_rejected: bool,
 ) -> Option<Result<Candidate, NotCandidate>> {
+    let out = reprieve_local(fw, snap, pod, node, state, lp, fit_rejected)?;
+    Some(out.map(|t| Candidate { node, victims: tail_victims(snap, &t), num_pdb_violations: 0 }))
+}
+
+/// The dry run on `node` in locals under `lp`, the candidate as a [`Tally`]. `fit_rejected` says
+/// the failing cycle's diagnosis has Fit rejecting `node` (so every Filter ordered before Fit
+/// passed there). `None` (nothing touched) when a lower-priority pod on the node, or a counted
+/// nominated pod, is not plain or the nominated pod is placed: then the dry run goes on as before.
+/// The node's pod list ends as the plain run leaves it.
+pub(super) fn reprieve_local(
+    fw: &Framework,
+    snap: &mut Snapshot,
+    pod: &PodInfo,
+    node: NodeIdx,
+    state: &CycleState,
+    lp: &LocalPlan,
+    fit_rejected: bool,
+) -> Option<Result<Tally, NotCandidate>> {
     let i = node.ix();
     let super::LowerOnRow { sum: lower, count, interleaved } = super::lower_on_row(snap, node, pod.priority)?;
     if count == 0 {
@@ -226,22 +276,22 @@ pub(super) fn try_node_local(
             kept += 1;
         }
     }
-    // Tried in order, the victims are already sorted.
-    let pods = &snap.nodes.pods[i];
-    let victim_rows = victims
-        .iter()
-        .map(|&k| {
+    let tally = {
+        let (mut top, mut priority_sum, mut earliest_top_ms) = (i32::MIN, 0i64, i64::MIN);
+        // Tried in order, the victims are already sorted: the first has the highest priority.
+        for (j, &k) in victims.iter().enumerate() {
             let m = &meta[k as usize];
-            Victim {
-                uid: pods[k as usize],
-                priority: m.priority,
-                start_time_ms: m.start_time_ms,
-                start_time_known: m.start_time_known,
+            priority_sum += m.priority as i64 + (i32::MAX as i64 + 1);
+            if j == 0 {
+                (top, earliest_top_ms) = (m.priority, m.start_time_ms);
+            } else if m.priority == top {
+                earliest_top_ms = earliest_top_ms.min(m.start_time_ms);
             }
-        })
-        .collect();
+        }
+        Tally { node, victims: victims.len(), top, priority_sum, earliest_top_ms }
+    };
     order.truncate(kept);
     order.extend_from_slice(victims);
     snap.nodes.partition_by_priority_to(node, pod.priority, order);
-    Some(Ok(Candidate { node, victims: victim_rows, num_pdb_violations: 0 }))
+    Some(Ok(tally))
 }

@@ -893,10 +893,13 @@ impl Potential<'_> {
     }
 }
 
+/// A candidate's place in `pickOneNodeForPreemption`'s order ([`rank`]).
+type Rank = (usize, i32, i64, usize, std::cmp::Reverse<i64>);
+
 /// `pickOneNodeForPreemption`'s order (smaller is better): fewest PDB violations, then the lowest
 /// highest-victim priority, the smallest priority sum, the fewest victims, the latest
 /// earliest-start among the highest-priority victims.
-fn rank(c: &Candidate) -> (usize, i32, i64, usize, std::cmp::Reverse<i64>) {
+fn rank(c: &Candidate) -> Rank {
     let top = c.victims.first().map_or(i32::MIN, |v| v.priority);
     let sum: i64 = c.victims.iter().map(|v| v.priority as i64 + (i32::MAX as i64 + 1)).sum();
     let earliest_top =
@@ -962,6 +965,21 @@ impl DefaultPreemption {
         diag: &Diagnosis,
         rng: &mut (impl Rng + ?Sized),
     ) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
+        self.preempt_with(fw, snap, pod, diag, rng, true)
+    }
+
+    /// [`Self::preempt`]; `in_locals` lets a plan in locals rank the candidates as it finds them
+    /// ([`Self::best_in_locals`]) instead of building every one ([`Self::best_of_all`]: the tests'
+    /// reference).
+    fn preempt_with(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        rng: &mut (impl Rng + ?Sized),
+        in_locals: bool,
+    ) -> Result<(Preemption, Arc<PodInfo>), NoPreemption> {
         eligible_to_preempt(snap, pod, Some(diag))?;
         let potential = Potential::of(fw, snap, diag);
         if potential.is_empty() {
@@ -977,34 +995,18 @@ impl DefaultPreemption {
         let cached = (!snap.pre_filter_reads_pods(pod)).then(|| run_pre_filter(fw, snap, pod));
         let on_columns = columns_plan(fw, pod, cached.as_ref(), false);
         let local = fit_local::LocalPlan::new(fw, snap, pod, cached.as_ref(), on_columns);
-        let mut non_violating: Vec<Candidate> = Vec::new();
-        let mut violating: Vec<Candidate> = Vec::new();
-        for i in 0..potential.len() {
-            let (node, fit_rejected) = potential.get((offset + i) % potential.len());
-            let local = local.as_ref().map(|lp| (lp, fit_rejected));
-            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached.as_ref(), on_columns, local) {
-                if c.victims.is_empty() {
-                    continue;
-                }
-                if c.num_pdb_violations == 0 {
-                    non_violating.push(c);
-                } else {
-                    violating.push(c);
-                }
-                if !non_violating.is_empty() && non_violating.len() + violating.len() >= want {
-                    break;
-                }
+        let best = match &local {
+            Some(lp) if in_locals => {
+                self.best_in_locals(fw, snap, pod, &potential, offset, want, cached.as_ref(), on_columns, lp)
             }
-        }
-        let mut cands = non_violating;
-        cands.extend(violating);
-        if cands.is_empty() {
+            _ => self.best_of_all(fw, snap, pod, &potential, offset, want, cached.as_ref(), on_columns, local.as_ref()),
+        };
+        let Some(best) = best else {
             return Err(NoPreemption::NoCandidates(format!(
                 "0/{} nodes are available: no preemption victims found for incoming pod.",
                 diag.num_all_nodes
             )));
-        }
-        let best = cands.swap_remove(pick_one(&cands));
+        };
         let node = snap.nodes.name[best.node.ix()];
         let mut cleared = Vec::new();
         if let Some(v) = snap.nominated.get(&node) {
@@ -1024,6 +1026,115 @@ impl DefaultPreemption {
             },
             nominated,
         ))
+    }
+
+    /// `DryRunPreemption` then `pickOneNodeForPreemption` as upstream writes them: every candidate
+    /// found (from `offset`, until upstream's stop) is built in full, then the best is picked.
+    #[allow(clippy::too_many_arguments)]
+    fn best_of_all(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        potential: &Potential<'_>,
+        offset: usize,
+        want: usize,
+        cached: Option<&PreFiltered>,
+        on_columns: Option<OnColumns>,
+        local: Option<&fit_local::LocalPlan>,
+    ) -> Option<Candidate> {
+        let mut non_violating: Vec<Candidate> = Vec::new();
+        let mut violating: Vec<Candidate> = Vec::new();
+        for i in 0..potential.len() {
+            let (node, fit_rejected) = potential.get((offset + i) % potential.len());
+            let local = local.map(|lp| (lp, fit_rejected));
+            if let Some(c) = select_victims_on_node(fw, snap, pod, node, cached, on_columns, local) {
+                if c.victims.is_empty() {
+                    continue;
+                }
+                if c.num_pdb_violations == 0 {
+                    non_violating.push(c);
+                } else {
+                    violating.push(c);
+                }
+                if !non_violating.is_empty() && non_violating.len() + violating.len() >= want {
+                    break;
+                }
+            }
+        }
+        let mut cands = non_violating;
+        cands.extend(violating);
+        if cands.is_empty() {
+            return None;
+        }
+        Some(cands.swap_remove(pick_one(&cands)))
+    }
+
+    /// [`Self::best_of_all`] under a plan in locals (no PodDisruptionBudget: every candidate is
+    /// free of violations, so upstream's order of candidates is the order found): each node
+    /// tried in locals yields a [`fit_local::Tally`], ranked as found, and only a candidate that
+    /// ranks strictly better than the best so far has its victims read (ties go to the first
+    /// found, as [`pick_one`]'s). A node the plan does not cover (pod groups, a pod that is not
+    /// plain) is tried as before and ranked the same way. Proptest `best_in_locals_matches_all`.
+    #[allow(clippy::too_many_arguments)]
+    fn best_in_locals(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        potential: &Potential<'_>,
+        offset: usize,
+        want: usize,
+        cached: Option<&PreFiltered>,
+        on_columns: Option<OnColumns>,
+        lp: &fit_local::LocalPlan,
+    ) -> Option<Candidate> {
+        let Some(Ok((state, _, _))) = cached else { unreachable!("a plan in locals has PreFilter's outcome") };
+        let mut best: Option<(Rank, Candidate)> = None;
+        let (mut found, mut non_violating) = (0usize, 0usize);
+        for i in 0..potential.len() {
+            let (node, fit_rejected) = potential.get((offset + i) % potential.len());
+            let in_locals = if units::applies(snap, node) {
+                None
+            } else {
+                fit_local::reprieve_local(fw, snap, pod, node, state, lp, fit_rejected)
+            };
+            let better = |r: &Rank| best.as_ref().is_none_or(|(b, _)| r < b);
+            match in_locals {
+                Some(Err(_)) => continue,
+                Some(Ok(t)) => {
+                    if t.victims == 0 {
+                        continue;
+                    }
+                    non_violating += 1;
+                    let r = t.rank();
+                    if better(&r) {
+                        let c = Candidate { node, victims: fit_local::tail_victims(snap, &t), num_pdb_violations: 0 };
+                        best = Some((r, c));
+                    }
+                }
+                // The plan does not cover the node: tried as before (`reprieve_local` touched
+                // nothing).
+                None => {
+                    let Some(c) = select_victims_on_node(fw, snap, pod, node, cached, on_columns, None) else {
+                        continue;
+                    };
+                    if c.victims.is_empty() {
+                        continue;
+                    }
+                    non_violating += (c.num_pdb_violations == 0) as usize;
+                    let r = rank(&c);
+                    if better(&r) {
+                        best = Some((r, c));
+                    }
+                }
+            }
+            found += 1;
+            if non_violating > 0 && found >= want {
+                break;
+            }
+        }
+        best.map(|(_, c)| c)
     }
 }
 

@@ -831,3 +831,116 @@ fn fit_local_reasons_table() {
         assert_eq!(outcome(&plain, a), outcome(&local, b), "case {k}: the plain run");
     }
 }
+
+/// A preemption's outcome by name: the node, the victims, the PDB violations and the cleared
+/// nominations, or why nothing is done.
+/// Cleared nominations are named by their uid's distance from the preemptor's (two snapshots
+/// built alike number their pods alike from different starts).
+fn preemption_outcome(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    r: Result<(Preemption, Arc<PodInfo>), NoPreemption>,
+) -> Result<(String, Vec<String>, usize, Vec<i128>), NoPreemption> {
+    r.map(|(p, _)| {
+        let victims = p.victims.iter().map(|v| v.name.clone()).collect();
+        let cleared = p.cleared_nominations.iter().map(|u| u.0 as i128 - pod.uid.0 as i128).collect();
+        (snap.interner.resolve(p.node).to_string(), victims, p.num_pdb_violations, cleared)
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// PostFilter ranking candidates in locals as it finds them (`best_in_locals`) nominates the
+    /// node, evicts the victims and clears the nominations that building every candidate and
+    /// picking one (`best_of_all`) does, from the same random offset, and leaves every row (pod
+    /// order included) the same; each node's tally ranks as the plain run's candidate and its
+    /// victims are the tail of the node's list. Few candidates wanted (the early stop), ties
+    /// frequent (small priorities and start times), nominated pods of any priority.
+    #[test]
+    fn best_in_locals_matches_all(
+        nodes in proptest::collection::vec(
+            (
+                (
+                    proptest::sample::select(vec![1000i64, 2000, 3000, 4000]),
+                    1i64..6,
+                    proptest::bool::weighted(0.1),
+                    proptest::collection::vec(
+                        (
+                            proptest::sample::select(vec![0i64, 200, 500, 900, 1500]),
+                            0i32..4,
+                            0i64..3,
+                            0usize..2,
+                            proptest::bool::weighted(0.03),
+                        ),
+                        0..6,
+                    ),
+                ),
+                proptest::bool::weighted(0.1),
+            ),
+            1..9,
+        ),
+        nominated in proptest::collection::vec((0usize..8, 0i32..6, proptest::bool::weighted(0.05)), 0..4),
+        preemptor in (proptest::sample::select(vec![500i64, 1000, 2500, 4000]), 2i32..6),
+        own in proptest::option::of(0usize..8),
+        absolute in 1i32..5,
+        seed in 0u64..1000,
+    ) {
+        let plugin = DefaultPreemption { min_candidate_nodes_percentage: 10, min_candidate_nodes_absolute: absolute };
+        let mut outcomes = Vec::new();
+        for in_locals in [true, false] {
+            let mut snap = Snapshot::new();
+            let pod = gen_cluster_local(&mut snap, &nodes, &nominated, preemptor, own);
+            let fw = framework_around_fit(&mut snap);
+            let mut engine = Engine::new(1, 1, None);
+            let CycleResult::Unschedulable(diag) = engine.schedule_one(&fw, &snap, &pod) else {
+                return Ok(());
+            };
+            let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+            let r = plugin.preempt_with(&fw, &mut snap, &pod, &diag, &mut rng, in_locals);
+            let nominations: Vec<(String, Vec<String>)> = (0..snap.nodes.len())
+                .map(|i| {
+                    let name = snap.nodes.name[i];
+                    let v = snap.nominated.get(&name).map_or(Vec::new(), |v| v.iter().map(|p| p.name.clone()).collect());
+                    (snap.interner.resolve(name).to_string(), v)
+                })
+                .collect();
+            outcomes.push((preemption_outcome(&snap, &pod, r), rows(&snap), nominations));
+        }
+        proptest::prop_assert_eq!(&outcomes[0], &outcomes[1]);
+
+        // Node by node: the tally against the plain run's candidate.
+        let (mut plain, mut local) = (Snapshot::new(), Snapshot::new());
+        let pod_a = gen_cluster_local(&mut plain, &nodes, &nominated, preemptor, own);
+        let pod_b = gen_cluster_local(&mut local, &nodes, &nominated, preemptor, own);
+        let (fw_a, fw_b) = (framework_around_fit(&mut plain), framework_around_fit(&mut local));
+        let pre_a = (!plain.pre_filter_reads_pods(&pod_a)).then(|| run_pre_filter(&fw_a, &plain, &pod_a));
+        let pre_b = (!local.pre_filter_reads_pods(&pod_b)).then(|| run_pre_filter(&fw_b, &local, &pod_b));
+        let plan = columns_plan(&fw_b, &pod_b, pre_b.as_ref(), false);
+        let Some(lp) = fit_local::LocalPlan::new(&fw_b, &local, &pod_b, pre_b.as_ref(), plan) else { return Ok(()) };
+        let Some(Ok((state, skip, _))) = &pre_b else { unreachable!("a plan in locals has PreFilter's outcome") };
+        let fit = fw_b.plugins.iter().position(|p| p.name() == noderesources::FIT);
+        for i in 0..nodes.len() {
+            let node = NodeIdx(i as u32);
+            let fit_rejected = crate::framework::runtime::filter_node(&fw_b, CycleCx { snap: &local, pod: &pod_b }, state, skip, node)
+                .is_some_and(|(pid, _)| Some(pid) == fit);
+            let a = try_node(&fw_a, &mut plain, &pod_a, node, pre_a.as_ref(), None);
+            let Some(b) = fit_local::reprieve_local(&fw_b, &mut local, &pod_b, node, state, &lp, fit_rejected) else {
+                // Not in locals (a pod that is not plain): the plain run on both, in step.
+                let b = try_node(&fw_b, &mut local, &pod_b, node, pre_b.as_ref(), None);
+                proptest::prop_assert_eq!(outcome(&plain, a), outcome(&local, b), "node{}", i);
+                continue;
+            };
+            match (&a, &b) {
+                (Ok(c), Ok(t)) => {
+                    proptest::prop_assert_eq!(rank(c), t.rank(), "node{}", i);
+                    let tail = fit_local::tail_victims(&local, t);
+                    proptest::prop_assert_eq!(outcome(&plain, Ok(c.clone())), outcome(&local, Ok(Candidate { node, victims: tail, num_pdb_violations: 0 })), "node{}", i);
+                }
+                (Err(_), Err(_)) => {}
+                _ => proptest::prop_assert!(false, "node{}: {:?} against {:?}", i, a, b),
+            }
+            proptest::prop_assert_eq!(rows(&plain), rows(&local), "after node{}", i);
+        }
+    }
+}
