@@ -25,6 +25,13 @@ impl WallClock {
     pub fn new() -> Self {
         WallClock { start: Instant::now() }
     }
+
+    /// The instant this clock reads as 0: `now_nanos` is the time since it, so a caller that has
+    /// just read `Instant::now()` (to time something) gets the clock's reading from it without a
+    /// second read.
+    pub fn origin(&self) -> Instant {
+        self.start
+    }
 }
 
 impl Default for WallClock {

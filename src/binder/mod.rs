@@ -4,7 +4,7 @@
 //! Flow of one pod:
 //! 1. The scheduling thread calls [`Binder::submit`] (or [`Binder::try_submit`], or
 //!    [`Binder::submit_batch`] for several pods at once). Each pod takes one of `max_in_flight`
-//!    tokens; the call blocks only when none is left. A batch reaches a worker as one message, so a
+//!    tokens (an atomic count, [`Tokens`]: no message per pod); the call blocks only when none is left. A batch reaches a worker as one message, so a
 //!    burst of assumed pods costs one worker wake-up instead of one per pod. No mutex is taken unless Permit said
 //!    Wait: the pod is then parked in the waiting-pods map (upstream's `waitingPods`) without holding
 //!    a worker, until [`Binder::allow`] hands it to the workers, [`Binder::reject`] fails it, or the
@@ -16,7 +16,8 @@
 //!    [`Binder::spawn_router`] do it). On `Bound` the binder calls `AssumeCache::finish_binding` (when
 //!    given a cache) and [`BindingCycle::post_bind`]; on `BindFailed` (or a delete or eviction during
 //!    the bind) the pod fails. Either way a [`BindResult`] goes out on the results channel and the
-//!    pod's token is returned.
+//!    pod's token is returned; [`Binder::end_binding`] does the same but gives the result back to
+//!    its caller (the run's scheduling thread, which reads the events: no message to itself per pod).
 //!
 //! The binder owns the cache transitions that end a binding cycle, as upstream's binding goroutine
 //! does: FinishBinding on success, ForgetPod on any failure (Permit, PreBind, Bind), on whichever
@@ -39,11 +40,70 @@ use crate::agent::{AgentEvent, AgentEventKind, AgentPod, NodeAgent};
 use crate::cache::{AssumeCache, PodState, TransitionError};
 use crate::framework::{BindingPod, Framework};
 use crate::ids::PodUid;
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Condvar, Mutex};
 
 /// Shards of the map of pods whose bind was sent to the agent.
 const PENDING_SHARDS: usize = 16;
+
+/// The in-flight bound: `max` tokens, taken one per pod submitted and given back as its binding
+/// cycle ends. Taking and giving are one atomic operation each (a bounded channel of `()` cost a
+/// message per pod each way); only a taker that finds none left takes the mutex and sleeps, and a
+/// giver takes the mutex to wake it only while one sleeps.
+struct Tokens {
+    max: usize,
+    taken: CachePadded<AtomicUsize>,
+    /// Takers asleep (or about to sleep) on `room`.
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    room: Condvar,
+}
+
+impl Tokens {
+    fn new(max: usize) -> Self {
+        Tokens {
+            max,
+            taken: CachePadded::new(AtomicUsize::new(0)),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            room: Condvar::new(),
+        }
+    }
+
+    /// Takes a token if one is left.
+    fn try_take(&self) -> bool {
+        self.taken.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| (t < self.max).then_some(t + 1)).is_ok()
+    }
+
+    /// Takes a token, sleeping until one is given back when none is left.
+    fn take(&self) {
+        if self.try_take() {
+            return;
+        }
+        let mut g = lock(&self.lock);
+        // Counted before the retry: a giver that returns a token after it sees a sleeper and wakes
+        // it (under the lock, so not before this thread waits); one that returned it before, this
+        // retry sees (both sides are SeqCst).
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while !self.try_take() {
+            g = self.room.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Gives a token back.
+    fn give(&self) {
+        self.taken.fetch_sub(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = lock(&self.lock);
+            self.room.notify_all();
+        }
+    }
+
+    fn taken(&self) -> usize {
+        self.taken.load(Ordering::SeqCst)
+    }
+}
 
 /// One pod to bind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,8 +249,8 @@ struct Shared {
     cycle: Arc<dyn BindingCycle>,
     cache: Option<Arc<AssumeCache>>,
     results: Sender<BindResult>,
-    /// Returns in-flight tokens.
-    tokens_back: Sender<()>,
+    /// The in-flight bound.
+    tokens: Tokens,
     /// Pods whose bind went to the agent, waiting for its outcome event.
     pending: Vec<Mutex<AHashMap<PodUid, BindJob>>>,
     permits: Mutex<Permits>,
@@ -206,7 +266,6 @@ pub struct Binder {
     shared: Arc<Shared>,
     /// Batches of pods for the workers.
     jobs: Option<Sender<Vec<BindJob>>>,
-    tokens: Receiver<()>,
     max_in_flight: usize,
     workers: Vec<JoinHandle<()>>,
     permit_timer: Option<JoinHandle<()>>,
@@ -229,16 +288,12 @@ impl Binder {
         results: Sender<BindResult>,
     ) -> Self {
         assert!(workers > 0 && max_in_flight > 0, "a binder needs workers and room for pods in flight");
-        let (tokens_back, tokens) = crossbeam_channel::bounded(max_in_flight);
-        for _ in 0..max_in_flight {
-            tokens_back.send(()).expect("room for every token");
-        }
         let shared = Arc::new(Shared {
             agent,
             cycle,
             cache,
             results,
-            tokens_back,
+            tokens: Tokens::new(max_in_flight),
             pending: (0..PENDING_SHARDS).map(|_| Mutex::new(AHashMap::new())).collect(),
             permits: Mutex::new(Permits::default()),
             permit_wake: Condvar::new(),
@@ -267,7 +322,7 @@ impl Binder {
             .name("binder-permit-timer".into())
             .spawn(move || s.permit_timer_loop())
             .expect("spawn permit timer");
-        Binder { shared, jobs: Some(jobs), tokens, max_in_flight, workers, permit_timer: Some(permit_timer) }
+        Binder { shared, jobs: Some(jobs), max_in_flight, workers, permit_timer: Some(permit_timer) }
     }
 
     fn to_workers(&self, batch: Vec<BindJob>) {
@@ -294,7 +349,7 @@ impl Binder {
 
     /// Hands a pod to the workers; blocks while `max_in_flight` pods are in flight.
     pub fn submit(&self, job: BindJob) {
-        self.tokens.recv().expect("the binder holds a token sender");
+        self.shared.tokens.take();
         self.enqueue(job);
     }
 
@@ -302,7 +357,7 @@ impl Binder {
     /// one); blocks while `max_in_flight` pods are in flight, as [`submit`](Self::submit) does.
     pub fn submit_batch(&self, jobs: Vec<BindJob>) {
         for _ in 0..jobs.len() {
-            self.tokens.recv().expect("the binder holds a token sender");
+            self.shared.tokens.take();
         }
         if jobs.iter().all(|j| j.permit_wait.is_none()) {
             if !jobs.is_empty() {
@@ -323,18 +378,17 @@ impl Binder {
     // The job comes back by value: boxing it would allocate on the scheduling thread's path.
     #[allow(clippy::result_large_err)]
     pub fn try_submit(&self, job: BindJob) -> Result<(), BindJob> {
-        match self.tokens.try_recv() {
-            Ok(()) => {
-                self.enqueue(job);
-                Ok(())
-            }
-            Err(_) => Err(job),
+        if self.shared.tokens.try_take() {
+            self.enqueue(job);
+            Ok(())
+        } else {
+            Err(job)
         }
     }
 
     /// Pods submitted whose binding cycle has not ended.
     pub fn in_flight(&self) -> usize {
-        self.max_in_flight - self.tokens.len()
+        self.shared.tokens.taken()
     }
 
     pub fn max_in_flight(&self) -> usize {
@@ -387,9 +441,25 @@ impl Binder {
         lock(&self.shared.permits).waiting.len()
     }
 
-    /// Feeds one agent event. Returns true if it ended the binding cycle of a pod in flight.
+    /// Feeds one agent event. Returns true if it ended the binding cycle of a pod in flight; that
+    /// pod's [`BindResult`] goes out on the results channel.
     pub fn on_agent_event(&self, event: &AgentEvent) -> bool {
-        self.shared.on_agent_event(event)
+        match self.shared.end_binding(event) {
+            Some(r) => {
+                // A closed results channel means the run is over.
+                let _ = self.shared.results.send(r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`on_agent_event`](Self::on_agent_event) for a reader that handles the result itself: the
+    /// binding cycle the event ended (FinishBinding or Forget in the cache, PostBind, the token
+    /// returned) is given back instead of being sent on the results channel, so the scheduling
+    /// thread, which reads the agent's events, does not send a message to itself per pod.
+    pub fn end_binding(&self, event: &AgentEvent) -> Option<BindResult> {
+        self.shared.end_binding(event)
     }
 
     /// Starts a thread that passes every event from `events` to [`on_agent_event`](Self::on_agent_event)
@@ -433,12 +503,12 @@ impl Shared {
         &self.pending[(uid.0 as usize) % PENDING_SHARDS]
     }
 
-    fn finish(&self, job: BindJob, outcome: BindOutcome) {
+    /// Ends a binding cycle: counts it, returns the pod's token, and gives its result back.
+    fn settle(&self, job: BindJob, outcome: BindOutcome) -> BindResult {
         let counter = if outcome == BindOutcome::Bound { &self.stats.bound } else { &self.stats.failed };
         counter.fetch_add(1, Ordering::Relaxed);
-        // A closed results channel means the run is over.
-        let _ = self.results.send(BindResult { job, outcome });
-        let _ = self.tokens_back.send(());
+        self.tokens.give();
+        BindResult { job, outcome }
     }
 
     /// Keeps a refused cache transition, unless the pod was deleted first (expected: the delete
@@ -453,10 +523,17 @@ impl Shared {
 
     /// The binding cycle failed: forget the assume (upstream's ForgetPod), then report.
     fn fail(&self, job: BindJob, stage: BindStage, reason: String) {
+        let r = self.failed(job, stage, reason);
+        // A closed results channel means the run is over.
+        let _ = self.results.send(r);
+    }
+
+    /// [`fail`](Self::fail) with the result given back instead of sent.
+    fn failed(&self, job: BindJob, stage: BindStage, reason: String) -> BindResult {
         if let Some(c) = &self.cache {
             self.note_cache(c.forget(job.pod.uid).map(|_| ()));
         }
-        self.finish(job, BindOutcome::Failed { stage, reason });
+        self.settle(job, BindOutcome::Failed { stage, reason })
     }
 
     /// Fails every parked pod whose deadline has passed; sleeps until the next deadline.
@@ -502,7 +579,8 @@ impl Shared {
         self.agent.bind(pod);
     }
 
-    fn on_agent_event(&self, e: &AgentEvent) -> bool {
+    /// The binding cycle `e` ends, if it ends one of a pod in flight: its result, not yet sent.
+    fn end_binding(&self, e: &AgentEvent) -> Option<BindResult> {
         let ends = matches!(
             e.kind,
             AgentEventKind::Bound
@@ -511,27 +589,26 @@ impl Shared {
                 | AgentEventKind::Evicted(_)
         );
         if !ends {
-            return false;
+            return None;
         }
-        let Some(job) = lock(self.shard(e.uid)).remove(&e.uid) else { return false };
-        match &e.kind {
+        let job = lock(self.shard(e.uid)).remove(&e.uid)?;
+        Some(match &e.kind {
             AgentEventKind::Bound => match self.cache.as_ref().map(|c| c.finish_binding(e.uid)) {
                 // Deleted while binding: the delete released the node; the cycle failed.
                 Some(Err(err)) => {
                     self.note_cache(Err(err));
-                    self.finish(job, BindOutcome::Failed { stage: BindStage::Bind, reason: err.to_string() });
+                    self.settle(job, BindOutcome::Failed { stage: BindStage::Bind, reason: err.to_string() })
                 }
                 _ => {
                     self.cycle.post_bind(&job);
-                    self.finish(job, BindOutcome::Bound);
+                    self.settle(job, BindOutcome::Bound)
                 }
             },
-            AgentEventKind::BindFailed(reason) => self.fail(job, BindStage::Bind, reason.clone()),
-            AgentEventKind::Deleted => self.fail(job, BindStage::Bind, "the pod was deleted while binding".into()),
-            AgentEventKind::Evicted(reason) => self.fail(job, BindStage::Bind, reason.clone()),
+            AgentEventKind::BindFailed(reason) => self.failed(job, BindStage::Bind, reason.clone()),
+            AgentEventKind::Deleted => self.failed(job, BindStage::Bind, "the pod was deleted while binding".into()),
+            AgentEventKind::Evicted(reason) => self.failed(job, BindStage::Bind, reason.clone()),
             _ => unreachable!("filtered above"),
-        }
-        true
+        })
     }
 }
 

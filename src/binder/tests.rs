@@ -359,3 +359,70 @@ fn batches_bind_every_pod_and_park_the_ones_waiting_on_permit() {
     r.binder.submit_batch(Vec::new());
     assert_eq!(r.binder.in_flight(), 0);
 }
+
+#[test]
+fn tokens_count_what_is_taken_and_a_taker_sleeps_until_one_comes_back() {
+    let t = Arc::new(Tokens::new(3));
+    // (takes tried, gives) -> taken after, and whether the last try succeeded.
+    assert!(t.try_take() && t.try_take() && t.try_take());
+    assert!(!t.try_take(), "no fourth token");
+    assert_eq!(t.taken(), 3);
+    t.give();
+    assert_eq!(t.taken(), 2);
+    assert!(t.try_take());
+    // A blocked taker wakes on a give from another thread, many times over.
+    let done = Arc::new(AtomicUsize::new(0));
+    let (t2, d2) = (t.clone(), done.clone());
+    let taker = std::thread::spawn(move || {
+        for _ in 0..1000 {
+            t2.take();
+            d2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let mut given = 0;
+    while done.load(std::sync::atomic::Ordering::SeqCst) < 1000 {
+        if given < 1000 && t.taken() == 3 {
+            t.give();
+            given += 1;
+        }
+        std::thread::yield_now();
+    }
+    taker.join().expect("taker");
+    assert_eq!(given, 1000);
+    assert_eq!(t.taken(), 3);
+}
+
+#[test]
+fn end_binding_gives_the_result_back_instead_of_sending_it() {
+    // The reader of the agent's events is this test (no router), as the run's scheduling thread.
+    let (events_tx, events) = crossbeam_channel::unbounded();
+    let agent =
+        Arc::new(SimAgent::new(SimConfig::zero_latency(), events_tx, Arc::new(WallClock::new()), TimeMode::Wall));
+    let (results_tx, results) = crossbeam_channel::unbounded();
+    let cache = Arc::new(AssumeCache::new());
+    let binder = Binder::start(1, 4, agent, Arc::new(NoPlugins), Some(cache.clone()), results_tx);
+    for uid in 1..=3u64 {
+        cache.assume(PodUid(uid), 1).expect("assume");
+    }
+    binder.submit_batch((1..=3).map(|u| BindJob::new(test_pod(u, "n1"))).collect());
+    assert_eq!(binder.in_flight(), 3);
+    let mut ended = Vec::new();
+    while ended.len() < 3 {
+        let ev: AgentEvent = events.recv_timeout(Duration::from_secs(30)).expect("an agent event");
+        // (event kind) -> whether it ends a binding cycle: only Bound here.
+        match binder.end_binding(&ev) {
+            Some(r) => {
+                assert_eq!(ev.kind, AgentEventKind::Bound, "{ev:?}");
+                assert_eq!(r.outcome, BindOutcome::Bound);
+                ended.push(r.job.pod.uid.0);
+            }
+            None => assert_ne!(ev.kind, AgentEventKind::Bound, "{ev:?}"),
+        }
+    }
+    ended.sort_unstable();
+    assert_eq!(ended, vec![1, 2, 3]);
+    assert_eq!(binder.in_flight(), 0, "every token is back");
+    assert!(results.try_recv().is_err(), "nothing was sent on the results channel");
+    // An event for a pod not in flight ends nothing.
+    assert!(binder.end_binding(&AgentEvent { uid: PodUid(99), kind: AgentEventKind::Bound, at_nanos: 1 }).is_none());
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::agent::{AgentEvent, AgentEventKind, AgentPod, ContainerSpec};
 use crate::api;
-use crate::binder::{BindJob, BindOutcome, BindingCycle};
+use crate::binder::{BindJob, BindOutcome, BindResult, BindingCycle};
 use crate::framework::{BindingPod, CycleCx, CycleState};
 use crate::ids::PodUid;
 use crate::metrics::Hist;
@@ -240,35 +240,39 @@ impl Driver {
         any
     }
 
+    /// Handles the binding cycles that ended off this thread (a PreBind or Bind plugin failed on a
+    /// worker, Permit rejected or timed out): those the agent's events end are handled as each event
+    /// is read ([`Driver::handle_agent_event`]).
     pub(super) fn drain_bind_results(&mut self) -> bool {
-        self.drain_bind_results_at(None)
-    }
-
-    /// Handles finished binding cycles; `at_nanos` is when the agent reported the outcome (else now).
-    pub(super) fn drain_bind_results_at(&mut self, at_nanos: Option<u64>) -> bool {
         let mut any = false;
         while let Ok(r) = self.bind_results.try_recv() {
             any = true;
-            let at = at_nanos.unwrap_or_else(|| self.now());
-            match r.outcome {
-                BindOutcome::Bound => self.on_bound(r.job.pod.uid, at),
-                BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
-            }
+            let at = self.now();
+            self.on_bind_result(r, at);
         }
         any
     }
 
     /// One event from the agent. The scheduling thread is the binder's event reader (a router
     /// thread would be one more hand-off per pod on two cores): an event that ends a binding cycle
-    /// makes the binder finish it (FinishBinding, PostBind) and send its result, which is handled
-    /// before the event itself so that `Bound` precedes `Running`.
+    /// makes the binder finish it (FinishBinding, PostBind) and give its result back
+    /// (`Binder::end_binding`: not sent on the results channel to be read back here), which is
+    /// handled before the event itself so that `Bound` precedes `Running`.
     pub(super) fn handle_agent_event(&mut self, ev: AgentEvent) {
         if let Some(b) = &self.binder {
-            if b.on_agent_event(&ev) {
+            if let Some(r) = b.end_binding(&ev) {
                 // The pod was bound when the agent said so, not when this thread got to it.
-                self.drain_bind_results_at(Some(ev.at_nanos));
+                self.on_bind_result(r, ev.at_nanos);
             }
         }
         self.on_agent_event(ev);
+    }
+
+    /// A finished binding cycle; `at_nanos` is when it ended.
+    pub(super) fn on_bind_result(&mut self, r: BindResult, at_nanos: u64) {
+        match r.outcome {
+            BindOutcome::Bound => self.on_bound(r.job.pod.uid, at_nanos),
+            BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
+        }
     }
 }

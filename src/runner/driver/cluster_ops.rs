@@ -164,6 +164,21 @@ impl Driver {
         file: &str,
         signature: Option<(Sym, Sym)>,
     ) -> Result<PodUid, InputError> {
+        let now = self.now();
+        self.create_pod_at(template, namespace, file, signature, now)
+    }
+
+    /// [`create_pod`](Self::create_pod) with its creation time `now` read by the caller: a
+    /// `createPods` op reads the clock once per chunk of pods it creates back to back
+    /// (`CREATE_CHUNK_PODS`), as a client creating a burst of pods at that instant would.
+    pub(super) fn create_pod_at(
+        &mut self,
+        template: Arc<api::Pod>,
+        namespace: &str,
+        file: &str,
+        signature: Option<(Sym, Sym)>,
+        now: u64,
+    ) -> Result<PodUid, InputError> {
         let name = pod_name(&template.metadata, self.pods_created);
         self.pods_created += 1;
         let uid = self.uids.next_uid();
@@ -175,7 +190,6 @@ impl Driver {
                 format!("no scheduler profile named {:?}", self.snap.interner.resolve(info.scheduler_name)),
             )
         })?;
-        let now = self.now();
         let measured = self.window.measures(namespace);
         if measured && self.window.start_nanos.is_none() {
             self.window.start_nanos = Some(now);

@@ -50,7 +50,8 @@ impl Driver {
         } else {
             self.engine.schedule_one_nominated_batched(fw, &mut self.snap, &info, batch)
         };
-        let cycle_nanos = t0.elapsed().as_nanos() as u64;
+        let t1 = Instant::now();
+        let cycle_nanos = t1.saturating_duration_since(t0).as_nanos() as u64;
         if let Some(v) = &self.vclock {
             // Virtual time moves by the modelled cost, never by the measured one, so the run replays;
             // the agent's stages that came due during the cycle fire now, not at the next idle moment.
@@ -62,7 +63,8 @@ impl Driver {
             v.advance_by(self.cycle_cost.cycle_nanos(evaluated));
             self.agent.advance_to(v.now_nanos());
         }
-        let now = self.now();
+        // The cycle's end read as the run clock (wall time: from `t1`, not a fourth clock read).
+        let now = self.nanos_at(t1);
         self.counters.attempts += 1;
         self.rec_mut(uid).attempts = qp.attempts;
         if qp.attempts > 1 {

@@ -3,7 +3,6 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use crate::binder::BindOutcome;
 use crate::ids::PodUid;
 use crate::runner::RunError;
 
@@ -76,10 +75,7 @@ impl Driver {
                     crossbeam_channel::select! {
                         recv(self.bind_results) -> r => if let Ok(r) = r {
                             let at = self.now();
-                            match r.outcome {
-                                BindOutcome::Bound => self.on_bound(r.job.pod.uid, at),
-                                BindOutcome::Failed { reason, .. } => self.on_bind_failed(r.job.pod.uid, &reason),
-                            }
+                            self.on_bind_result(r, at);
                         },
                         recv(self.agent_events) -> e => if let Ok(e) = e { self.handle_agent_event(e) },
                         default(timeout) => {},

@@ -188,6 +188,9 @@ impl Window {
 struct Driver {
     opts: RunOptions,
     clock: Arc<dyn Clock>,
+    /// Wall time only: the instant `clock` reads as 0 (`WallClock::origin`), so the instants read to
+    /// time a cycle give the clock's readings too ([`Driver::nanos_at`]).
+    wall_origin: Option<std::time::Instant>,
     vclock: Option<Arc<VirtualClock>>,
     /// What a cycle costs in virtual time (used only with `vclock`).
     cycle_cost: CycleCostModel,
@@ -319,6 +322,15 @@ impl Driver {
 
     fn now(&self) -> u64 {
         self.clock.now_nanos()
+    }
+
+    /// The run clock's reading at `t`, an instant just read on this thread: the same as
+    /// [`now`](Self::now) then, without reading the clock again (wall time); in virtual time, `now`.
+    fn nanos_at(&self, t: std::time::Instant) -> u64 {
+        match self.wall_origin {
+            Some(origin) => t.saturating_duration_since(origin).as_nanos() as u64,
+            None => self.now(),
+        }
     }
 
     /// Keeps a refused cache transition for the end-of-run check (`cacheConsistent`).

@@ -79,11 +79,13 @@ pub(crate) fn run_workload_with(
 ) -> Result<RunReport, RunError> {
     let wall_start = Instant::now();
     let cpu_start = cpu_seconds();
-    let (vclock, clock): (Option<Arc<VirtualClock>>, Arc<dyn Clock>) = if opts.virtual_time {
+    let (vclock, clock, wall_origin): (Option<Arc<VirtualClock>>, Arc<dyn Clock>, _) = if opts.virtual_time {
         let v = Arc::new(VirtualClock::new());
-        (Some(v.clone()), v)
+        (Some(v.clone()), v, None)
     } else {
-        (None, Arc::new(WallClock::new()))
+        let w = WallClock::new();
+        let origin = w.origin();
+        (None, Arc::new(w), Some(origin))
     };
     let cluster_file = opts.cluster.first().map(|p| p.display().to_string()).unwrap_or_default();
     // A cluster given as loaded objects (read once for every workload and repetition) or as paths.
@@ -190,6 +192,7 @@ pub(crate) fn run_workload_with(
     let mut d = Driver {
         opts: opts.clone(),
         clock,
+        wall_origin,
         vclock,
         cycle_cost: CycleCostModel::DEFAULT,
         engine: Engine::new(opts.seed, opts.threads, config.percentage_of_nodes_to_score)
