@@ -25,8 +25,9 @@
 //! The binder owns the end of the binding cycle, as upstream's binding goroutine does: FinishBinding
 //! when the bind succeeded, ForgetPod when any step failed (Permit rejected or timed out on the
 //! permit timer thread, PreBind failed on a worker, the bind failed). In `run` the scheduling
-//! thread reads the agent's events and hands each to the binder (`Binder::on_agent_event`), so
-//! FinishBinding and a failed bind's forget run inside the binder's code on that thread; Permit
+//! thread reads the agent's events and hands each to the binder (`Binder::end_binding`, which
+//! returns the bind result), so FinishBinding and a failed bind's forget run inside the binder's
+//! code on that thread; Permit
 //! and PreBind failures forget on binder threads, and an embedder's router thread
 //! (`Binder::spawn_router`) runs all of them off the scheduling thread. The races this leaves,
 //! each checked by a loom test below:
