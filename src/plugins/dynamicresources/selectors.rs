@@ -153,4 +153,50 @@ mod tests {
         let got = CelSelectors::new().matches("device.driver == \"a\"", "a", &d);
         assert!(matches!(&got, Err(SelectorError::Runtime(m)) if m.contains("parse semantic version")), "{got:?}");
     }
+
+    /// scheduler_perf's `dra/templates/resourceslice-basic-devices.yaml` (device 1 of slice 0)
+    /// against `deviceclass.yaml`'s selector and `performance-config.yaml`'s request selector.
+    #[test]
+    fn scheduler_perf_basic_device() {
+        let slice = r#"kind: ResourceSlice
+metadata: {name: resourceslice-0}
+spec:
+  pool: {name: resourceslice-0, generation: 1, resourceSliceCount: 1}
+  driver: test-driver.cdi.k8s.io
+  nodeName: scheduler-perf-dra-0
+  devices:
+  - name: basic-device-1
+    attributes:
+      driver: {string: xe}
+      driverVersion: {version: "1.2.3"}
+      resource.k8s.io/pciRoot: {string: "1"}
+      pciRoot: {string: "01"}
+      resource.kubernetes.io/pciRoot: {string: pci0000:01}
+      sriov: {bool: true}
+    capacity:
+      memory: {value: 24480Mi}
+"#;
+        let objects = crate::api::parse_objects(slice, "s.yaml").unwrap();
+        let crate::api::Object::ResourceSlice(slice) = &objects[0] else { panic!() };
+        let (driver, d) = (slice.spec.driver.as_str(), &slice.spec.devices[0]);
+        let mut cel = CelSelectors::new();
+        let cases = [
+            (r#"device.driver == "test-driver.cdi.k8s.io""#, true),
+            (
+                r#"device.attributes["test-driver.cdi.k8s.io"].driverVersion.major() >= 1 && device.capacity["test-driver.cdi.k8s.io"].memory.isGreaterThan(quantity("1Mi"))"#,
+                true,
+            ),
+            (r#"device.attributes["test-driver.cdi.k8s.io"].pciRoot == "01""#, true),
+            (r#"device.attributes["resource.k8s.io"].pciRoot == "1""#, true),
+            (r#"device.attributes["resource.kubernetes.io"].pciRoot == "pci0000:01""#, true),
+            (
+                r#"device.attributes["test-driver.cdi.k8s.io"].sriov && device.attributes["test-driver.cdi.k8s.io"].driver == "xe""#,
+                true,
+            ),
+            (r#"device.capacity["test-driver.cdi.k8s.io"].memory.isGreaterThan(quantity("24Gi"))"#, false),
+        ];
+        for (expression, want) in cases {
+            assert_eq!(cel.matches(expression, driver, d), Ok(want), "{expression}");
+        }
+    }
 }
