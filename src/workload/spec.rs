@@ -829,7 +829,7 @@ impl Ctx<'_> {
             "stopCollectingProfile" => return Ok(Op::Noop("stopCollectingProfile")),
             "createResourceClaims" | "allocResourceClaims" => {
                 return Ok(Op::Unsupported {
-                    reason: format!("op {opcode}: dynamic resource allocation (ResourceClaims) is not implemented"),
+                    reason: format!("op {opcode}: dynamic resource allocation is not wired into the runner yet"),
                     opcode,
                 })
             }

@@ -37,9 +37,32 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
     "mock node declared features set up by nodedeclaredfeatures/node_declared_features_test.go",
 )];
 
+/// The DRA features beyond the basic ones, by the feature gate a test case (or workload) of
+/// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
+/// setting them changes no gate, but it says what the workload needs).
+const DRA_FEATURES: &[(&str, &str)] = &[
+    ("DRAPrioritizedList", "prioritized lists of devices (firstAvailable)"),
+    ("DRAPartitionableDevices", "partitionable devices (shared counters)"),
+    ("DRAConsumableCapacity", "consumable device capacity"),
+    ("DRADeviceTaints", "device taints and tolerations"),
+    ("DRAExtendedResource", "extended resources backed by DRA"),
+    ("DRAListTypeAttributes", "list-typed device attributes"),
+    ("DRADeviceCompatibilityGroups", "device compatibility groups"),
+    ("DRAWorkloadResourceClaims", "resource claims of pod groups"),
+];
+
+/// Kinds of `resource.k8s.io` a template may hold (loaded, but not run yet: see `dra_reason`).
+const DRA_KINDS: &[&str] =
+    &["ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"];
+
 /// Why workload `w` of `tc` cannot run, or `None` if it can.
 pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     if let Some(r) = &tc.unsupported {
+        let gates = tc.feature_gates.iter().chain(&w.feature_gates);
+        let feature = gates.filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
+        if let Some((gate, what)) = feature {
+            return Some(format!("dynamic resource allocation: {what} ({gate}) is not implemented"));
+        }
         return Some(r.clone());
     }
     if let Some((param, what)) = HOOK_PARAMS.iter().find(|(p, _)| w.params.contains_key(*p)) {
@@ -93,6 +116,11 @@ fn template_reason(path: &Path) -> Option<String> {
     for line in text.lines() {
         if let Some(kind) = line.strip_prefix("kind:") {
             let kind = kind.trim().trim_matches(['"', '\'']);
+            if DRA_KINDS.contains(&kind) {
+                return Some(format!(
+                    "template {name} holds a {kind}: dynamic resource allocation is not wired into the runner yet"
+                ));
+            }
             if !kind.is_empty() && !SUPPORTED_KINDS.contains(&kind) {
                 return Some(format!("template {name} holds a {kind}: objects of kind {kind} are not supported"));
             }
@@ -100,7 +128,7 @@ fn template_reason(path: &Path) -> Option<String> {
         let field = line.trim_start().trim_start_matches("- ");
         if field.starts_with("resourceClaims:") {
             return Some(format!(
-                "template {name}: pods with resourceClaims (dynamic resource allocation) are not supported"
+                "template {name}: pods with resourceClaims: dynamic resource allocation is not wired into the runner yet"
             ));
         }
     }

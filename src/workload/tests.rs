@@ -927,3 +927,41 @@ fn create_pod_groups_and_pod_group_templates_are_checked() {
     let crate::api::Object::Pod(p) = &objs[0] else { panic!() };
     assert_eq!(p.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_deref()), Some("gang-0"));
 }
+
+#[test]
+fn dra_workloads_are_skipped_naming_the_feature() {
+    let yaml = "\
+- name: Basic
+  featureGates: {DynamicResourceAllocation: true}
+  workloadTemplate:
+  - opcode: allocResourceClaims
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: b
+- name: Features
+  featureGates: {DynamicResourceAllocation: true, DRAConsumableCapacity: true}
+  workloadTemplate:
+  - opcode: allocResourceClaims
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: capacity
+  - name: both
+    featureGates: {DRAPartitionableDevices: true}
+";
+    let fx = Fixture::new(yaml);
+    let cases = fx.load().unwrap();
+    let reasons: Vec<String> =
+        cases.iter().flat_map(|tc| tc.workloads.iter().map(move |w| skip_reason(tc, w).unwrap())).collect();
+    assert_eq!(
+        reasons,
+        [
+            "op allocResourceClaims: dynamic resource allocation is not wired into the runner yet",
+            "dynamic resource allocation: consumable device capacity (DRAConsumableCapacity) is not implemented",
+            "dynamic resource allocation: consumable device capacity (DRAConsumableCapacity) is not implemented",
+        ]
+    );
+}

@@ -28,6 +28,10 @@ use crate::api::resource::{
 /// `resourceapi.AllocationResultsMaxSize`: at most this many devices per claim.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
 
+/// The error when no allocation was found and some pool reaching the node was invalid; not
+/// fatal for other nodes (upstream wraps it in `ErrFailedAllocationOnNode`).
+pub const INVALID_POOLS: &str = "invalid resource pools were encountered";
+
 /// A device's identity: (driver, pool, device) names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DeviceId {
@@ -48,11 +52,18 @@ impl std::fmt::Display for DeviceId {
     }
 }
 
-/// Evaluates CEL device selectors. Implementations compile each distinct expression once.
+/// Why a selector could not be evaluated (the message is cel-go's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SelectorError {
+    Compile(String),
+    Runtime(String),
+}
+
+/// Evaluates CEL device selectors. Implementations compile each distinct expression once
+/// ([`super::selectors::CelSelectors`]).
 pub trait DeviceSelectors {
-    /// Whether `device` of `driver` satisfies `expression`; `Err` carries a compile or runtime
-    /// error's message.
-    fn matches(&mut self, expression: &str, driver: &str, device: &Device) -> Result<bool, String>;
+    /// Whether `device` of `driver` satisfies `expression`.
+    fn matches(&mut self, expression: &str, driver: &str, device: &Device) -> Result<bool, SelectorError>;
 }
 
 /// The node an allocation is for: its name and how a node selector matches it.
@@ -372,7 +383,7 @@ pub fn allocate(
     if !search.allocate_one(0, 0, 0)? {
         // Not fatal for other nodes; surfaced only when allocation fails on every node.
         if pools.iter().any(|p| p.invalid) {
-            return Err("invalid resource pools were encountered".into());
+            return Err(INVALID_POOLS.into());
         }
         return Ok(Outcome::Unfit);
     }
@@ -408,37 +419,15 @@ impl<'a> Search<'a, '_> {
             self.selectable[slot] = Some(false);
             return Ok(false);
         }
-        let (driver, device) = (c.id.driver.clone(), c.device);
         let claim = self.claims[ci];
-        let matches = self
-            .selectors_match(&driver, device, &class.spec.selectors, || format!("class {}", class.metadata.name))?
-            && self.selectors_match(&driver, device, &exact.selectors, || format!("claim {}", claim_key(claim)))?;
+        let selectors = &mut *self.selectors;
+        let matches = selectors_match(selectors, &c.id, c.device, &class.spec.selectors, || {
+            format!("class {}", class.metadata.name)
+        })? && selectors_match(selectors, &c.id, c.device, &exact.selectors, || {
+            format!("claim {}", claim_key(claim))
+        })?;
         self.selectable[slot] = Some(matches);
         Ok(matches)
-    }
-
-    fn selectors_match(
-        &mut self,
-        driver: &str,
-        device: &Device,
-        selectors: &[DeviceSelector],
-        owner: impl Fn() -> String,
-    ) -> Result<bool, String> {
-        for (i, s) in selectors.iter().enumerate() {
-            let expression = s.cel.as_ref().map_or("", |c| c.expression.as_str());
-            match self.selectors.matches(expression, driver, device) {
-                Ok(true) => {}
-                Ok(false) => return Ok(false),
-                Err(e) => {
-                    return Err(format!(
-                        "{}: selector #{i} on device {driver}/{}: CEL runtime error: {e}",
-                        owner(),
-                        device.name
-                    ))
-                }
-            }
-        }
-        Ok(true)
     }
 
     /// `allocateOne`: the `di`-th device of request `ri` of claim `ci`, and everything after it.
@@ -554,6 +543,30 @@ impl<'a> Search<'a, '_> {
         let node_selector = node_selector_of(self.result[ci].iter().map(|&(_, d)| self.candidates[d].slice));
         AllocationResult { devices: DeviceAllocationResult { results, config: Vec::new() }, node_selector }
     }
+}
+
+/// The selectors of a class or a request, in order, against one device, with upstream's errors.
+fn selectors_match(
+    selectors: &mut dyn DeviceSelectors,
+    id: &DeviceId,
+    device: &Device,
+    list: &[DeviceSelector],
+    owner: impl Fn() -> String,
+) -> Result<bool, String> {
+    for (i, s) in list.iter().enumerate() {
+        let expression = s.cel.as_ref().map_or("", |c| c.expression.as_str());
+        match selectors.matches(expression, &id.driver, device) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(SelectorError::Compile(e)) => {
+                return Err(format!("{}: selector #{i}: CEL compile error: {e}", owner()))
+            }
+            Err(SelectorError::Runtime(e)) => {
+                return Err(format!("{}: selector #{i} on device {id}: CEL runtime error: {e}", owner()))
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// `createNodeSelector`: a device of a node-local slice pins the claim to that node; otherwise the

@@ -1,11 +1,11 @@
 //! The structured allocator against upstream's own cases (v1.37.2
 //! `structured/internal/allocatortesting/allocator_testing.go`) that use only the basic features,
-//! with their names and expectations. CEL is a stub here that understands the two expression
-//! shapes the cases use; the real evaluator is `crate::cel`'s.
+//! with their names and expectations, selectors evaluated by `crate::cel` through [`CelSelectors`].
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome};
+use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome, SelectorError};
+use super::selectors::CelSelectors;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm, ObjectMeta};
 use crate::api::resource::*;
 use crate::api::Quantity;
@@ -21,27 +21,17 @@ const NODE2: &str = "node-2";
 const CLASS_A: &str = "class-a";
 const CLASS_B: &str = "class-b";
 
-/// Understands `device.driver == "x"` and
-/// `device.capacity["d"].memory.compareTo(quantity("q")) >= 0`; counts evaluations.
+/// The real selectors ([`CelSelectors`]), counting evaluations.
 #[derive(Default)]
-struct StubCel {
+struct CountingCel {
+    cel: CelSelectors,
     evaluations: usize,
 }
 
-impl DeviceSelectors for StubCel {
-    fn matches(&mut self, expression: &str, driver: &str, device: &Device) -> Result<bool, String> {
+impl DeviceSelectors for CountingCel {
+    fn matches(&mut self, expression: &str, driver: &str, device: &Device) -> Result<bool, SelectorError> {
         self.evaluations += 1;
-        if let Some(rest) = expression.strip_prefix("device.driver == \"") {
-            return Ok(rest.trim_end_matches('"') == driver);
-        }
-        if let Some(rest) = expression.strip_prefix("device.capacity[\"") {
-            let (domain, rest) = rest.split_once("\"].").ok_or("bad expression")?;
-            let (name, rest) = rest.split_once(".compareTo(quantity(\"").ok_or("bad expression")?;
-            let q = Quantity::parse(rest.trim_end_matches("\")) >= 0")).map_err(|e| e.to_string())?;
-            let key = if domain == driver { name.to_string() } else { format!("{domain}/{name}") };
-            return Ok(device.capacity.get(&key).is_some_and(|c| c.value >= q));
-        }
-        Err(format!("undeclared reference in {expression:?}"))
+        self.cel.matches(expression, driver, device)
     }
 }
 
@@ -220,7 +210,7 @@ fn run(c: &Case) -> Result<Outcome, String> {
     let classes: BTreeMap<String, DeviceClass> =
         c.classes.iter().map(|k| (k.metadata.name.clone(), k.clone())).collect();
     let allocated: HashSet<DeviceId> = c.allocated.iter().map(|(d, p, n)| DeviceId::new(d, p, n)).collect();
-    allocate(&claims, &node, &slices, &classes, &allocated, &mut StubCel::default())
+    allocate(&claims, &node, &slices, &classes, &allocated, &mut CountingCel::default())
 }
 
 #[test]
@@ -640,12 +630,12 @@ fn upstream_allocator_cases() {
         Case {
             claims: vec![claim(
                 "claim-0",
-                vec![with_selector(request("req-0", CLASS_A, 1), "device.attributes[\"x\"].y".into())],
+                vec![with_selector(request("req-0", CLASS_A, 1), "noSuchVar".into())],
                 vec![],
             )],
             slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![device("device-1")])],
             want: Err("undeclared reference"),
-            ..case("unknown-selector-reference")
+            ..case("invalid-CEL-one-device")
         },
     ];
     for c in &cases {
@@ -735,7 +725,7 @@ fn selector_results_are_cached_per_request_and_device() {
     let labels: BTreeMap<String, String> = BTreeMap::new();
     let matches = |_: &NodeSelector| labels.is_empty();
     let node = NodeView { name: NODE1, selector_matches: &matches };
-    let mut cel = StubCel::default();
+    let mut cel = CountingCel::default();
     let slices: Vec<&ResourceSlice> = c.slices.iter().collect();
     let classes: BTreeMap<String, DeviceClass> =
         c.classes.iter().map(|k| (k.metadata.name.clone(), k.clone())).collect();

@@ -186,6 +186,7 @@ pub fn alloc_resource_claims(
 mod tests {
     use super::*;
     use crate::api::resource::PodResourceClaimStatus;
+    use crate::plugins::dynamicresources::selectors::CelSelectors;
 
     #[test]
     fn generate_names_are_the_controllers() {
@@ -258,21 +259,6 @@ spec:
         assert_eq!(claim_name(&pod, &pod_claim), ClaimRef::NotNeeded);
     }
 
-    /// `device.driver == "x"` only.
-    struct DriverCel;
-
-    impl DeviceSelectors for DriverCel {
-        fn matches(
-            &mut self,
-            expression: &str,
-            driver: &str,
-            _: &crate::api::resource::Device,
-        ) -> Result<bool, String> {
-            let want = expression.strip_prefix("device.driver == \"").ok_or("unknown expression")?;
-            Ok(want.trim_end_matches('"') == driver)
-        }
-    }
-
     #[test]
     fn init_claims_go_round_the_sorted_nodes() {
         let mut text = String::from(
@@ -303,7 +289,7 @@ spec:
             NodeView { name: "node-1", selector_matches: &never },
         ];
         // Four devices, five claims: the fifth fits nowhere.
-        let err = alloc_resource_claims(&mut dra, "init", &nodes, &mut DriverCel).unwrap_err();
+        let err = alloc_resource_claims(&mut dra, "init", &nodes, &mut CelSelectors::new()).unwrap_err();
         assert_eq!(err, "Could not allocate claim 4 out of 5");
         let placed = |dra: &DraObjects, c: usize| {
             let r = &dra
@@ -325,6 +311,6 @@ spec:
         assert_eq!(allocated_devices(&dra).len(), 4);
         // Nothing left to do for the allocated ones; the last claim removed, the op succeeds.
         dra.claims.remove(&("init".to_string(), "test-claim-4".to_string()));
-        assert_eq!(alloc_resource_claims(&mut dra, "init", &nodes, &mut DriverCel), Ok(0));
+        assert_eq!(alloc_resource_claims(&mut dra, "init", &nodes, &mut CelSelectors::new()), Ok(0));
     }
 }

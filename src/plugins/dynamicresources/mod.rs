@@ -1,12 +1,16 @@
 //! DynamicResources (dynamic resource allocation, `resource.k8s.io/v1`): the structured allocator
-//! (`allocator`) and the resourceclaim controller's part scheduler_perf runs (`controller`: a claim
-//! per template entry of a pod, named as the controller names it, and `allocResourceClaims`), and
-//! the claims a pod uses with upstream's PreEnqueue messages (`pod_claims`). The plugin itself is
-//! still the no-op of `simple.rs` (PreFilter Skip); workloads with claims are skipped
-//! (`workload::spec`).
+//! (`allocator`, its CEL selectors evaluated by `crate::cel` through `selectors::CelSelectors`),
+//! the resourceclaim controller's part scheduler_perf runs (`controller`: a claim per template
+//! entry of a pod, named as the controller names it, and `allocResourceClaims`), the claims a pod
+//! uses with upstream's PreEnqueue messages (`pod_claims`), and the plugin's PreFilter, Filter,
+//! Reserve/Unreserve and PreBind for one pod as functions over the snapshot's DRA objects
+//! (`cycle`). The plugin itself is still the no-op of `simple.rs` (PreFilter Skip); workloads with
+//! claims are skipped (`workload::spec`).
 
 pub mod allocator;
 #[cfg(test)]
 mod allocator_tests;
 pub mod controller;
+pub mod cycle;
 pub mod pod_claims;
+pub mod selectors;

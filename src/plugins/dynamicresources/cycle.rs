@@ -1,0 +1,445 @@
+//! DynamicResources' PreFilter and Filter for one pod, as functions over the snapshot's DRA
+//! objects, with upstream's (v1.37.2 `dynamicresources.go`) reasons and status codes for the
+//! basic features: [`pre_filter`] resolves the pod's claims (`foreachPodResourceClaim`), refuses a
+//! claim in use by others or being allocated for another pod, checks the device classes of the
+//! claims still to allocate, and gathers the devices already allocated (the claims' allocations
+//! and the allocations in flight, made at Reserve and not yet written at PreBind);
+//! [`PodClaims::filter`] checks an allocated claim's node selector and allocates the rest on one
+//! node; [`PodClaims::reserve`] puts the chosen node's allocations in flight,
+//! [`PodClaims::unreserve`] drops them (and the pod's reservations), [`PodClaims::pre_bind`]
+//! writes them with the pod's `reservedFor` entry into the claims. Not wired into the framework
+//! yet: the `Plugin` impl (the pod's claims in `PodInfo`, the per-node result cache, the in-flight
+//! map shared by the scheduling thread and PreBind) is the next step.
+//!
+//! Codes: upstream's `statusUnschedulable` is UnschedulableAndUnresolvable (preemption cannot
+//! free devices), `statusError` is Error.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome, INVALID_POOLS};
+use super::controller::allocated_devices;
+use super::pod_claims::pod_resource_claims;
+use crate::api::objects::{NodeSelector, Pod};
+use crate::api::resource::{AllocationResult, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice};
+use crate::framework::{Code, Status};
+use crate::snapshot::dra::DraObjects;
+
+/// `resourceapi.ResourceClaimReservedForMaxSize`: at most this many consumers per claim.
+pub const RESERVED_FOR_MAX_SIZE: usize = 256;
+
+/// Allocations made at Reserve and not yet written to their claims by PreBind (upstream's
+/// `inFlightAllocations`), by (namespace, claim name).
+pub type InFlight = BTreeMap<(String, String), AllocationResult>;
+
+/// What PreFilter found for a pod with claims (upstream's `stateData`).
+#[derive(Debug)]
+pub struct PodClaims {
+    /// The pod's claims in `spec.resourceClaims` order (copies: the cycle state owns them).
+    pub claims: Vec<ResourceClaim>,
+    /// The claims without an allocation, by index into `claims`.
+    pub to_allocate: Vec<usize>,
+    /// The devices held by every allocated or in-flight claim (empty when nothing is to allocate).
+    pub allocated: HashSet<DeviceId>,
+}
+
+fn unresolvable(reason: impl Into<String>) -> Status {
+    Status::new(Code::UnschedulableAndUnresolvable, reason)
+}
+
+/// `klog.KObj`: `namespace/name`.
+fn kobj(claim: &ResourceClaim) -> String {
+    format!("{}/{}", claim.metadata.namespace, claim.metadata.name)
+}
+
+/// `resourceclaim.IsReservedForPod`: the pod's uid is among the claim's consumers.
+fn is_reserved_for_pod(pod: &Pod, claim: &ResourceClaim) -> bool {
+    claim
+        .status
+        .reserved_for
+        .iter()
+        .any(|r| r.resource == "pods" && r.api_group.is_empty() && r.uid == pod.metadata.uid)
+}
+
+/// PreFilter: `Ok(None)` is Skip (the pod uses no claim); `Err` ends the cycle with upstream's
+/// status. `namespace` is the pod's.
+pub fn pre_filter(
+    pod: &Pod,
+    namespace: &str,
+    dra: &DraObjects,
+    in_flight: &InFlight,
+) -> Result<Option<PodClaims>, Status> {
+    if pod.spec.resource_claims.is_empty() {
+        return Ok(None);
+    }
+    let found = pod_resource_claims(pod, namespace, dra).map_err(unresolvable)?;
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut to_allocate = Vec::new();
+    for (index, (_, claim)) in found.iter().enumerate() {
+        if claim.status.allocation.is_some() {
+            if claim.status.reserved_for.len() >= RESERVED_FOR_MAX_SIZE && !is_reserved_for_pod(pod, claim) {
+                return Err(unresolvable("resourceclaim in use"));
+            }
+            continue;
+        }
+        to_allocate.push(index);
+        if in_flight.contains_key(&(claim.metadata.namespace.clone(), claim.metadata.name.clone())) {
+            return Err(unresolvable(format!("resource claim {} is in the process of being allocated", kobj(claim))));
+        }
+        for request in &claim.spec.devices.requests {
+            match (&request.exactly, request.first_available.is_empty()) {
+                (Some(exact), _) => {
+                    if exact.device_class_name.is_empty() {
+                        return Err(Status::new(
+                            Code::Error,
+                            format!("request {}: unsupported request type", request.name),
+                        ));
+                    }
+                    if !dra.classes.contains_key(&exact.device_class_name) {
+                        return Err(unresolvable(format!(
+                            "request {}: device class {} does not exist",
+                            request.name, exact.device_class_name
+                        )));
+                    }
+                }
+                (None, false) => {
+                    // DRAPrioritizedList (on by default): refused by `workload::support` before a run.
+                    return Err(Status::new(
+                        Code::Error,
+                        format!(
+                            "resource claim {}, request {}: firstAvailable is not implemented",
+                            kobj(claim),
+                            request.name
+                        ),
+                    ));
+                }
+                (None, true) => {
+                    return Err(unresolvable(format!(
+                        "resource claim {}, request {}: unknown request type",
+                        kobj(claim),
+                        request.name
+                    )))
+                }
+            }
+        }
+    }
+    let mut allocated = HashSet::new();
+    if !to_allocate.is_empty() {
+        allocated = allocated_devices(dra);
+        for allocation in in_flight.values() {
+            for r in &allocation.devices.results {
+                allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
+            }
+        }
+    }
+    let claims = found.into_iter().map(|(_, c)| c.clone()).collect();
+    Ok(Some(PodClaims { claims, to_allocate, allocated }))
+}
+
+/// The node selector of an allocated claim (`nodeSelectorFromAllocation`), `None` when it is
+/// available everywhere.
+fn available_on(claim: &ResourceClaim) -> Option<&NodeSelector> {
+    claim.status.allocation.as_ref().and_then(|a| a.node_selector.as_ref())
+}
+
+impl PodClaims {
+    /// Filter on one node: `Ok(allocations)` (one per claim of `to_allocate`, in order; empty when
+    /// every claim is allocated) or upstream's status. `slices` are the cluster's ResourceSlices
+    /// (by name).
+    pub fn filter(
+        &self,
+        node: &NodeView<'_>,
+        dra: &DraObjects,
+        slices: &[&ResourceSlice],
+        selectors: &mut dyn DeviceSelectors,
+    ) -> Result<Vec<AllocationResult>, Status> {
+        let unavailable =
+            self.claims.iter().filter_map(available_on).any(|selector| !(node.selector_matches)(selector));
+        let mut allocations = Vec::new();
+        if !self.to_allocate.is_empty() {
+            let claims: Vec<&ResourceClaim> = self.to_allocate.iter().map(|&i| &self.claims[i]).collect();
+            match allocate(&claims, node, slices, &dra.classes, &self.allocated, selectors) {
+                Ok(Outcome::Allocated(results)) => allocations = results,
+                Ok(Outcome::Unfit) => return Err(unresolvable("cannot allocate all claims")),
+                Err(e) if e == INVALID_POOLS => return Err(unresolvable(e)),
+                Err(e) => return Err(Status::new(Code::Error, e)),
+            }
+        }
+        if unavailable {
+            return Err(unresolvable("resourceclaim not available on the node"));
+        }
+        Ok(allocations)
+    }
+}
+
+/// A claim's key in [`DraObjects::claims`] and [`InFlight`].
+fn key_of(claim: &ResourceClaim) -> (String, String) {
+    (claim.metadata.namespace.clone(), claim.metadata.name.clone())
+}
+
+impl PodClaims {
+    /// Reserve on the chosen node: `allocations` (what [`PodClaims::filter`] returned for it) become
+    /// in flight, one per claim to allocate (`SignalClaimPendingAllocation`).
+    pub fn reserve(&self, allocations: &[AllocationResult], in_flight: &mut InFlight) -> Result<(), Status> {
+        if self.to_allocate.is_empty() {
+            return Ok(());
+        }
+        if allocations.is_empty() {
+            return Err(Status::new(Code::Error, "claim allocation not found for node"));
+        }
+        if allocations.len() != self.to_allocate.len() {
+            let (have, want) = (allocations.len(), self.to_allocate.len());
+            return Err(Status::new(
+                Code::Error,
+                format!("internal error, have {have} allocations, {want} claims to allocate, want {want} claims"),
+            ));
+        }
+        for (&i, allocation) in self.to_allocate.iter().zip(allocations) {
+            in_flight.insert(key_of(&self.claims[i]), allocation.clone());
+        }
+        Ok(())
+    }
+
+    /// Unreserve: the pod's in-flight allocations are dropped, and the pod's reservation of an
+    /// allocated claim is removed (upstream's `reservedFor` delete patch).
+    pub fn unreserve(&self, pod: &Pod, in_flight: &mut InFlight, dra: &mut DraObjects) {
+        for claim in &self.claims {
+            let key = key_of(claim);
+            in_flight.remove(&key);
+            if let Some(c) = dra.claims.get_mut(&key) {
+                if c.status.allocation.is_some() {
+                    c.status.reserved_for.retain(|r| r.uid != pod.metadata.uid);
+                }
+            }
+        }
+    }
+
+    /// PreBind (`bindClaim` for each claim not yet reserved for the pod): the in-flight allocation
+    /// is written to the claim in `dra` and the pod added to its `reservedFor`. Finalizers and the
+    /// allocation timestamp are not modelled (nothing here reads them).
+    pub fn pre_bind(&self, pod: &Pod, in_flight: &mut InFlight, dra: &mut DraObjects) -> Result<(), Status> {
+        for claim in &self.claims {
+            let key = key_of(claim);
+            let Some(current) = dra.claims.get_mut(&key) else {
+                return Err(Status::new(Code::Error, format!("claim {} got deleted in the meantime", kobj(claim))));
+            };
+            if is_reserved_for_pod(pod, current) {
+                continue;
+            }
+            if current.metadata.deletion_timestamp.is_some() {
+                return Err(Status::new(Code::Error, format!("claim {} got deleted in the meantime", kobj(claim))));
+            }
+            if let Some(allocation) = in_flight.remove(&key) {
+                if current.status.allocation.is_some() {
+                    return Err(Status::new(
+                        Code::Error,
+                        format!("claim {} got allocated elsewhere in the meantime", kobj(claim)),
+                    ));
+                }
+                current.status.allocation = Some(allocation);
+            }
+            current.status.reserved_for.push(ResourceClaimConsumerReference {
+                api_group: String::new(),
+                resource: "pods".into(),
+                name: pod.metadata.name.clone(),
+                uid: pod.metadata.uid.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Cases of upstream's `TestPlugin` (`dynamicresources_test.go`) that use the basic features,
+/// with their names, objects and PreFilter/Filter statuses, and two of ours (`claim-in-flight`,
+/// `claim-in-use`) for PreFilter's other refusals.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::objects::NodeSelectorOperator;
+    use crate::api::{parse_objects, Object};
+    use crate::plugins::dynamicresources::selectors::CelSelectors;
+
+    const POD: &str = "kind: Pod\nmetadata: {name: my-pod, namespace: default, uid: '1234'}\nspec:\n  containers: [{name: c}]\n  resourceClaims: [{name: my-resource, resourceClaimName: my-pod-my-resource}]\n";
+    const CLASS: &str = "kind: DeviceClass\nmetadata: {name: my-resource-class}\nspec: {selectors: [{cel: {expression: 'device.driver == \"some-driver\"'}}]}\n";
+    const SLICE: &str = "kind: ResourceSlice\nmetadata: {name: worker-some-driver}\nspec: {driver: some-driver, nodeName: worker, pool: {name: worker, generation: 1, resourceSliceCount: 1}, devices: [{name: instance-1}]}\n";
+    const PENDING: &str = "kind: ResourceClaim\nmetadata: {name: my-pod-my-resource, namespace: default}\nspec: {devices: {requests: [{name: req-1, exactly: {deviceClassName: my-resource-class}}]}}\n";
+
+    /// A claim allocated `instance-1` on `node` (`allocatedClaim`, or with the wrong topology).
+    fn allocated(name: &str, node: &str) -> String {
+        format!(
+            "kind: ResourceClaim\nmetadata: {{name: {name}, namespace: default}}\nspec: {{devices: {{requests: [{{name: req-1, exactly: {{deviceClassName: my-resource-class}}}}]}}}}\nstatus:\n  allocation:\n    devices: {{results: [{{request: req-1, driver: some-driver, pool: worker, device: instance-1}}]}}\n    nodeSelector: {{nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [{node}]}}]}}]}}\n"
+        )
+    }
+
+    fn load(docs: &[&str]) -> (Pod, DraObjects) {
+        let mut pod = None;
+        let mut dra = DraObjects::default();
+        for o in parse_objects(&docs.join("---\n"), "case.yaml").unwrap() {
+            match o {
+                Object::Pod(p) => pod = Some(p),
+                Object::DeviceClass(c) => dra.add_class(&c),
+                Object::ResourceSlice(s) => dra.add_slice(&s),
+                Object::ResourceClaim(c) => dra.add_claim(&c),
+                _ => unreachable!(),
+            }
+        }
+        (pod.unwrap(), dra)
+    }
+
+    /// `matchFields` on `metadata.name` only (what allocations and the cases use).
+    fn name_matches(node: &str, selector: &NodeSelector) -> bool {
+        selector.node_selector_terms.iter().any(|t| {
+            t.match_expressions.is_empty()
+                && t.match_fields.iter().all(|r| {
+                    r.key == "metadata.name"
+                        && matches!(r.operator, NodeSelectorOperator::In)
+                        && r.values.iter().any(|v| v == node)
+                })
+        })
+    }
+
+    /// (PreFilter, Filter on `worker`): `Ok(None)` Skip; `Ok(Some(n))` n allocations; `Err(code, reason)`.
+    type Want = (Result<Option<usize>, (Code, &'static str)>, Option<(Code, &'static str)>);
+
+    #[test]
+    fn upstream_plugin_cases() {
+        let uu = Code::UnschedulableAndUnresolvable;
+        let in_use = {
+            let mut c = allocated("my-pod-my-resource", "worker");
+            c.push_str("  reservedFor:\n");
+            for i in 0..RESERVED_FOR_MAX_SIZE {
+                c.push_str(&format!("  - {{resource: pods, name: p{i}, uid: u{i}}}\n"));
+            }
+            c
+        };
+        let template_pod = POD.replace("resourceClaimName: my-pod-my-resource", "resourceClaimTemplateName: t");
+        let no_claims =
+            "kind: Pod\nmetadata: {name: my-pod, namespace: default, uid: '1234'}\nspec: {containers: [{name: c}]}\n";
+        let other_allocated = allocated("other", "worker");
+        let allocated_worker = allocated("my-pod-my-resource", "worker");
+        let allocated_wrong = allocated("my-pod-my-resource", "other-node");
+        let in_flight_other: &str = "other";
+        let cases: Vec<(&str, Vec<&str>, Option<&str>, Want)> = vec![
+            ("empty", vec![no_claims], None, (Ok(None), None)),
+            (
+                "missing-claim",
+                vec![&template_pod, CLASS],
+                None,
+                (Err((uu, "pod \"default/my-pod\": ResourceClaim not created yet")), None),
+            ),
+            ("no-resources", vec![POD, PENDING, CLASS], None, (Ok(Some(1)), Some((uu, "cannot allocate all claims")))),
+            ("with-resources", vec![POD, PENDING, CLASS, SLICE], None, (Ok(Some(1)), None)),
+            (
+                "exhausted-resources-in-informer-cache",
+                vec![POD, PENDING, &other_allocated, CLASS, SLICE],
+                None,
+                (Ok(Some(1)), Some((uu, "cannot allocate all claims"))),
+            ),
+            (
+                "exhausted-resources-in-flight-claim",
+                vec![POD, PENDING, CLASS, SLICE],
+                Some(in_flight_other),
+                (Ok(Some(1)), Some((uu, "cannot allocate all claims"))),
+            ),
+            (
+                "claim-in-flight",
+                vec![POD, PENDING, CLASS, SLICE],
+                Some("my-pod-my-resource"),
+                (Err((uu, "resource claim default/my-pod-my-resource is in the process of being allocated")), None),
+            ),
+            (
+                "missing-class",
+                vec![POD, PENDING],
+                None,
+                (Err((uu, "request req-1: device class my-resource-class does not exist")), None),
+            ),
+            (
+                "wrong-topology",
+                vec![POD, &allocated_wrong],
+                None,
+                (Ok(Some(0)), Some((uu, "resourceclaim not available on the node"))),
+            ),
+            ("good-topology", vec![POD, &allocated_worker], None, (Ok(Some(0)), None)),
+            ("claim-in-use", vec![POD, &in_use], None, (Err((uu, "resourceclaim in use")), None)),
+        ];
+        for (name, docs, in_flight_claim, (want_pre, want_filter)) in cases {
+            let (pod, dra) = load(&docs);
+            let mut in_flight = InFlight::new();
+            if let Some(claim) = in_flight_claim {
+                let (_, with) = load(&[no_claims, &allocated(claim, "worker")]);
+                let c = &with.claims[&("default".to_string(), claim.to_string())];
+                in_flight.insert(("default".into(), claim.into()), c.status.allocation.clone().unwrap());
+            }
+            let got = pre_filter(&pod, "default", &dra, &in_flight);
+            let state = match (&want_pre, got) {
+                (Ok(None), Ok(None)) => continue,
+                (Ok(Some(n)), Ok(Some(s))) => {
+                    assert_eq!(s.to_allocate.len(), *n, "{name}: claims to allocate");
+                    s
+                }
+                (Err((code, reason)), Err(st)) => {
+                    assert_eq!((st.code, st.reasons.join(", ")), (*code, reason.to_string()), "{name}");
+                    continue;
+                }
+                (_, got) => panic!("{name}: PreFilter {got:?}, want {want_pre:?}"),
+            };
+            let matches = |s: &NodeSelector| name_matches("worker", s);
+            let node = NodeView { name: "worker", selector_matches: &matches };
+            let slices: Vec<&ResourceSlice> = dra.slices.values().collect();
+            let got = state.filter(&node, &dra, &slices, &mut CelSelectors::new());
+            match (want_filter, got) {
+                (None, Ok(allocations)) => {
+                    assert_eq!(allocations.len(), state.to_allocate.len(), "{name}");
+                    if let Some(a) = allocations.first() {
+                        assert_eq!(a.devices.results[0].device, "instance-1", "{name}");
+                        assert!(name_matches("worker", a.node_selector.as_ref().unwrap()), "{name}");
+                    }
+                }
+                (Some((code, reason)), Err(st)) => {
+                    assert_eq!((st.code, st.reasons.join(", ")), (code, reason.to_string()), "{name}")
+                }
+                (want, got) => panic!("{name}: Filter {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    /// with-resources through Reserve, PreBind and a second pod: the allocation is in flight after
+    /// Reserve, written with the pod's reservation at PreBind, and the device is then taken.
+    #[test]
+    fn reserve_pre_bind_unreserve() {
+        let (pod, mut dra) = load(&[POD, PENDING, CLASS, SLICE]);
+        let mut in_flight = InFlight::new();
+        let state = pre_filter(&pod, "default", &dra, &in_flight).unwrap().unwrap();
+        let matches = |s: &NodeSelector| name_matches("worker", s);
+        let node = NodeView { name: "worker", selector_matches: &matches };
+        let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
+        let slices: Vec<&ResourceSlice> = slices.iter().collect();
+        let allocations = state.filter(&node, &dra, &slices, &mut CelSelectors::new()).unwrap();
+        assert_eq!(state.reserve(&[], &mut in_flight).unwrap_err().reasons, ["claim allocation not found for node"]);
+        state.reserve(&allocations, &mut in_flight).unwrap();
+        assert_eq!(in_flight.len(), 1);
+        // Another pod using the claim now waits for the allocation to finish.
+        let again = pre_filter(&pod, "default", &dra, &in_flight).unwrap_err();
+        assert_eq!(again.reasons, ["resource claim default/my-pod-my-resource is in the process of being allocated"]);
+        state.unreserve(&pod, &mut in_flight, &mut dra);
+        assert!(in_flight.is_empty());
+        state.reserve(&allocations, &mut in_flight).unwrap();
+        state.pre_bind(&pod, &mut in_flight, &mut dra).unwrap();
+        assert!(in_flight.is_empty());
+        let claim = dra.claim("default", "my-pod-my-resource").unwrap();
+        assert_eq!(claim.status.allocation.as_ref(), allocations.first());
+        assert_eq!(claim.status.reserved_for.len(), 1);
+        assert_eq!(claim.status.reserved_for[0].uid, "1234");
+        // Bound again (already reserved): nothing changes.
+        state.pre_bind(&pod, &mut in_flight, &mut dra).unwrap();
+        assert_eq!(dra.claim("default", "my-pod-my-resource").unwrap().status.reserved_for.len(), 1);
+        // The pod's next PreFilter sees an allocated claim reserved for it: nothing to allocate.
+        let next = pre_filter(&pod, "default", &dra, &in_flight).unwrap().unwrap();
+        assert!(next.to_allocate.is_empty());
+        // Unreserve of the bound pod removes its reservation, keeps the allocation.
+        next.unreserve(&pod, &mut in_flight, &mut dra);
+        let claim = dra.claim("default", "my-pod-my-resource").unwrap();
+        assert!(claim.status.reserved_for.is_empty() && claim.status.allocation.is_some());
+    }
+}
