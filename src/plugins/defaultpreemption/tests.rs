@@ -836,14 +836,22 @@ fn fit_local_reasons_table() {
 /// nominations, or why nothing is done.
 /// Cleared nominations are named by their uid's distance from the preemptor's (two snapshots
 /// built alike number their pods alike from different starts).
+/// Every nominated pod's uid with its name, taken before a preemption clears some of them: uids
+/// come from a process-wide counter that tests running beside this one also draw from, so two
+/// snapshots built alike get different uids and only names compare.
+fn nominated_names(snap: &Snapshot) -> ahash::AHashMap<PodUid, String> {
+    snap.nominated.values().flatten().map(|p| (p.uid, p.name.clone())).collect()
+}
+
 fn preemption_outcome(
     snap: &Snapshot,
-    pod: &PodInfo,
+    names: &ahash::AHashMap<PodUid, String>,
     r: Result<(Preemption, Arc<PodInfo>), NoPreemption>,
-) -> Result<(String, Vec<String>, usize, Vec<i128>), NoPreemption> {
+) -> Result<(String, Vec<String>, usize, Vec<String>), NoPreemption> {
     r.map(|(p, _)| {
         let victims = p.victims.iter().map(|v| v.name.clone()).collect();
-        let cleared = p.cleared_nominations.iter().map(|u| u.0 as i128 - pod.uid.0 as i128).collect();
+        let cleared =
+            p.cleared_nominations.iter().map(|u| names.get(u).cloned().unwrap_or_else(|| format!("{u:?}"))).collect();
         (snap.interner.resolve(p.node).to_string(), victims, p.num_pdb_violations, cleared)
     })
 }
@@ -897,6 +905,7 @@ proptest::proptest! {
                 return Ok(());
             };
             let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+            let names = nominated_names(&snap);
             let r = plugin.preempt_with(&fw, &mut snap, &pod, &diag, &mut rng, in_locals);
             let nominations: Vec<(String, Vec<String>)> = (0..snap.nodes.len())
                 .map(|i| {
@@ -905,7 +914,7 @@ proptest::proptest! {
                     (snap.interner.resolve(name).to_string(), v)
                 })
                 .collect();
-            outcomes.push((preemption_outcome(&snap, &pod, r), rows(&snap), nominations));
+            outcomes.push((preemption_outcome(&snap, &names, r), rows(&snap), nominations));
         }
         proptest::prop_assert_eq!(&outcomes[0], &outcomes[1]);
 
