@@ -8,7 +8,7 @@
 # 3. `schedperf verify --queue-random $VERIFY_QUEUE_SCRIPTS` generated queue scripts (the scheduling
 #    queue's timing and order, both SchedulerPopFromBackoffQ values) against upstream's PriorityQueue;
 # 4. the lockstep replay of upstream's own pod-group workloads (`short`: podgroup/basicscheduling,
-#    podgroup/gangscheduling, default_preemption, starvation, workload_preemption), straight from the
+#    podgroup/gangscheduling, podgroup/tas, default_preemption, starvation, workload_preemption), straight from the
 #    pinned module; every pod that is replayed must agree (what cannot be replayed is skipped with its reason);
 # 5. the same for upstream's event_handling at its `integration-test` sizes (updateAny included);
 # 6. `schedperf verify --hint-random $VERIFY_HINT_CASES` generated queueing-hint cases (the 7 filter
@@ -34,7 +34,8 @@ queue_floor=${VERIFY_QUEUE_FLOOR:-2000}
 # FastTest_PodGroupDisruptionMode_All is gated too since the oracle's fake apiserver stamps a
 # resourceVersion on every write (issue 13: 78 -> 83).
 # workload_preemption's three gang-preemption cases (PodGroupPostFilter) add 32 (issue 13: 83 -> 115).
-podgroup_floor=${VERIFY_PODGROUP_FLOOR:-115}
+# podgroup/tas (TopologyAwareWorkloadScheduling) adds its 9 short pods (115 -> 124).
+podgroup_floor=${VERIFY_PODGROUP_FLOOR:-124}
 # Upstream's event_handling at --label-filter integration-test (node and pod adds, updates through
 # updateAny; EventHandlingPodDelete is skipped: persistent volumes): every replayed pod.
 events_floor=${VERIFY_EVENTS_FLOOR:-541}
@@ -99,7 +100,7 @@ if [ -d "$U/podgroup" ]; then
   set +e
   # default_preemption's test cases by name (its churn cases are skipped with the reason).
   "$schedperf" verify --oracle "$oracle" "$U/podgroup/basicscheduling" "$U/podgroup/gangscheduling" \
-    "$U/starvation" "$U/workload_preemption" --label-filter short --out "$out/podgroup" >"$out/podgroup.txt" 2>&1
+    "$U/podgroup/tas" "$U/starvation" "$U/workload_preemption" --label-filter short --out "$out/podgroup" >"$out/podgroup.txt" 2>&1
   rc=$?
   "$schedperf" verify --oracle "$oracle" "$U/default_preemption" --label-filter short \
     --test-case PreemptionBasic --test-case PreemptionAsync --test-case Unschedulable \

@@ -2,7 +2,7 @@
 //! Go module cache (the oracle build downloads `k8s.io/kubernetes@v1.37.2`): every `short`
 //! workload of misc, affinity, topology_spreading, default_preemption, batching, event_handling,
 //! starvation and the pod-group suites (podgroup/basicscheduling, podgroup/gangscheduling,
-//! workload_preemption: gate GenericWorkload) and volumes runs or is skipped with a reason, `list`
+//! workload_preemption: gate GenericWorkload; podgroup/tas: TopologyAwareWorkloadScheduling too) and volumes runs or is skipped with a reason, `list`
 //! and `run` agree on which, and nothing that went wrong is reported as a success.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,13 +20,14 @@ const SUITES: &[&str] = &[
     "starvation",
     "podgroup/basicscheduling",
     "podgroup/gangscheduling",
+    "podgroup/tas",
     "workload_preemption",
     "volumes",
 ];
 
 /// Short workloads that must run (not be skipped): the volume suite's persistent-volume cases
 /// (`createPods` with volume templates, `nodeAllocatableStrategy`'s CSINodes) and
-/// EventHandlingPodDelete, which uses both.
+/// EventHandlingPodDelete, which uses both; podgroup/tas's topology-aware gangs.
 const MUST_RUN: &[&str] = &[
     "SchedulingInTreePVs/5Nodes",
     "SchedulingMigratedInTreePVs/5Nodes",
@@ -35,6 +36,7 @@ const MUST_RUN: &[&str] = &[
     "PreemptionPVs/1000Nodes",
     "EventHandlingPodDelete/2Nodes_20Pods",
     "EventHandlingPodDelete/50Nodes_500Pods",
+    "TopologyAwareScheduling/10Nodes_3Gangs",
 ];
 
 /// `test/integration/scheduler_perf` of the pinned module: `go env GOMODCACHE`, else `$HOME/go/pkg/mod`.
@@ -210,8 +212,9 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
             }
         }
     }
-    // 176 run and 91 skipped since the volume suite's persistent-volume cases run.
-    assert!(runs >= 170 && skips >= 50, "{runs} run, {skips} skipped");
+    // 176 run and 91 skipped since the volume suite's persistent-volume cases run; 184 and 83 since
+    // podgroup/tas's 8 (TopologyAwareWorkloadScheduling) run.
+    assert!(runs >= 178 && skips >= 50, "{runs} run, {skips} skipped");
 }
 
 /// The oracle: `SCHEDPERF_ORACLE`, else `oracle/bin/schedperf-oracle` (built by scripts/oracle.sh).

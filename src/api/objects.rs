@@ -728,9 +728,9 @@ pub struct PodGroupSpec {
     /// Read only with CompositePodGroup on.
     #[serde(default)]
     pub parent_composite_pod_group_name: Option<String>,
-    /// Read only with TopologyAwareWorkloadScheduling on.
+    /// Read only with TopologyAwareWorkloadScheduling on (TopologyPlacementGenerator).
     #[serde(default)]
-    pub scheduling_constraints: Option<serde_norway::Value>,
+    pub scheduling_constraints: Option<PodGroupSchedulingConstraints>,
     /// Read only with DRAWorkloadResourceClaims on.
     #[serde(default)]
     pub resource_claims: Vec<serde_norway::Value>,
@@ -756,6 +756,21 @@ pub struct EmptyPolicy {}
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GangSchedulingPolicy {
     pub min_count: i32,
+}
+
+/// `PodGroupSchedulingConstraints`: at most one topology constraint (`+k8s:maxItems=1`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodGroupSchedulingConstraints {
+    #[serde(default)]
+    pub topology: Vec<TopologyConstraint>,
+}
+
+/// `TopologyConstraint`: the node label whose one value every pod of the group shares.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TopologyConstraint {
+    pub key: String,
 }
 
 /// `DisruptionMode`: exactly one of `single` and `all`.
@@ -787,6 +802,12 @@ impl PodGroup {
     /// `gang.minCount` for a gang policy, `None` for basic.
     pub fn min_count(&self) -> Option<u32> {
         self.spec.scheduling_policy.gang.as_ref().map(|g| g.min_count.max(1) as u32)
+    }
+
+    /// The topology key of `spec.schedulingConstraints.topology[0]` (TopologyPlacementGenerator's
+    /// `getTopologyKey`: only the first constraint is read).
+    pub fn topology_key(&self) -> Option<&str> {
+        self.spec.scheduling_constraints.as_ref()?.topology.first().map(|t| t.key.as_str())
     }
 
     /// `PodGroupPriority`: `spec.priority`, or 0 when unset.
@@ -830,6 +851,23 @@ impl PodGroup {
         if let Some(d) = &self.spec.disruption_mode {
             if d.single.is_some() == d.all.is_some() {
                 return err("spec.disruptionMode", "expected exactly one of single and all".into());
+            }
+        }
+        if let Some(c) = &self.spec.scheduling_constraints {
+            if c.topology.len() > 1 {
+                return err(
+                    "spec.schedulingConstraints.topology",
+                    format!("{} items: expected at most 1", c.topology.len()),
+                );
+            }
+            for (i, t) in c.topology.iter().enumerate() {
+                let field = format!("spec.schedulingConstraints.topology[{i}].key");
+                if t.key.is_empty() {
+                    return err(&field, "missing: expected a node label key".into());
+                }
+                if let Err(m) = crate::config::validate_qualified_name(&t.key) {
+                    return err(&field, format!("{m} (expected a node label key)"));
+                }
             }
         }
         Ok(())

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
@@ -24,7 +24,7 @@ use crate::framework::{
     Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
 };
 use crate::snapshot::nodes::CoreRequests;
-use crate::snapshot::{bits, NodeIdx, PodInfo, Snapshot, Sym};
+use crate::snapshot::{bits, NodeIdx, Placement, PodInfo, Snapshot, Sym};
 
 /// Nodes filtered per block. A block is the unit of parallel work and of the early stop.
 pub const FILTER_BLOCK_NODES: usize = 128;
@@ -218,6 +218,10 @@ pub struct Engine {
     spare_totals: std::cell::RefCell<Vec<i64>>,
     /// A filter plugin's candidate nodes ([`Engine::sparse_filter_pass`]), kept across cycles.
     candidates: std::cell::RefCell<Vec<NodeIdx>>,
+    /// The placement a pod-group cycle is trying (TopologyAwareWorkloadScheduling's
+    /// `AssumePlacement`): the filter pass scans only its rows, a nominated node outside it is not
+    /// tried, and `nextStartNodeIndex` wraps at its size; `None` is the whole cluster.
+    placement: Option<Placement>,
     /// The filter pass's output buffer, handed back by [`Engine::recycle_feasible`]: the chunks
     /// write their feasible nodes into it in place, and its length is kept (stale entries are
     /// overwritten before they are read), so a cycle neither allocates it nor zeroes it.
@@ -242,7 +246,34 @@ impl Engine {
             spare_totals: Default::default(),
             candidates: Default::default(),
             spare_feasible: Default::default(),
+            placement: None,
         }
+    }
+
+    /// Sets the placement the following cycles run in (`AssumePlacement`), or the whole cluster
+    /// (`ForgetPlacement`). A placement of every node is the whole cluster, as upstream's.
+    pub fn set_placement(&mut self, snap: &Snapshot, placement: Option<Placement>) {
+        self.placement = placement.filter(|p| p.rows.len() != snap.nodes.len());
+    }
+
+    /// Takes the placement back (its buffers for the next one), leaving the whole cluster.
+    pub fn take_placement(&mut self) -> Option<Placement> {
+        self.placement.take()
+    }
+
+    /// `NumNodesInPlacement`.
+    fn num_nodes(&self, snap: &Snapshot) -> usize {
+        self.placement.as_ref().map_or(snap.nodes.len(), |p| p.rows.len())
+    }
+
+    /// Node `name`'s row when it is in the placement (`GetNodeInPlacement`).
+    fn node_in_placement(&self, snap: &Snapshot, name: Sym) -> Option<NodeIdx> {
+        snap.nodes.idx_of(name).filter(|i| self.placement.as_ref().is_none_or(|p| p.contains(*i)))
+    }
+
+    /// A draw from the engine's seeded RNG (upstream's `rand.Int()` where it breaks ties).
+    pub fn draw(&mut self) -> u64 {
+        self.rng.next_u64()
     }
 
     /// Times the plugins of `percent` of cycles (upstream: 10).
@@ -277,7 +308,7 @@ impl Engine {
         pod: &PodInfo,
         batch: Option<BatchCx<'_>>,
     ) -> CycleResult {
-        let n_all = snap.nodes.len();
+        let n_all = self.num_nodes(snap);
         let mut diag = Diagnosis { num_all_nodes: n_all, ..Default::default() };
         if n_all == 0 {
             return CycleResult::Unschedulable(diag);
@@ -321,7 +352,7 @@ impl Engine {
         // A nominated node (or else the batch's hint) is tried alone first; when it fails, its
         // status stays in the diagnosis (upstream's NodeToStatus is shared with the full pass).
         let mut nominated_failure = None;
-        if let Some(nom) = cx.pod.nominated_node.or(hint).and_then(|n| snap.nodes.idx_of(n)) {
+        if let Some(nom) = cx.pod.nominated_node.or(hint).and_then(|n| self.node_in_placement(snap, n)) {
             match filter_node(fw, cx, state, &skip, nom) {
                 None => {
                     if let Some(b) = batch {
@@ -452,13 +483,15 @@ impl Engine {
         diag: &mut Diagnosis,
         sparse: bool,
     ) -> (Vec<NodeIdx>, Vec<NodeFailure>, usize) {
-        let n_all = cx.snap.nodes.len();
-        let restricted: Option<Vec<NodeIdx>> =
-            names.map(|ns| ns.iter().filter_map(|n| cx.snap.nodes.idx_of(*n)).collect());
-        if let Some(r) = &restricted {
+        let n_all = self.num_nodes(cx.snap);
+        let named: Option<Vec<NodeIdx>> =
+            names.map(|ns| ns.iter().filter_map(|n| self.node_in_placement(cx.snap, *n)).collect());
+        if let Some(r) = &named {
             diag.pre_filter_excluded = n_all - r.len();
         }
-        let n = restricted.as_ref().map_or(n_all, |r| r.len());
+        // A PreFilterResult's nodes, else the placement's, else every node in scan order.
+        let restricted: Option<&[NodeIdx]> = named.as_deref().or(self.placement.as_ref().map(|p| &p.rows[..]));
+        let n = restricted.map_or(n_all, |r| r.len());
         let k = if !fw.has_score_plugins() {
             1.min(n)
         } else {
@@ -470,7 +503,7 @@ impl Engine {
         let list = !sparse || nominated_failure.is_some();
         let (feasible, mut failures, unlisted) = match pass.flatten() {
             Some(v) => v,
-            None => self.filter_pass(fw, cx, state, skip, restricted.as_deref(), n, start, k, list),
+            None => self.filter_pass(fw, cx, state, skip, restricted, n, start, k, list),
         };
         let mut processed = feasible.len() + failures.len() + unlisted;
         if let Some(f) = nominated_failure {
@@ -885,7 +918,7 @@ impl Engine {
         if added.is_empty() || snap.nodes.is_empty() {
             return self.schedule_one_batched(fw, snap, pod, batch);
         }
-        let n_all = snap.nodes.len();
+        let n_all = self.num_nodes(snap);
         let mut diag = Diagnosis { num_all_nodes: n_all, ..Default::default() };
         // The filter pass, with the nominated pods placed.
         let filtered = {
@@ -893,7 +926,7 @@ impl Engine {
             let mut state = CycleState::new();
             Self::run_pre_filter(fw, cx, &mut state).map(|(skip, names, narrowing)| {
                 diag.pre_filter_result_plugins = narrowing;
-                let nom = pod.nominated_node.and_then(|n| cx.snap.nodes.idx_of(n));
+                let nom = pod.nominated_node.and_then(|n| self.node_in_placement(cx.snap, n));
                 let mut nominated_failure = None;
                 if let Some(nom) = nom {
                     match filter_node(fw, cx, &state, &skip, nom) {
@@ -1001,7 +1034,7 @@ impl Engine {
         plan: NominatedColumnsPlan,
     ) -> CycleResult {
         let NominatedColumnsPlan { mut state, skip, names, narrowing, adds } = plan;
-        let mut diag = Diagnosis { num_all_nodes: snap.nodes.len(), ..Default::default() };
+        let mut diag = Diagnosis { num_all_nodes: self.num_nodes(snap), ..Default::default() };
         diag.pre_filter_result_plugins = narrowing;
         if let NominatedAdds::Table { own } = adds {
             return self.schedule_nominated_on_table(fw, snap, pod, batch, (state, skip, names), own, diag);
@@ -1015,7 +1048,7 @@ impl Engine {
         // The nominated node first, as upstream's `evaluateNominatedNode`.
         let mut nominated_failure = None;
         let mut feasible_on_nominated = None;
-        if let Some(nom) = pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+        if let Some(nom) = pod.nominated_node.and_then(|n| self.node_in_placement(snap, n)) {
             let adds = on_node(snap, snap.nodes.name[nom.ix()]);
             for p in &adds {
                 snap.nodes.shift_core_requests(nom, p, 1);
@@ -1087,7 +1120,7 @@ impl Engine {
         // The nominated node first, as upstream's `evaluateNominatedNode`.
         let mut nominated_failure = None;
         let mut feasible = None;
-        if let Some(nom) = pod.nominated_node.and_then(|n| snap.nodes.idx_of(n)) {
+        if let Some(nom) = pod.nominated_node.and_then(|n| self.node_in_placement(snap, n)) {
             match filter_node(fw, CycleCx { snap: &*snap, pod }, &state, &skip, nom) {
                 None => feasible = Some((vec![nom], Vec::new())),
                 Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),

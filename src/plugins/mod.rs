@@ -18,6 +18,7 @@ pub mod simple;
 pub mod taint_toleration;
 #[cfg(test)]
 pub mod testutil;
+pub mod topologyaware;
 pub mod volumes;
 
 use crate::config::PluginArgs;

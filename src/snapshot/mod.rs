@@ -11,6 +11,7 @@ pub mod model;
 pub mod node_tree;
 pub mod nodes;
 pub mod nominated;
+pub mod placement;
 pub mod pod_index;
 #[cfg(test)]
 pub mod testing;
@@ -24,6 +25,7 @@ pub use intern::{Interner, Sym};
 pub use model::*;
 pub use node_tree::{NodeTree, ZoneLabels};
 pub use nodes::{NodeIdx, NodeTable};
+pub use placement::Placement;
 pub use pod_index::PodIndex;
 
 use crate::ids::PodUid;

@@ -34,8 +34,8 @@ use crate::framework::Framework;
 use crate::plugins::compile_args;
 use crate::plugins::defaultpreemption::podgroup::GroupPostFilter;
 use crate::runner::driver::{
-    group_post_filter, group_trial, has_pod_group_post_filter, member_failure_after, pod_name, validate_group,
-    GroupOutcome, Trial,
+    group_algorithm, group_post_filter, has_pod_group_post_filter, member_failure_after, pod_name, validate_group,
+    GroupOutcome, GroupTopology, Trial,
 };
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
@@ -198,6 +198,8 @@ struct Ours {
     labels: BTreeMap<String, BTreeMap<String, String>>,
     /// GenericWorkload is on: pods naming a PodGroup are scheduled in pod-group cycles.
     groups_enabled: bool,
+    /// TopologyAwareWorkloadScheduling is on too: pod-group cycles try placements.
+    topology: bool,
     /// PodGroups by `namespace/name`.
     groups: BTreeMap<String, LockstepGroup>,
     /// The PodGroup (`namespace/name`) of each member pod, while GenericWorkload is on.
@@ -235,6 +237,7 @@ impl Ours {
             pending: Vec::new(),
             labels: BTreeMap::new(),
             groups_enabled,
+            topology: groups_enabled && gates.get("TopologyAwareWorkloadScheduling").copied().unwrap_or(false),
             groups: BTreeMap::new(),
             member_of: BTreeMap::new(),
             attempts: BTreeMap::new(),
@@ -260,6 +263,8 @@ struct LockstepGroup {
     min_count: Option<u32>,
     /// `spec.priority` (0 when unset).
     priority: i32,
+    /// `schedulingConstraints.topology[0].key`.
+    topology_key: Option<String>,
 }
 
 struct Objects {
@@ -636,7 +641,14 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
                 let (ns, name) =
                     (ours.snap.interner.intern(g.namespace()), ours.snap.interner.intern(&g.metadata.name));
                 ours.snap.pod_groups.set_group(ns, name, crate::plugins::defaultpreemption::GroupMeta::of(g));
-                ours.groups.insert(key, LockstepGroup { min_count: g.min_count(), priority: g.priority() });
+                ours.groups.insert(
+                    key,
+                    LockstepGroup {
+                        min_count: g.min_count(),
+                        priority: g.priority(),
+                        topology_key: g.topology_key().map(str::to_string),
+                    },
+                );
             }
             Object::Namespace(n) => {
                 ours.labels.insert(format!("namespace/{}", n.metadata.name), n.metadata.labels.clone());
@@ -980,6 +992,27 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         .filter(|(k, g)| *g == group && ours.pods[*k].1.is_some())
         .map(|(k, _)| ours.pods[k].0.clone())
         .collect();
+    let tas = ours.topology.then(|| {
+        let key = ours.groups[group].topology_key.clone().map(|k| ours.snap.interner.intern(&k));
+        let scheduled = ours
+            .member_of
+            .iter()
+            .filter(|(_, g)| *g == group)
+            .filter_map(|(k, _)| {
+                let node = ours.pods[k].1.as_ref()?;
+                Some(crate::plugins::topologyaware::ScheduledPod {
+                    key: k.clone(),
+                    node: ours.snap.interner.intern(node),
+                })
+            })
+            .collect::<Vec<_>>();
+        // Upstream draws between placements that score alike: follow the one it took.
+        let prefer = theirs["pods"]
+            .as_array()
+            .and_then(|a| a.iter().find_map(|p| p["selected"].as_str().filter(|n| !n.is_empty())))
+            .map(|n| ours.snap.interner.intern(n));
+        GroupTopology { key, scheduled, prefer }
+    });
     let frameworks = &ours.frameworks;
     let interner = &ours.snap.interner;
     let validation = validate_group(
@@ -994,7 +1027,7 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         Err(e) => (infos.iter().map(|_| Trial::NotEvaluated).collect(), GroupOutcome::Error(e)),
         Ok(_) => {
             let min = crate::plugins::gangscheduling::min_count(min_count);
-            group_trial(&mut ours.engine, &mut ours.snap, fw, &infos, min, placed.len(), |_, _| {})
+            group_algorithm(&mut ours.engine, &mut ours.snap, fw, &infos, min, placed.len(), tas.as_ref(), |_, _| {})
         }
     };
     // PodGroupPostFilter (group preemption) for an unschedulable group.
@@ -1010,6 +1043,7 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
                 min,
                 placed.len(),
                 priority,
+                tas.as_ref(),
                 |_, _| {},
             ))
         }

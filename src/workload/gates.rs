@@ -53,6 +53,12 @@ pub const HONOURED: &[(&str, &str)] = &[
          the group ignored",
     ),
     (
+        "TopologyAwareWorkloadScheduling",
+        "a pod-group cycle tries the whole cluster once (on: TopologyPlacementGenerator splits the nodes \
+         by the group's schedulingConstraints.topology key, the group is tried in each domain, and \
+         NodeResourcesFit and PodGroupPodsCount score the domains where it fits)",
+    ),
+    (
         "OpportunisticBatching",
         "every pod runs a full cycle (on: a pod with the same signature as the previous one is first \
          tried on the next node of the previous cycle's ranking)",
@@ -62,7 +68,6 @@ pub const HONOURED: &[(&str, &str)] = &[
 /// Scheduler gates whose non-default value turns on a subsystem schedperf does not implement.
 const NEEDS_UNIMPLEMENTED: &[(&str, &str)] = &[
     ("CompositePodGroup", "workload-aware scheduling (composite pod groups)"),
-    ("TopologyAwareWorkloadScheduling", "topology-aware workload scheduling"),
     ("PodGroupPreemptionPolicy", "pod group preemption policies"),
     ("StorageCapacityScoring", "volume capacity scoring"),
     ("VolumeAttributesClass", "volume attributes classes"),
@@ -470,7 +475,7 @@ mod tests {
             ("GenericWorkload", true, "honoured"),
             ("GenericWorkload", false, "default"),
             ("CompositePodGroup", true, "skip"),
-            ("TopologyAwareWorkloadScheduling", true, "skip"),
+            ("TopologyAwareWorkloadScheduling", true, "honoured"),
             ("NodeDeclaredFeatures", false, "skip"),
             ("NodeDeclaredFeatures", true, "default"),
             ("DynamicResourceAllocation", true, "default"),

@@ -911,6 +911,36 @@ fn create_pod_groups_and_pod_group_templates_are_checked() {
             "spec.disruptionMode",
             "exactly one of single and all",
         ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  schedulingConstraints:\n    topology: rack\n",
+            "spec.schedulingConstraints.topology",
+            "expected a sequence",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  schedulingConstraints:\n    topology:\n    - key: 7\n",
+            "spec.schedulingConstraints.topology[0].key",
+            "expected a string",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  schedulingConstraints:\n    topology:\n    - {}\n",
+            "spec.schedulingConstraints.topology[0]",
+            "missing field `key`",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  schedulingConstraints:\n    topology:\n    - key: a\n    - key: b\n",
+            "spec.schedulingConstraints.topology",
+            "expected at most 1",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  schedulingConstraints:\n    topology:\n    - key: \"a b\"\n",
+            "spec.schedulingConstraints.topology[0].key",
+            "node label key",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  schedulingConstraints:\n    spread: []\n",
+            "spec.schedulingConstraints.spread",
+            "unknown field `spread`",
+        ),
     ];
     for (spec, path, words) in groups {
         let text = format!("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n  name: g\n{spec}");
@@ -918,6 +948,11 @@ fn create_pod_groups_and_pod_group_templates_are_checked() {
         assert_eq!((e.file.as_str(), e.path.as_str()), ("group.yaml", *path), "{spec}: {e}");
         assert!(e.message.contains(words), "{spec}: {e}");
     }
+    // upstream's podgroup/tas template loads, with its key.
+    let tas = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n  name: g\nspec:\n  schedulingPolicy:\n    gang:\n      minCount: 4\n  schedulingConstraints:\n    topology:\n    - key: topology.kubernetes.io/rack\n";
+    let objs = crate::api::parse_objects(tas, "group.yaml").unwrap();
+    let crate::api::Object::PodGroup(g) = &objs[0] else { panic!() };
+    assert_eq!(g.topology_key(), Some("topology.kubernetes.io/rack"));
     let text = "apiVersion: scheduling.k8s.io/v1\nkind: PodGroup\nmetadata:\n  name: g\nspec:\n  schedulingPolicy:\n    basic: {}\n";
     let e = crate::api::parse_objects(text, "group.yaml").unwrap_err();
     assert_eq!(e.path, "apiVersion", "{e}");

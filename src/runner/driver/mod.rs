@@ -15,8 +15,8 @@ mod ops;
 mod podgroup;
 pub(crate) use cluster_ops::{node_update_change, pod_name, requests_scaled_down};
 pub(crate) use podgroup::{
-    group_post_filter, group_trial, has_pod_group_post_filter, member_failure_after, validate_group, GroupOutcome,
-    Trial,
+    group_algorithm, group_post_filter, has_pod_group_post_filter, member_failure_after, validate_group, GroupOutcome,
+    GroupTopology, Trial,
 };
 mod preemption;
 mod setup;

@@ -20,8 +20,12 @@
 //!   victims are deleted (the entity held back by PreEnqueue meanwhile, as a preemptor pod is),
 //!   its members nominated, and its message appended to the group's.
 //!
-//! Not modelled: PodGroup status conditions, composite groups and topology placements (their
-//! gates skip the workload).
+//! - with TopologyAwareWorkloadScheduling on, the trial runs once per placement
+//!   TopologyPlacementGenerator makes of the group's topology key (`plugins/topologyaware.rs`;
+//!   the engine's filter pass limited to the placement's rows) and the best placement where the
+//!   group fits is kept ([`group_algorithm`], `podGroupSchedulingPlacementAlgorithm`).
+//!
+//! Not modelled: PodGroup status conditions and composite groups (their gate skips the workload).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,8 +40,9 @@ use crate::plugins::defaultpreemption::podgroup::{
 };
 use crate::plugins::defaultpreemption::{self, GroupMeta};
 use crate::plugins::gangscheduling::{self, Feasible};
+use crate::plugins::topologyaware;
 use crate::queue::QueuedPod;
-use crate::snapshot::{NodeIdx, PodInfo, PreemptionPolicy, Snapshot, Sym};
+use crate::snapshot::{NodeIdx, Placement, PodInfo, PreemptionPolicy, Snapshot, Sym};
 
 use super::{Driver, PodState};
 
@@ -60,6 +65,8 @@ pub(super) struct Group {
     /// `gang.minCount`; `None` for a basic policy.
     min_count: Option<u32>,
     priority: i32,
+    /// `schedulingConstraints.topology[0].key` (read with TopologyAwareWorkloadScheduling on).
+    topology_key: Option<String>,
     /// Every pod naming the group and not deleted (`AllPodsCount`).
     members: Vec<PodUid>,
     /// The pods in the group's queue entity.
@@ -75,6 +82,8 @@ pub(super) struct Group {
 pub(super) struct Groups {
     /// GenericWorkload is on for this workload.
     pub(super) enabled: bool,
+    /// TopologyAwareWorkloadScheduling is on too: cycles try TopologyPlacementGenerator's placements.
+    pub(super) topology: bool,
     list: Vec<Group>,
     index: ahash::AHashMap<(String, String), usize>,
     /// Pods naming a group that does not exist yet, by (namespace, name).
@@ -82,8 +91,8 @@ pub(super) struct Groups {
 }
 
 impl Groups {
-    pub(super) fn new(enabled: bool) -> Groups {
-        Groups { enabled, ..Groups::default() }
+    pub(super) fn new(enabled: bool, topology: bool) -> Groups {
+        Groups { enabled, topology: enabled && topology, ..Groups::default() }
     }
 
     /// The group whose queue entity has `uid`.
@@ -142,6 +151,7 @@ impl Driver {
                 let g = &mut self.groups.list[ix];
                 g.min_count = group.min_count();
                 g.priority = group.priority();
+                g.topology_key = group.topology_key().map(str::to_string);
                 ix
             }
             None => {
@@ -151,6 +161,7 @@ impl Driver {
                     name: key.1.clone(),
                     min_count: group.min_count(),
                     priority: group.priority(),
+                    topology_key: group.topology_key().map(str::to_string),
                     members: Vec::new(),
                     queued: Vec::new(),
                     in_queue: false,
@@ -321,6 +332,25 @@ impl Driver {
         validate_group(g.priority, pods)
     }
 
+    /// Group `ix`'s topology key and scheduled pods, for TopologyPlacementGenerator.
+    fn group_topology(&mut self, ix: usize) -> GroupTopology {
+        let key = self.groups.list[ix].topology_key.clone().map(|k| self.snap.interner.intern(&k));
+        let scheduled = self.groups.list[ix]
+            .members
+            .iter()
+            .filter_map(|u| {
+                let rec = self.rec(*u);
+                match rec.state {
+                    PodState::Assumed(node) | PodState::Bound(node) => {
+                        Some(topologyaware::ScheduledPod { key: format!("{}/{}", rec.namespace, rec.info.name), node })
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        GroupTopology { key, scheduled, prefer: None }
+    }
+
     /// The scheduled (assumed or bound) pods of group `ix` (`ScheduledPodsCount`).
     fn group_scheduled(&self, ix: usize) -> usize {
         self.groups.list[ix]
@@ -338,6 +368,7 @@ impl Driver {
         let min = gangscheduling::min_count(self.groups.list[ix].min_count);
         let scheduled = self.group_scheduled(ix);
         let infos: Vec<Arc<PodInfo>> = members.iter().map(|m| self.rec(m.uid).info.clone()).collect();
+        let tas = self.groups.topology.then(|| self.group_topology(ix));
         let (hist, vclock, agent, cycle_cost) = (&mut self.hist, &self.vclock, &mut self.agent, &self.cycle_cost);
         let advance = |result: &CycleResult| {
             if let Some(v) = vclock {
@@ -350,11 +381,19 @@ impl Driver {
                 agent.advance_to(v.now_nanos());
             }
         };
-        let (trials, outcome) =
-            group_trial(&mut self.engine, &mut self.snap, &fw, &infos, min, scheduled, |result, cycle_nanos| {
+        let (trials, outcome) = group_algorithm(
+            &mut self.engine,
+            &mut self.snap,
+            &fw,
+            &infos,
+            min,
+            scheduled,
+            tas.as_ref(),
+            |result, cycle_nanos| {
                 hist.record_at(crate::metrics::Hist::Attempt, cycle_nanos);
                 advance(result);
-            });
+            },
+        );
         let post = match &outcome {
             GroupOutcome::Unschedulable(_) if has_pod_group_post_filter(&fw) => {
                 let priority = self.groups.list[ix].priority;
@@ -366,6 +405,7 @@ impl Driver {
                     min,
                     scheduled,
                     priority,
+                    tas.as_ref(),
                     |r, _| advance(r),
                 ))
             }
@@ -579,9 +619,53 @@ pub(crate) fn group_trial(
     fw: &Framework,
     members: &[Arc<PodInfo>],
     min: u32,
+    scheduled: usize,
+    on_cycle: impl FnMut(&CycleResult, u64),
+) -> (Vec<Trial>, GroupOutcome) {
+    let (trials, end) = group_trial_in_placement(engine, snap, fw, members, min, scheduled, on_cycle);
+    (trials, end.outcome())
+}
+
+/// How `podGroupSchedulingDefaultAlgorithm` ended in one placement (before
+/// `runRootSchedulingAlgorithm` turns a success without a pod scheduled into a rejection).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TrialEnd {
+    Error(String),
+    Success {
+        any_scheduled: bool,
+    },
+    /// Its status's `Message()` and its `AsError()` text (`errPodGroupUnschedulable`'s when the
+    /// status was made `WithError` with it, else the message).
+    Rejected {
+        message: String,
+        as_error: String,
+    },
+}
+
+impl TrialEnd {
+    /// The group's outcome when this is the root's result (`runRootSchedulingAlgorithm`).
+    pub(crate) fn outcome(self) -> GroupOutcome {
+        match self {
+            TrialEnd::Error(e) => GroupOutcome::Error(e),
+            TrialEnd::Success { any_scheduled: true } => GroupOutcome::Success,
+            TrialEnd::Success { any_scheduled: false } => {
+                GroupOutcome::Unschedulable(POD_GROUP_UNSCHEDULABLE.to_string())
+            }
+            TrialEnd::Rejected { message, .. } => GroupOutcome::Unschedulable(message),
+        }
+    }
+}
+
+/// [`group_trial`] in the engine's current placement, with how the algorithm itself ended.
+pub(crate) fn group_trial_in_placement(
+    engine: &mut Engine,
+    snap: &mut Snapshot,
+    fw: &Framework,
+    members: &[Arc<PodInfo>],
+    min: u32,
     mut scheduled: usize,
     mut on_cycle: impl FnMut(&CycleResult, u64),
-) -> (Vec<Trial>, GroupOutcome) {
+) -> (Vec<Trial>, TrialEnd) {
     let mut remaining = members.len();
     let mut trials: Vec<Trial> = members.iter().map(|_| Trial::NotEvaluated).collect();
     let mut placed: Vec<(PodUid, NodeIdx)> = Vec::new();
@@ -651,16 +735,168 @@ pub(crate) fn group_trial(
     // The group's status message: a status made `WithError(errPodGroupUnschedulable)` puts that
     // error's text first (`Status.Reasons`); PlacementFeasible's own Unschedulable after a pod does not.
     let evaluated = trials.iter().any(|t| !matches!(t, Trial::NotEvaluated));
-    let outcome = match (error, feasible) {
-        (Some(e), _) => GroupOutcome::Error(e),
-        (None, Feasible::Success) if any_scheduled => GroupOutcome::Success,
-        (None, Feasible::Success) => GroupOutcome::Unschedulable(POD_GROUP_UNSCHEDULABLE.to_string()),
-        (None, Feasible::Unschedulable(m)) if evaluated => GroupOutcome::Unschedulable(m),
-        (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => {
-            GroupOutcome::Unschedulable(format!("{POD_GROUP_UNSCHEDULABLE}, {m}"))
+    let end = match (error, feasible) {
+        (Some(e), _) => TrialEnd::Error(e),
+        (None, Feasible::Success) => TrialEnd::Success { any_scheduled },
+        (None, Feasible::Unschedulable(m)) if evaluated => TrialEnd::Rejected { message: m.clone(), as_error: m },
+        (None, Feasible::Wait(m) | Feasible::Unschedulable(m)) => TrialEnd::Rejected {
+            message: format!("{POD_GROUP_UNSCHEDULABLE}, {m}"),
+            as_error: POD_GROUP_UNSCHEDULABLE.to_string(),
+        },
+    };
+    (trials, end)
+}
+
+/// TopologyAwareWorkloadScheduling's view of a group for one cycle (`None` where it is passed:
+/// the gate is off): its topology key (interned) and its scheduled pods.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupTopology {
+    pub key: Option<Sym>,
+    pub scheduled: Vec<topologyaware::ScheduledPod>,
+    /// `verify`'s lockstep only: a node upstream put a member on. Among placements tied at the
+    /// best score (upstream draws between them), the one holding it is taken.
+    pub prefer: Option<Sym>,
+}
+
+/// The pod-group algorithm of one cycle (`podGroupSchedulingAlgorithm`): with
+/// TopologyAwareWorkloadScheduling off (`tas` None) the trial over the whole cluster
+/// ([`group_trial`]); on, `podGroupSchedulingPlacementAlgorithm`: TopologyPlacementGenerator's
+/// placements, the trial in each (the engine's placement set, every trial reverted), and of those
+/// where the group fits the best by NodeResourcesFit's and PodGroupPodsCount's placement scores
+/// (ties by the engine's seeded draws, as upstream's `rand.Int()`). When it fits nowhere, the
+/// first placement's trials stand, behind `0/N placements are available`. The driver and
+/// `verify`'s lockstep both run this.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn group_algorithm(
+    engine: &mut Engine,
+    snap: &mut Snapshot,
+    fw: &Framework,
+    members: &[Arc<PodInfo>],
+    min: u32,
+    scheduled: usize,
+    tas: Option<&GroupTopology>,
+    mut on_cycle: impl FnMut(&CycleResult, u64),
+) -> (Vec<Trial>, GroupOutcome) {
+    let Some(tas) = tas else {
+        return group_trial(engine, snap, fw, members, min, scheduled, on_cycle);
+    };
+    let not_evaluated = || members.iter().map(|_| Trial::NotEvaluated).collect::<Vec<_>>();
+    let generated = topologyaware::generate_placements(&snap.nodes, snap.scan_order(), tas.key, &tas.scheduled, |s| {
+        snap.interner.resolve(s).to_string()
+    });
+    let placements: Vec<Option<Placement>> = match generated {
+        Err(e) => return (not_evaluated(), GroupOutcome::Error(e)),
+        Ok(topologyaware::Generated::Parent) => vec![None],
+        Ok(topologyaware::Generated::Domains(ps)) if ps.is_empty() => {
+            return (not_evaluated(), GroupOutcome::Unschedulable(topologyaware::NO_FEASIBLE_PLACEMENTS.to_string()))
+        }
+        Ok(topologyaware::Generated::Domains(ps)) => ps.into_iter().map(Some).collect(),
+    };
+    let mut first: Option<(Vec<Trial>, TrialEnd)> = None;
+    // (placement, its trials, whether a pod was scheduled) where the group fits.
+    let mut fits: Vec<(usize, Vec<Trial>, bool)> = Vec::new();
+    let mut kept: Vec<Option<Placement>> = Vec::with_capacity(placements.len());
+    let n = placements.len();
+    for (i, placement) in placements.into_iter().enumerate() {
+        // The placement moves into the engine and back (a placement of every node is kept as
+        // `None`: the whole cluster, as the engine holds it).
+        engine.set_placement(snap, placement);
+        let (trials, end) = group_trial_in_placement(engine, snap, fw, members, min, scheduled, &mut on_cycle);
+        kept.push(engine.take_placement());
+        match end {
+            TrialEnd::Error(e) => return (trials, GroupOutcome::Error(e)),
+            TrialEnd::Success { any_scheduled } => {
+                if first.is_none() {
+                    first = Some((trials.clone(), TrialEnd::Success { any_scheduled }));
+                }
+                fits.push((i, trials, any_scheduled));
+            }
+            end => {
+                if first.is_none() {
+                    first = Some((trials, end));
+                }
+            }
+        }
+    }
+    if fits.is_empty() {
+        let (trials, end) = first.expect("at least one placement");
+        let as_error = match end {
+            TrialEnd::Rejected { as_error, .. } => as_error,
+            _ => unreachable!("only rejections are left"),
+        };
+        let message =
+            format!("{POD_GROUP_UNSCHEDULABLE}, 0/{n} placements are available, first placement status: {as_error}");
+        return (trials, GroupOutcome::Unschedulable(message));
+    }
+    let best = if fits.len() == 1 {
+        0
+    } else {
+        match score_placements(engine, snap, fw, members, scheduled, tas.prefer, &kept, &fits) {
+            Ok(best) => best,
+            Err(e) => return (not_evaluated(), GroupOutcome::Error(e)),
         }
     };
-    (trials, outcome)
+    let (_, trials, any_scheduled) = fits.swap_remove(best);
+    (trials, TrialEnd::Success { any_scheduled }.outcome())
+}
+
+/// `findBestPlacement` over the placements where the group fits (`fits`: the placement's index
+/// in `placements`, its trials): NodeResourcesFit's placement score (weight 1) when the profile
+/// has the plugin, plus PodGroupPodsCount's (weight 1); the index into `fits` of the best, or
+/// `RunPlacementScorePlugins`' error.
+#[allow(clippy::too_many_arguments)]
+fn score_placements(
+    engine: &mut Engine,
+    snap: &Snapshot,
+    fw: &Framework,
+    members: &[Arc<PodInfo>],
+    scheduled: usize,
+    prefer: Option<Sym>,
+    placements: &[Option<Placement>],
+    fits: &[(usize, Vec<Trial>, bool)],
+) -> Result<usize, String> {
+    let rows_of = |i: usize| placements[i].as_ref().map(|p| &p.rows[..]);
+    let proposed: Vec<Vec<(i64, i64)>> = fits
+        .iter()
+        .map(|(_, trials, _)| {
+            members
+                .iter()
+                .zip(trials)
+                .filter(|(_, t)| matches!(t, Trial::Feasible(_)))
+                .map(|(m, _)| (m.non_zero_cpu_milli, m.non_zero_memory))
+                .collect()
+        })
+        .collect();
+    let counts = topologyaware::pods_count_scores(scheduled, &proposed.iter().map(Vec::len).collect::<Vec<_>>())
+        .map_err(|e| {
+            format!(
+                "running NormalizePlacementScore on PlacementScore plugins: plugin {:?} failed with: {e}",
+                topologyaware::PODS_COUNT
+            )
+        })?;
+    let with_fit = fw.plugins.iter().any(|p| p.name() == topologyaware::FIT);
+    let whole = fits.iter().any(|(i, _, _)| rows_of(*i).is_none());
+    let all: Vec<NodeIdx> = if whole { (0..snap.nodes.len() as u32).map(NodeIdx).collect() } else { Vec::new() };
+    let totals: Vec<i64> = fits
+        .iter()
+        .zip(&proposed)
+        .zip(&counts)
+        .map(|(((i, _, _), proposed), count)| {
+            let fit = if with_fit {
+                topologyaware::fit_placement_score(&snap.nodes, rows_of(*i).unwrap_or(&all), proposed)
+            } else {
+                0
+            };
+            fit + count
+        })
+        .collect();
+    let draws: Vec<u64> = totals.iter().map(|_| engine.draw()).collect();
+    let best = topologyaware::best_placement(&totals, &draws);
+    let preferred = prefer.and_then(|node| snap.nodes.idx_of(node)).and_then(|node| {
+        (0..fits.len())
+            .find(|&j| totals[j] == totals[best] && placements[fits[j].0].as_ref().is_none_or(|p| p.contains(node)))
+    });
+    Ok(preferred.unwrap_or(best))
 }
 
 /// Whether the profile runs a PodGroupPostFilter plugin: DefaultPreemption enabled at PostFilter
@@ -670,8 +906,8 @@ pub(crate) fn has_pod_group_post_filter(fw: &Framework) -> bool {
 }
 
 /// PodGroupPostFilter for a group whose trial was unschedulable (`podGroupCycle`): DefaultPreemption's
-/// group preemption, with `group_trial` as the pod-group scheduling function (a fresh trial of the
-/// same `members` on the snapshot without the victims). The driver and `verify`'s lockstep both
+/// group preemption, with [`group_algorithm`] as the pod-group scheduling function (a fresh trial
+/// of the same `members` on the snapshot without the victims). The driver and `verify`'s lockstep both
 /// run this; the snapshot is left as it was (the caller deletes the victims).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn group_post_filter(
@@ -682,12 +918,13 @@ pub(crate) fn group_post_filter(
     min: u32,
     scheduled: usize,
     group_priority: i32,
-    on_cycle: impl FnMut(&CycleResult, u64),
+    tas: Option<&GroupTopology>,
+    mut on_cycle: impl FnMut(&CycleResult, u64),
 ) -> GroupPostFilter {
     let policy = members.first().map_or(PreemptionPolicy::PreemptLowerPriority, |m| m.preemption_policy);
     let preemptor = GroupPreemptor { priority: group_priority, policy, members };
     preempt_pod_group(fw, snap, &preemptor, |snap| {
-        let (trials, outcome) = group_trial(engine, snap, fw, members, min, scheduled, on_cycle);
+        let (trials, outcome) = group_algorithm(engine, snap, fw, members, min, scheduled, tas, &mut on_cycle);
         let assignments = trials.iter().map(|t| if let Trial::Feasible(n) = t { Some(*n) } else { None }).collect();
         let status = match outcome {
             GroupOutcome::Success => GroupStatus::Success,
@@ -776,6 +1013,7 @@ pub(crate) fn validate_group<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::testing::{MakeNode, MakePod};
 
     /// `submitPodGroupAlgorithmResult`'s message per (group outcome, member's trial), as the oracle
     /// gives them (`workloads/podgroup`, `schedperf verify`).
@@ -841,5 +1079,134 @@ mod tests {
         for (trial, post, want) in cases {
             assert_eq!(member_failure_after(&outcome, trial, post), want, "{trial:?} {post:?}");
         }
+    }
+
+    /// The default profile's framework.
+    fn default_framework(snap: &mut Snapshot) -> Framework {
+        let config = crate::config::SchedulerConfig::defaults();
+        let compiled = crate::plugins::compile_args(&config.profiles[0].args, &mut snap.interner, "test.yaml")
+            .expect("args compile");
+        crate::plugins::build_framework(&config.profiles[0], &compiled, &mut snap.interner).expect("builds")
+    }
+
+    const RACK: &str = "topology.kubernetes.io/rack";
+
+    /// `podGroupSchedulingPlacementAlgorithm` (`TestPodGroupSchedulingPlacementAlgorithm`'s cases
+    /// with the real plugins in place of its fakes): nodes as (name, rack, CPU millis), `pods`
+    /// members of `cpu` millis each, minCount = all of them, the group's topology key (or none),
+    /// its scheduled pods (pod, node) -> each member's node (or `-`), and the group's outcome.
+    #[test]
+    fn group_algorithm_tries_each_placement_and_keeps_the_best() {
+        type Case<'a> = (
+            &'a str,
+            &'a [(&'a str, &'a str, i64)],
+            usize,
+            i64,
+            Option<&'a str>,
+            &'a [(&'a str, &'a str)],
+            &'a [&'a str],
+            &'a str,
+        );
+        let racks: &[(&str, &str, i64)] = &[("a1", "ra", 4000), ("b1", "rb", 4000), ("b2", "rb", 4000)];
+        let cases: &[Case] = &[
+            // MostAllocated over the placement: 2 of 4 CPUs (50) beats 2 of 8 (25).
+            ("the fuller placement scores higher", racks, 2, 1000, Some(RACK), &[], &["a1", "a1"], "success"),
+            // Three pods of 2 CPUs fit only in rb.
+            ("a placement where the group does not fit is left out", racks, 3, 2000, Some(RACK), &[], &["b1", "b2", "b1"], "success"),
+            (
+                "no placement fits: the first placement's trials and status",
+                racks,
+                2,
+                5000,
+                Some(RACK),
+                &[],
+                &["-", "-"],
+                "pod group is unschedulable, 0/2 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+            ),
+            ("no node carries the key", racks, 1, 100, Some("example.com/none"), &[], &["-"], "no feasible placements found"),
+            ("no topology key: the whole cluster", racks, 3, 1000, None, &[], &["a1", "b1", "b2"], "success"),
+            ("scheduled pods pin their domain", racks, 1, 1000, Some(RACK), &[("s", "b2")], &["b1"], "success"),
+            (
+                "scheduled pods in two domains: an error",
+                racks,
+                1,
+                1000,
+                Some(RACK),
+                &[("s", "b2"), ("t", "a1")],
+                &["-"],
+                "error: cannot determine domain for already scheduled pods: more than 1 domain found for pod group: rb, ra",
+            ),
+        ];
+        for (name, nodes, pods, cpu, key, scheduled, want_nodes, want) in cases {
+            let mut snap = Snapshot::default();
+            for (node, rack, millis) in *nodes {
+                MakeNode::new(&mut snap, node).capacity(*millis, 32 << 30).label(RACK, rack).add();
+            }
+            let fw = default_framework(&mut snap);
+            let members: Vec<Arc<PodInfo>> = (0..*pods)
+                .map(|i| Arc::new(MakePod::new(&mut snap, &format!("p{i}")).req(*cpu, 1 << 30).build()))
+                .collect();
+            let tas = GroupTopology {
+                prefer: None,
+                key: key.map(|k| snap.interner.intern(k)),
+                scheduled: scheduled
+                    .iter()
+                    .map(|(p, n)| topologyaware::ScheduledPod {
+                        key: format!("default/{p}"),
+                        node: snap.interner.intern(n),
+                    })
+                    .collect(),
+            };
+            let mut engine = Engine::new(7, 1, None);
+            let (trials, outcome) = group_algorithm(
+                &mut engine,
+                &mut snap,
+                &fw,
+                &members,
+                *pods as u32,
+                scheduled.len(),
+                Some(&tas),
+                |_, _| {},
+            );
+            let got_nodes: Vec<String> = trials
+                .iter()
+                .map(|t| match t {
+                    Trial::Feasible(n) => snap.interner.resolve(*n).to_string(),
+                    _ => "-".to_string(),
+                })
+                .collect();
+            let got = match &outcome {
+                GroupOutcome::Success => "success".to_string(),
+                GroupOutcome::Unschedulable(m) => m.clone(),
+                GroupOutcome::Error(e) => format!("error: {e}"),
+            };
+            assert_eq!(
+                (got_nodes.iter().map(String::as_str).collect::<Vec<_>>(), got.as_str()),
+                (want_nodes.to_vec(), *want),
+                "{name}"
+            );
+            assert_eq!(snap.pods.len(), 0, "{name}: every trial is reverted");
+        }
+    }
+
+    /// A placement limits the filter pass: a member that fits in the cluster but not in the
+    /// placement reports the placement's node count, and a nominated node outside it is not tried.
+    #[test]
+    fn the_engines_placement_limits_the_filter_pass() {
+        let mut snap = Snapshot::default();
+        let a = MakeNode::new(&mut snap, "a").capacity(1000, 1 << 30).label(RACK, "ra").add();
+        let b = MakeNode::new(&mut snap, "b").capacity(1000, 1 << 30).label(RACK, "ra").add();
+        MakeNode::new(&mut snap, "c").capacity(8000, 1 << 30).label(RACK, "rb").add();
+        let fw = default_framework(&mut snap);
+        let pod = MakePod::new(&mut snap, "p").req(4000, 0).build();
+        let mut engine = Engine::new(1, 1, None);
+        engine.set_placement(&snap, Some(Placement::new(Sym::NONE, vec![a, b])));
+        let CycleResult::Unschedulable(diag) = engine.schedule_one(&fw, &snap, &pod) else { panic!("fits in c only") };
+        assert_eq!(diag.num_all_nodes, 2);
+        let c = snap.interner.intern("c");
+        let nominated = PodInfo { nominated_node: Some(c), ..pod.clone() };
+        assert!(matches!(engine.schedule_one(&fw, &snap, &nominated), CycleResult::Unschedulable(_)));
+        engine.set_placement(&snap, None);
+        assert!(matches!(engine.schedule_one(&fw, &snap, &pod), CycleResult::Scheduled { .. }));
     }
 }

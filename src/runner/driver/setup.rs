@@ -247,7 +247,7 @@ pub(crate) fn run_workload_with(
         async_preemption: gate("SchedulerAsyncPreemption"),
         preemptions: Vec::new(),
         failed_wait: None,
-        groups: podgroup::Groups::new(gate("GenericWorkload")),
+        groups: podgroup::Groups::new(gate("GenericWorkload"), gate("TopologyAwareWorkloadScheduling")),
     };
     drop(results_tx);
     // The initial cluster: its bound pods are in the snapshot; give them records too.
