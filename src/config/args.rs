@@ -20,6 +20,26 @@ pub struct PluginArgs {
     pub pod_topology_spread: PodTopologySpreadArgs,
     pub inter_pod_affinity: InterPodAffinityArgs,
     pub default_preemption: DefaultPreemptionArgs,
+    pub volume_binding: VolumeBindingArgs,
+}
+
+/// `VolumeBindingArgs` (StorageCapacityScoring on, as at v1.37.2's defaults): the shape of
+/// StorageCapacityScoring's score, utilization 0..=100 to score 0..=10 (defaulted to 0 → 10,
+/// 100 → 0 when empty, `SetDefaults_VolumeBindingArgs`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct VolumeBindingArgs {
+    pub shape: Vec<UtilizationShapePoint>,
+}
+
+impl Default for VolumeBindingArgs {
+    fn default() -> Self {
+        VolumeBindingArgs {
+            shape: vec![
+                UtilizationShapePoint { utilization: 0, score: MAX_CUSTOM_PRIORITY_SCORE },
+                UtilizationShapePoint { utilization: 100, score: 0 },
+            ],
+        }
+    }
 }
 
 impl Default for PluginArgs {
@@ -40,6 +60,7 @@ impl Default for PluginArgs {
                 min_candidate_nodes_percentage: 10,
                 min_candidate_nodes_absolute: 100,
             },
+            volume_binding: VolumeBindingArgs::default(),
         }
     }
 }
@@ -248,15 +269,32 @@ struct RawConstraint {
     _match_label_keys: Option<Value>,
 }
 
-/// `VolumeBindingArgs`: decoded for strictness; pods here carry no volumes, so nothing reads them.
+/// `VolumeBindingArgs`: `shape` is applied (StorageCapacityScoring); `bindTimeoutSeconds` is
+/// validated, not used (binding completes at once here).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[allow(dead_code)]
 struct RawVolumeBindingArgs {
     kind: Option<Value>,
     api_version: Option<Value>,
-    bind_timeout_seconds: Option<Value>,
-    shape: Option<Value>,
+    #[serde(default)]
+    bind_timeout_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    shape: Vec<RawShapePoint>,
+}
+
+/// `SetDefaults_VolumeBindingArgs` then `ValidateVolumeBindingArgs` (StorageCapacityScoring on).
+fn volume_binding_args(raw: RawVolumeBindingArgs, path: &str) -> Result<VolumeBindingArgs, InputError> {
+    if let Some(t) = raw.bind_timeout_seconds.filter(|t| *t < 0) {
+        return Err(err(
+            &format!("{path}.bindTimeoutSeconds"),
+            format!("invalid BindTimeoutSeconds {t}, should not be a negative value"),
+        ));
+    }
+    if raw.shape.is_empty() {
+        return Ok(VolumeBindingArgs::default());
+    }
+    Ok(VolumeBindingArgs { shape: validate_shape(raw.shape, &format!("{path}.shape"))? })
 }
 
 /// `DynamicResourcesArgs`: decoded for strictness; pods here carry no resource claims.
@@ -346,9 +384,7 @@ pub(crate) fn apply_plugin_args(name: &str, args: &Value, path: &str, out: &mut 
         "PodTopologySpread" => out.pod_topology_spread = pod_topology_spread_args(decode(args, path)?, path)?,
         "InterPodAffinity" => out.inter_pod_affinity = inter_pod_affinity_args(decode(args, path)?, path)?,
         "DefaultPreemption" => out.default_preemption = default_preemption_args(decode(args, path)?, path)?,
-        "VolumeBinding" => {
-            decode::<RawVolumeBindingArgs>(args, path)?;
-        }
+        "VolumeBinding" => out.volume_binding = volume_binding_args(decode(args, path)?, path)?,
         "DynamicResources" => {
             decode::<RawDynamicResourcesArgs>(args, path)?;
         }

@@ -23,7 +23,7 @@ pub(crate) use args::validate_qualified_name;
 pub use args::{
     BalancedAllocationArgs, DefaultPreemptionArgs, DefaultingType, InterPodAffinityArgs, NodeAffinityArgs,
     NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, ResourceSpec, ScoringStrategy, ScoringStrategyType,
-    UtilizationShapePoint, MAX_CUSTOM_PRIORITY_SCORE,
+    UtilizationShapePoint, VolumeBindingArgs, MAX_CUSTOM_PRIORITY_SCORE,
 };
 pub use catalog::{plugin_info, ExtensionPoint, PluginInfo, PLUGINS, REMOVED_PLUGINS};
 pub use plugins::{MAX_NODE_SCORE, MAX_TOTAL_SCORE};

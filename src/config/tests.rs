@@ -97,6 +97,8 @@ fn default_args() {
     assert_eq!(a.default_preemption.min_candidate_nodes_percentage, 10);
     assert_eq!(a.default_preemption.min_candidate_nodes_absolute, 100);
     assert_eq!(a.node_affinity.added_affinity, None);
+    let shape = &a.volume_binding.shape;
+    assert_eq!((shape[0].utilization, shape[0].score, shape[1].utilization, shape[1].score), (0, 10, 100, 0));
 }
 
 /// Each case: a profile's YAML and the expected lists at the points it changes (the other points
@@ -378,6 +380,15 @@ fn plugin_args_cases() {
     // Other args keep their defaults when one plugin is configured.
     assert_eq!(a.inter_pod_affinity, PluginArgs::default().inter_pod_affinity);
 
+    // VolumeBindingArgs: a shape is taken as given; an empty one is defaulted.
+    let a = args_of(
+        "VolumeBinding",
+        "{bindTimeoutSeconds: 10, shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}",
+    );
+    let pts = [(0, 0), (100, 10)].map(|(utilization, score)| UtilizationShapePoint { utilization, score });
+    assert_eq!(a.volume_binding.shape, pts);
+    assert_eq!(args_of("VolumeBinding", "{shape: []}").volume_binding, PluginArgs::default().volume_binding);
+
     let a = args_of("InterPodAffinity", "{hardPodAffinityWeight: 0, ignorePreferredTermsOfExistingPods: true}");
     assert_eq!(
         a.inter_pod_affinity,
@@ -552,6 +563,39 @@ fn validation_errors() {
     check(
         &plugin_config("InterPodAffinity", "{hardPodAffinityWeight: 101}"),
         "profiles[0].pluginConfig[0].args.hardPodAffinityWeight",
+        "0..=100",
+    );
+
+    // VolumeBindingArgs (ValidateVolumeBindingArgs with StorageCapacityScoring on).
+    let vb = "profiles[0].pluginConfig[0].args";
+    check(
+        &plugin_config("VolumeBinding", "{bindTimeoutSeconds: -10}"),
+        &format!("{vb}.bindTimeoutSeconds"),
+        "should not be a negative value",
+    );
+    check(
+        &plugin_config("VolumeBinding", "{shape: [{utilization: 3, score: 3}, {utilization: 1, score: 1}]}"),
+        &format!("{vb}.shape[1].utilization"),
+        "strictly increasing",
+    );
+    check(
+        &plugin_config("VolumeBinding", "{shape: [{utilization: -1, score: 1}]}"),
+        &format!("{vb}.shape[0].utilization"),
+        "0..=100",
+    );
+    check(
+        &plugin_config("VolumeBinding", "{shape: [{utilization: 10, score: -1}]}"),
+        &format!("{vb}.shape[0].score"),
+        "0..=10",
+    );
+    check(
+        &plugin_config("VolumeBinding", "{shape: [{utilization: 20, score: 11}]}"),
+        &format!("{vb}.shape[0].score"),
+        "0..=10",
+    );
+    check(
+        &plugin_config("VolumeBinding", "{shape: [{utilization: 101, score: 1}]}"),
+        &format!("{vb}.shape[0].utilization"),
         "0..=100",
     );
 

@@ -106,7 +106,7 @@ pub fn build_plugin(
             min_candidate_nodes_percentage: args.default_preemption.min_candidate_nodes_percentage,
             min_candidate_nodes_absolute: args.default_preemption.min_candidate_nodes_absolute,
         }),
-        volumes::binding::NAME => Arc::new(volumes::VolumeBinding::default()),
+        volumes::binding::NAME => Arc::new(volumes::VolumeBinding::with_shape(&args.volume_binding.shape)),
         volumes::restrictions::NAME => Arc::new(volumes::VolumeRestrictions),
         volumes::zone::NAME => Arc::new(volumes::VolumeZone),
         volumes::limits::NAME => Arc::new(volumes::NodeVolumeLimits),

@@ -35,6 +35,7 @@ use super::{ClusterEvent, EventObjects, HintFn, NodeChange, NodeObject, QueuedPo
 use crate::framework::Plugin;
 use crate::ids::PodUid;
 use crate::plugins::node_ports::conflicts;
+use crate::plugins::volumes::hints as volume_hints;
 use crate::snapshot::{
     tolerations_tolerate, AffinityTerm, InclusionPolicy, LabelRequirement, NodeSelector, NodeTerm, PodInfo, Resources,
     SpreadConstraint, Sym, Taint, TaintEffect, WhenUnsatisfiable,
@@ -143,6 +144,11 @@ impl HintArgs {
 /// [`fine_hint`] where it decides, else [`default_hint`], as a registrable hint function; `None`
 /// for an unknown plugin.
 pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms, args: HintArgs) -> Option<HintFn<T>> {
+    if let Some(name) = volume_hints::PLUGINS.iter().copied().find(|p| *p == plugin) {
+        return Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
+            hint(volume_hint(name, event, objs, pod.spec.as_ref().map(|s| &*s.0)))
+        }));
+    }
     let name = DEFAULT_HINT_PLUGINS.iter().copied().find(|p| *p == plugin)?;
     Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
         if let (Some(objs), Some(spec)) = (objs, &pod.spec) {
@@ -152,6 +158,39 @@ pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms, args: HintArgs) -> Opti
         }
         default_hint(name, event, pod.uid).expect("known plugin")
     }))
+}
+
+/// A volume plugin's hint (`plugins::volumes::hints`): the events it registers, through its hint
+/// functions when the event's objects and the pod's spec are known (Queue otherwise, as upstream
+/// answers a hint that cannot read its objects).
+pub fn volume_hint(plugin: &str, event: &ClusterEvent, objs: Option<&EventObjects>, pod: Option<&PodInfo>) -> bool {
+    use ClusterEvent::*;
+    match event {
+        NodeAdd { .. } => volume_hints::registers_node_event(plugin, true),
+        NodeUpdate { change, .. } => {
+            change.intersects(NodeChange::LABEL) && volume_hints::registers_node_event(plugin, false)
+        }
+        AssignedPodDelete { .. } => {
+            volume_hints::registers_assigned_pod_delete(plugin)
+                && match (objs.and_then(|o| o.old_pod.as_deref()), pod) {
+                    (Some(deleted), Some(pod)) => volume_hints::assigned_pod_deleted_hint(plugin, deleted, pod),
+                    _ => true,
+                }
+        }
+        Storage { kind, action } => match pod {
+            Some(pod) => volume_hints::storage_hint(
+                plugin,
+                *kind,
+                *action,
+                objs.and_then(|o| o.old_storage.as_deref()),
+                objs.and_then(|o| o.new_storage.as_deref()),
+                pod,
+            ),
+            None => volume_hints::registers_storage(plugin, *kind, *action),
+        },
+        UnschedulableTimeout => true,
+        AssignedPodAdd { .. } | AssignedPodUpdate { .. } | NodeDelete { .. } | UnscheduledPodUpdate { .. } => false,
+    }
 }
 
 fn hint(queue: bool) -> QueueingHint {

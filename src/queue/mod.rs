@@ -48,6 +48,7 @@ use ahash::AHashMap as HashMap;
 
 use crate::framework::{QueueSortFn, QueueSortKey};
 use crate::ids::PodUid;
+use crate::snapshot::volumes::{StorageAction, StorageEventObject, StorageKind};
 use crate::snapshot::{NodeSpec, PodInfo};
 
 /// kube-scheduler's `podInitialBackoffSeconds` default: 1 s.
@@ -173,6 +174,12 @@ pub enum ClusterEvent {
     /// logs it for in-flight pods, and every rejected pod that sees it comes back to activeQ or
     /// backoffQ whatever its hints say. Not a cluster event a caller delivers.
     UnschedulableTimeout,
+    /// A storage object (PersistentVolume, claim, StorageClass, CSINode, CSIDriver,
+    /// CSIStorageCapacity) was added, updated or deleted (upstream's storage informers' events).
+    Storage {
+        kind: StorageKind,
+        action: StorageAction,
+    },
 }
 
 /// The kind of a [`ClusterEvent`], for tables.
@@ -186,6 +193,7 @@ pub enum EventKind {
     AssignedPodDelete,
     UnscheduledPodUpdate,
     UnschedulableTimeout,
+    Storage,
 }
 
 impl ClusterEvent {
@@ -199,6 +207,7 @@ impl ClusterEvent {
             ClusterEvent::AssignedPodDelete { .. } => EventKind::AssignedPodDelete,
             ClusterEvent::UnscheduledPodUpdate { .. } => EventKind::UnscheduledPodUpdate,
             ClusterEvent::UnschedulableTimeout => EventKind::UnschedulableTimeout,
+            ClusterEvent::Storage { .. } => EventKind::Storage,
         }
     }
 }
@@ -231,6 +240,10 @@ pub struct EventObjects {
     pub old_pod: Option<Arc<PodInfo>>,
     /// The pod after an update.
     pub new_pod: Option<Arc<PodInfo>>,
+    /// The storage object before an update, or deleted.
+    pub old_storage: Option<Arc<StorageEventObject>>,
+    /// The storage object added, or after an update.
+    pub new_storage: Option<Arc<StorageEventObject>>,
 }
 
 /// The queued pod's compiled spec, for the fine hints (compared by identity).

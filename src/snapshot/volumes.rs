@@ -367,3 +367,143 @@ fn compile_volume(v: &Volume, i: &mut Interner) -> Option<PodVolume> {
         return None;
     })
 }
+
+/// The storage kinds whose informers feed the scheduling queue (upstream's `fwk.EventResource`s
+/// of `eventhandlers.go`'s storage handlers; VolumeAttachment is not modelled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StorageKind {
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    CsiNode,
+    CsiDriver,
+    CsiStorageCapacity,
+}
+
+/// What happened to a storage object (`fwk.Add`, `fwk.Update`, `fwk.Delete`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StorageAction {
+    Add,
+    Update,
+    Delete,
+}
+
+/// A storage object as the volume plugins' queueing hints read it (upstream's `oldObj`/`newObj`
+/// of a storage event): only the fields some `isSchedulableAfter*` compares.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StorageEventObject {
+    /// A claim: its namespace and name, and every way its name reads as `<pod name>-<volume
+    /// name>` (an ephemeral volume's claim, `ephemeral.VolumeClaimName`): (pod name, volume name)
+    /// for each `-` whose right side is an interned name (no other can name a pod's volume).
+    Pvc {
+        namespace: Sym,
+        name: Sym,
+        ephemeral: Vec<(String, Sym)>,
+    },
+    /// A volume: VolumeZone's `getPVTopologies` (each topology label in upstream's order whose
+    /// value parses, with its zone set sorted).
+    Pv {
+        topologies: Vec<(String, Vec<String>)>,
+    },
+    StorageClass {
+        wait_for_first_consumer: bool,
+        allowed_topologies: Vec<api::storage::TopologySelectorTerm>,
+    },
+    /// A CSINode: the migrated-plugins annotation and each driver's `allocatable.count` (0 when unset).
+    CsiNode {
+        migrated_plugins: Option<String>,
+        limits: Vec<(Sym, i32)>,
+    },
+    CsiDriver {
+        name: Sym,
+        storage_capacity: bool,
+    },
+    /// `volumeLimit`: `maximumVolumeSize` when set, else `capacity`.
+    CsiStorageCapacity {
+        volume_limit: Option<Quantity>,
+    },
+}
+
+/// VolumeZone's `topologyLabels`, in upstream's order.
+const PV_TOPOLOGY_LABELS: [&str; 4] = [
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+];
+
+/// `volumehelpers.LabelZonesToSet`: the `__`-separated zones, trimmed, sorted; `None` when one is empty.
+fn label_zones_to_set(value: &str) -> Option<Vec<String>> {
+    let mut zones = Vec::new();
+    for z in value.split("__") {
+        let z = z.trim();
+        if z.is_empty() {
+            return None;
+        }
+        zones.push(z.to_string());
+    }
+    zones.sort();
+    zones.dedup();
+    Some(zones)
+}
+
+impl StorageEventObject {
+    /// The hint's view of `obj`; `None` for a kind that is not a storage kind. Interns the names
+    /// it compares by symbol.
+    pub fn of(obj: &api::Object, i: &mut Interner) -> Option<(StorageKind, Self)> {
+        use api::Object as O;
+        Some(match obj {
+            O::PersistentVolumeClaim(pvc) => {
+                let name = &pvc.metadata.name;
+                let ephemeral = name
+                    .match_indices('-')
+                    .filter_map(|(at, _)| i.get(&name[at + 1..]).map(|v| (name[..at].to_string(), v)))
+                    .collect();
+                let (namespace, name) = (i.intern(pvc.namespace()), i.intern(name));
+                (StorageKind::PersistentVolumeClaim, StorageEventObject::Pvc { namespace, name, ephemeral })
+            }
+            O::PersistentVolume(pv) => {
+                let topologies = PV_TOPOLOGY_LABELS
+                    .iter()
+                    .filter_map(|k| {
+                        let zones = label_zones_to_set(pv.metadata.labels.get(*k)?)?;
+                        Some((k.to_string(), zones))
+                    })
+                    .collect();
+                (StorageKind::PersistentVolume, StorageEventObject::Pv { topologies })
+            }
+            O::StorageClass(sc) => (
+                StorageKind::StorageClass,
+                StorageEventObject::StorageClass {
+                    wait_for_first_consumer: sc.volume_binding_mode
+                        == Some(api::storage::VolumeBindingMode::WaitForFirstConsumer),
+                    allowed_topologies: sc.allowed_topologies.clone(),
+                },
+            ),
+            O::CsiNode(n) => (
+                StorageKind::CsiNode,
+                StorageEventObject::CsiNode {
+                    migrated_plugins: n.metadata.annotations.get(ANN_MIGRATED_PLUGINS).cloned(),
+                    limits: n
+                        .spec
+                        .drivers
+                        .iter()
+                        .map(|d| (i.intern(&d.name), d.allocatable.as_ref().and_then(|a| a.count).unwrap_or(0)))
+                        .collect(),
+                },
+            ),
+            O::CsiDriver(d) => (
+                StorageKind::CsiDriver,
+                StorageEventObject::CsiDriver {
+                    name: i.intern(&d.metadata.name),
+                    storage_capacity: d.spec.storage_capacity == Some(true),
+                },
+            ),
+            O::CsiStorageCapacity(c) => (
+                StorageKind::CsiStorageCapacity,
+                StorageEventObject::CsiStorageCapacity { volume_limit: c.maximum_volume_size.or(c.capacity) },
+            ),
+            _ => return None,
+        })
+    }
+}

@@ -11,8 +11,9 @@
 //! oracle's node with the same victims; schedperf then follows the oracle's victims and
 //! nomination so the states stay equal, and the preemptor is retried at once on both sides.
 //! Unschedulable pods stay pending; pending pods are retried (in PrioritySort order) after pods
-//! are deleted and after each `updateAny` op (whose templated nodes and pods replace the ones of
-//! that name on both sides, as upstream's Update + UpdateStatus do).
+//! are deleted, after a `createAny` op that creates storage objects, and after each `updateAny`
+//! op (whose templated nodes and pods replace the ones of that name on both sides, as upstream's
+//! Update + UpdateStatus do).
 //!
 //! What a workload does that lockstep cannot replay (churn, steady state) makes it skip
 //! that workload with the reason, never count it as agreement.
@@ -365,9 +366,19 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                 apply(&mut ours, oracle, nss, None)?;
             }
             ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
+                let mut storage = false;
                 for i in 0..*count {
                     let docs = instantiate(template_path, i, *count, template_params)?;
+                    storage |= docs.iter().any(|d| STORAGE_KINDS.contains(&d["kind"].as_str().unwrap_or("")));
                     apply(&mut ours, oracle, docs, namespace.as_deref())?;
+                }
+                // A storage object's event may queue pods the volume plugins rejected: the pending
+                // pods are retried on both sides (as after deletions and updates).
+                if storage && !ours.pending.is_empty() {
+                    retry_pending(&mut ours, oracle, &mut out)?;
+                    if out.first_divergence.is_some() {
+                        return Ok(out);
+                    }
                 }
             }
             ResolvedOp::CreatePods {
@@ -714,6 +725,10 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
     }
     Ok(())
 }
+
+/// The kinds whose creation raises a storage event (`queue::ClusterEvent::Storage`).
+const STORAGE_KINDS: &[&str] =
+    &["PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity"];
 
 /// Pending pods, highest priority first, then in creation order (PrioritySort).
 fn retry_pending(ours: &mut Ours, oracle: &mut Oracle, out: &mut Replay) -> Result<(), ReplayError> {

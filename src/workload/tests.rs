@@ -730,11 +730,21 @@ fn repository_templates_are_kubernetes_objects() {
         let value: serde_norway::Value =
             serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
-        let kinds = ["Node", "Pod", "Service", "PodGroup", "PersistentVolume", "PersistentVolumeClaim", "StorageClass"];
+        let kinds = [
+            "Node",
+            "Pod",
+            "Service",
+            "PodGroup",
+            "PersistentVolume",
+            "PersistentVolumeClaim",
+            "StorageClass",
+            "CSIDriver",
+            "CSIStorageCapacity",
+        ];
         assert!(kinds.contains(&kind), "{}: kind {kind:?}", file.display());
         let want = match kind {
             "PodGroup" => "scheduling.k8s.io/v1beta1",
-            "StorageClass" => "storage.k8s.io/v1",
+            "StorageClass" | "CSIDriver" | "CSIStorageCapacity" => "storage.k8s.io/v1",
             _ => "v1",
         };
         assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some(want), "{}", file.display());

@@ -26,9 +26,13 @@ use super::{
     claim_name, claim_not_found, ephemeral_owner_error, lookup, sign_volumes, unresolvable, ResolvedPvAffinity,
 };
 use crate::api::Quantity;
+use crate::config::{UtilizationShapePoint, VolumeBindingArgs, MAX_CUSTOM_PRIORITY_SCORE};
 use crate::framework::sign::{Sign, SignBuilder};
-use crate::framework::{BindingPod, Code, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status};
+use crate::framework::{
+    BindingPod, Code, CycleCx, CycleState, Plugin, PreFilterResult, Reject, Status, MAX_NODE_SCORE,
+};
 use crate::ids::PodUid;
+use crate::plugins::noderesources::broken_linear;
 use crate::snapshot::volumes::{ClaimRef, Pvc, TopologyTerm};
 use crate::snapshot::{LabelSelector, NodeIdx, NodeSelector, PodInfo, Snapshot, Sym};
 use crate::sync::Mutex;
@@ -97,12 +101,28 @@ struct Caches {
     pending: AHashMap<PodUid, PodBindings>,
 }
 
-#[derive(Default)]
 pub struct VolumeBinding {
     caches: Mutex<Caches>,
+    /// StorageCapacityScoring's shape: (utilization, score scaled to `MAX_NODE_SCORE`), as
+    /// upstream's `New` builds it from VolumeBindingArgs (score × `MAX_NODE_SCORE` /
+    /// `MAX_CUSTOM_PRIORITY_SCORE`).
+    shape: Vec<(i64, i64)>,
+}
+
+impl Default for VolumeBinding {
+    fn default() -> Self {
+        VolumeBinding::with_shape(&VolumeBindingArgs::default().shape)
+    }
 }
 
 impl VolumeBinding {
+    /// The plugin with VolumeBindingArgs' `shape`.
+    pub fn with_shape(shape: &[UtilizationShapePoint]) -> Self {
+        let scale = MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE as i64;
+        let shape = shape.iter().map(|p| (p.utilization as i64, p.score as i64 * scale)).collect();
+        VolumeBinding { caches: Mutex::default(), shape }
+    }
+
     fn caches(&self) -> std::sync::MutexGuard<'_, Caches> {
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -434,17 +454,19 @@ fn find_pod_volumes<'s>(s: &'s State, r: &Resolved<'_>, snap: &Snapshot, n: Node
     (bits, found)
 }
 
-/// `buildScorerFunction` with the default shape (utilization 0 scores `MAX_NODE_SCORE`, 100 scores
-/// 0) over (requested, capacity) per class: the classes' mean, rounded half away from zero.
-fn capacity_score(classes: &[(Sym, i64, i64)]) -> i64 {
+/// `buildScorerFunction` over `shape` (see [`VolumeBinding::with_shape`]) and (requested,
+/// capacity) per class: each class's utilization (`requested * 100 / capacity`, or 100 when the
+/// capacity is 0 or exceeded) through the broken linear function, the classes' mean rounded half
+/// away from zero.
+fn capacity_score(shape: &[(i64, i64)], classes: &[(Sym, i64, i64)]) -> i64 {
     if classes.is_empty() {
         return 0;
     }
     let f = |requested: i64, capacity: i64| {
         if capacity == 0 || requested > capacity {
-            return 0;
+            return broken_linear(shape, MAX_UTILIZATION);
         }
-        MAX_UTILIZATION - requested.wrapping_mul(MAX_UTILIZATION) / capacity
+        broken_linear(shape, requested.wrapping_mul(MAX_UTILIZATION) / capacity)
     };
     let sum: i64 = classes.iter().map(|&(_, r, c)| f(r, c)).sum();
     (sum as f64 / classes.len() as f64).round() as i64
@@ -589,7 +611,7 @@ impl Plugin for VolumeBinding {
                     add_class(&mut classes, d.class, req, cap.unwrap_or_default().value_ceil(), true);
                 }
             }
-            *o = capacity_score(&classes);
+            *o = capacity_score(&self.shape, &classes);
         }
         Ok(())
     }
@@ -647,5 +669,72 @@ impl Plugin for VolumeBinding {
             }
         }
         Status::success()
+    }
+}
+
+#[cfg(test)]
+mod scorer_tests {
+    use super::*;
+
+    /// scorer_test.go TestScore: (shape, [(hdd requested, capacity), (ssd requested, capacity)] → score).
+    #[test]
+    fn capacity_score_is_upstreams_scorer() {
+        let default = VolumeBinding::default().shape;
+        assert_eq!(default, vec![(0, 100), (100, 0)]);
+        let custom = vec![(50, 0), (80, 30), (100, 50)];
+        let (hdd, ssd) = (Sym(1), Sym(2));
+        type Case = (&'static [(i64, i64)], i64);
+        type Table<'a> = (&'a str, &'a [(i64, i64)], &'a [Case]);
+        let tables: [Table<'_>; 3] = [
+            (
+                "default shape, single class",
+                &default,
+                &[(&[(0, 100)], 100), (&[(30, 100)], 70), (&[(50, 100)], 50), (&[(100, 100)], 0)],
+            ),
+            (
+                "default shape, multiple classes",
+                &default,
+                &[
+                    (&[(0, 100), (0, 100)], 100),
+                    (&[(0, 100), (30, 100)], 85),
+                    (&[(30, 100), (30, 100)], 70),
+                    (&[(30, 100), (60, 100)], 55),
+                    (&[(50, 100), (50, 100)], 50),
+                    (&[(50, 100), (100, 100)], 25),
+                    (&[(100, 100), (100, 100)], 0),
+                ],
+            ),
+            (
+                "custom shape, multiple classes",
+                &custom,
+                &[
+                    (&[(0, 100), (0, 100)], 0),
+                    (&[(0, 100), (30, 100)], 0),
+                    (&[(30, 100), (30, 100)], 0),
+                    (&[(30, 100), (60, 100)], 5),
+                    (&[(50, 100), (100, 100)], 25),
+                    (&[(90, 100), (90, 100)], 40),
+                    (&[(100, 100), (100, 100)], 50),
+                ],
+            ),
+        ];
+        for (name, shape, cases) in tables {
+            for (classes, want) in cases {
+                let c: Vec<(Sym, i64, i64)> =
+                    classes.iter().zip([hdd, ssd]).map(|(&(r, cap), class)| (class, r, cap)).collect();
+                assert_eq!(capacity_score(shape, &c), *want, "{name}: {classes:?}");
+            }
+        }
+        // Capacity 0 or exceeded: utilization 100.
+        assert_eq!(capacity_score(&custom, &[(hdd, 5, 0)]), 50);
+        assert_eq!(capacity_score(&custom, &[(hdd, 200, 100)]), 50);
+    }
+
+    /// VolumeBindingArgs' shape points (score 0..=10) become scores 0..=100, as upstream's `New` scales them.
+    #[test]
+    fn args_shape_is_scaled_to_node_scores() {
+        let pts =
+            [UtilizationShapePoint { utilization: 0, score: 0 }, UtilizationShapePoint { utilization: 100, score: 10 }];
+        assert_eq!(VolumeBinding::with_shape(&pts).shape, vec![(0, 0), (100, 100)]);
     }
 }

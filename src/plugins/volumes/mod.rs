@@ -4,6 +4,7 @@
 //! ([`PodInfo::volumes`] `None`) makes each PreFilter return Skip at once, as upstream's do.
 
 pub mod binding;
+pub mod hints;
 pub mod limits;
 pub mod restrictions;
 pub mod zone;

@@ -7,6 +7,7 @@ use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod};
 use crate::snapshot::compile::{compile_node, compile_pod};
+use crate::snapshot::volumes::{StorageAction, StorageEventObject};
 use crate::snapshot::{NodeSpec, PodInfo, Resources, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
@@ -120,8 +121,30 @@ impl Driver {
     pub(super) fn create_storage(&mut self, docs: &[serde_json::Value], file: &str) -> Result<(), InputError> {
         for obj in crate::workload::volumes::parse(docs, file)? {
             crate::cluster::register_object(&mut self.snap, &obj);
+            self.storage_event(&obj, StorageAction::Add);
         }
         Ok(())
+    }
+
+    /// A storage object was added or updated (`obj`, as it is now): the queue gets upstream's
+    /// storage event with the object before and after, as the volume plugins' hints read them.
+    /// Other kinds: nothing.
+    fn storage_event(&mut self, obj: &Object, action: StorageAction) {
+        let Some((kind, now_obj)) = StorageEventObject::of(obj, &mut self.snap.interner) else { return };
+        let namespace = match obj {
+            Object::PersistentVolumeClaim(c) => c.namespace(),
+            Object::CsiStorageCapacity(c) if c.metadata.namespace.is_empty() => "default",
+            Object::CsiStorageCapacity(c) => &c.metadata.namespace,
+            _ => "",
+        };
+        let new = Arc::new(now_obj);
+        let old = self.storage_objects.insert((kind, format!("{namespace}/{}", obj.name())), new.clone());
+        let objs = self
+            .queue
+            .wants_event_objects()
+            .then(|| Arc::new(EventObjects { old_storage: old, new_storage: Some(new), ..EventObjects::default() }));
+        let now = self.now();
+        self.queue.on_event_with(ClusterEvent::Storage { kind, action }, objs, now);
     }
 
     /// Pod `i` of a `createPods` op with volume templates, as upstream's
@@ -412,6 +435,7 @@ impl Driver {
                 // upstream's churn op creates them).
                 let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
                 crate::cluster::register_object(&mut self.snap, &placed);
+                self.storage_event(&placed, StorageAction::Add);
                 self.cluster.add(placed);
                 ChurnObject::Other
             }
@@ -518,6 +542,7 @@ impl Driver {
                 // in the op's namespace when it names one.
                 let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
                 crate::cluster::register_object(&mut self.snap, &placed);
+                self.storage_event(&placed, StorageAction::Update);
             }
         }
         Ok(())

@@ -262,6 +262,12 @@ struct Driver {
     /// Per node name: the node as the queue's hints last saw it (the `old` of an update). Nodes
     /// of a loaded `--cluster` are not here: their updates get the coarse hints.
     node_objects: ahash::AHashMap<String, crate::queue::NodeObject>,
+    /// Per storage kind and `namespace/name`: the object as the volume plugins' hints last saw it
+    /// (the `old` of an `updateAny`).
+    storage_objects: ahash::AHashMap<
+        (crate::snapshot::volumes::StorageKind, String),
+        Arc<crate::snapshot::volumes::StorageEventObject>,
+    >,
     /// Position of the op being run, for failure messages.
     op_index: usize,
     /// SchedulerAsyncPreemption: victims are deleted after the preemptor's cycle.

@@ -243,6 +243,7 @@ pub(crate) fn run_workload_with(
         cluster: Cluster::default(),
         node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
         node_objects: Default::default(),
+        storage_objects: Default::default(),
         op_index: 0,
         async_preemption: gate("SchedulerAsyncPreemption"),
         preemptions: Vec::new(),
