@@ -17,8 +17,8 @@ use super::batch::{BatchCx, Scored, SortedScoredNodes};
 use super::sampling::num_feasible_nodes_to_find;
 use crate::framework::profile::{timed, Point};
 pub use crate::framework::runtime::{
-    filter_node, filter_nodes, filter_nodes_passing, filter_nodes_with, nominated_for, Diagnosis, FilterScratch,
-    NodeFailure, PreFilterOutcome,
+    filter_node, filter_nodes, filter_nodes_passing, filter_nodes_with, nominated_for, Diagnosis, Failures,
+    FilterScratch, NodeFailure, PreFilterOutcome,
 };
 use crate::framework::{
     Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
@@ -482,7 +482,7 @@ impl Engine {
         nominated_failure: Option<NodeFailure>,
         diag: &mut Diagnosis,
         sparse: bool,
-    ) -> (Vec<NodeIdx>, Vec<NodeFailure>, usize) {
+    ) -> (Vec<NodeIdx>, Failures, usize) {
         let n_all = self.num_nodes(cx.snap);
         let named: Option<Vec<NodeIdx>> =
             names.map(|ns| ns.iter().filter_map(|n| self.node_in_placement(cx.snap, *n)).collect());
@@ -510,7 +510,7 @@ impl Engine {
             // Unlisted failures (only the sparse pass's here) are the scan positions before
             // `processed` (row order, from `start`).
             let unlisted_there = unlisted > 0 && (f.node.ix() + n - start) % n < processed;
-            if !unlisted_there && !failures.iter().any(|x| x.node == f.node) {
+            if !unlisted_there && !failures.contains_node(f.node) {
                 failures.push(f);
                 processed += 1;
             }
@@ -539,7 +539,7 @@ impl Engine {
         n: usize,
         start: usize,
         k: usize,
-    ) -> Option<(Vec<NodeIdx>, Vec<NodeFailure>, usize)> {
+    ) -> Option<(Vec<NodeIdx>, Failures, usize)> {
         if k == 0 || n == 0 || n != cx.snap.nodes.len() || !cx.snap.scan_order_is_row_order() {
             return None;
         }
@@ -562,7 +562,7 @@ impl Engine {
         }
         let FilterChunk { verdicts, scratch, .. } = &mut chunks_guard[0];
         let mut feasible = Vec::with_capacity(k.min(cands.len()));
-        let mut failures = Vec::new();
+        let mut failures = Failures::new();
         let mut end = n;
         'blocks: for block in cands.chunks(FILTER_BLOCK_NODES) {
             let rejected = filter_nodes_with(fw, cx, state, &skip, block, verdicts, scratch);
@@ -573,7 +573,7 @@ impl Engine {
                         break 'blocks;
                     }
                     None => feasible.push(node),
-                    Some((plugin, reject)) => failures.push(NodeFailure { node, plugin, reject }),
+                    Some((plugin, reject)) => failures.push_parts(node, plugin, reject),
                 }
             }
         }
@@ -598,7 +598,7 @@ impl Engine {
         n: usize,
         start: usize,
         k: usize,
-    ) -> (Vec<NodeIdx>, Vec<NodeFailure>) {
+    ) -> (Vec<NodeIdx>, Failures) {
         let (feasible, failures, unlisted) = self.filter_pass(fw, cx, state, skip, restricted, n, start, k, true);
         debug_assert_eq!(unlisted, 0, "a listing pass counts no failure apart");
         (feasible, failures)
@@ -621,7 +621,7 @@ impl Engine {
         start: usize,
         k: usize,
         list: bool,
-    ) -> (Vec<NodeIdx>, Vec<NodeFailure>, usize) {
+    ) -> (Vec<NodeIdx>, Failures, usize) {
         // The scan order; `None` when it is the row order (no indirection per node).
         let order = match restricted {
             Some(r) => Some(r),
@@ -630,7 +630,7 @@ impl Engine {
         let scan = |lo: usize, hi: usize, ids: &mut Vec<NodeIdx>| push_scan_range(order, n, start, lo, hi, ids);
         // Last cycle's buffer: its contents are scratch (the passes below write before they read).
         let mut feasible = std::mem::take(&mut *self.spare_feasible.borrow_mut());
-        let mut failures = Vec::new();
+        let mut failures = Failures::new();
         if k == 0 || n == 0 {
             feasible.clear();
             return (feasible, failures, 0);
@@ -930,7 +930,7 @@ impl Engine {
                 let mut nominated_failure = None;
                 if let Some(nom) = nom {
                     match filter_node(fw, cx, &state, &skip, nom) {
-                        None => return (vec![nom], Vec::new()),
+                        None => return (vec![nom], Failures::new()),
                         Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
                     }
                 }
@@ -1069,7 +1069,7 @@ impl Engine {
                 if had {
                     bits::set(&mut with_nominated, feasible[0].ix(), true);
                 }
-                (feasible, Vec::new())
+                (feasible, Failures::new())
             }
             None => {
                 // The filter pass, with every counted nominated pod on the columns (in any order:
@@ -1122,7 +1122,7 @@ impl Engine {
         let mut feasible = None;
         if let Some(nom) = pod.nominated_node.and_then(|n| self.node_in_placement(snap, n)) {
             match filter_node(fw, CycleCx { snap: &*snap, pod }, &state, &skip, nom) {
-                None => feasible = Some((vec![nom], Vec::new())),
+                None => feasible = Some((vec![nom], Failures::new())),
                 Some((plugin, reject)) => nominated_failure = Some(NodeFailure { node: nom, plugin, reject }),
             }
         }
@@ -1157,7 +1157,7 @@ impl Engine {
         state: &mut CycleState,
         skip: &[bool],
         feasible: Vec<NodeIdx>,
-        mut failures: Vec<NodeFailure>,
+        mut failures: Failures,
         had_nominated: impl Fn(NodeIdx) -> bool,
         mut diag: Diagnosis,
         batch: Option<BatchCx<'_>>,
@@ -1166,7 +1166,7 @@ impl Engine {
         for node in feasible {
             if had_nominated(node) {
                 if let Some((plugin, reject)) = filter_node(fw, cx, state, skip, node) {
-                    failures.push(NodeFailure { node, plugin, reject });
+                    failures.push_parts(node, plugin, reject);
                     continue;
                 }
             }
@@ -1255,13 +1255,15 @@ pub(super) fn accumulate(totals: &mut [i64], scores: &[i64], weight: i64, set: b
 
 /// One chunk of the filter pass (a run of consecutive scan positions): the number of its feasible
 /// nodes (written in place, in scan order, at the start of the part of the pass's output the
-/// chunk was given: `ChunkOut`) and its listed failures (with their position in the chunk), in
-/// scan order, the number of failures counted without being listed, and the working buffers of
-/// its blocks.
+/// chunk was given: `ChunkOut`), its listed failures in scan order, per feasible node how many
+/// listed failures come before it (where the pass may cut the chunk), the number of failures
+/// counted without being listed, and the working buffers of its blocks.
 #[derive(Default)]
 pub struct FilterChunk {
     feasible: usize,
-    failures: Vec<(u32, NodeFailure)>,
+    failures: Failures,
+    /// Per feasible node (while failures are listed), the number of listed failures before it.
+    failures_before: Vec<u32>,
     unlisted: usize,
     ids: Vec<NodeIdx>,
     verdicts: Vec<Option<(PluginId, Reject)>>,
@@ -1339,10 +1341,11 @@ fn eval_filter_chunk(
     scan: &impl Fn(usize, usize, &mut Vec<NodeIdx>),
     filter_block: impl Fn(&[NodeIdx], Option<&mut Vec<Option<(PluginId, Reject)>>>, &mut FilterScratch) -> bool,
 ) {
-    let FilterChunk { feasible: count, failures, unlisted, ids, verdicts, scratch } = chunk;
+    let FilterChunk { feasible: count, failures, failures_before, unlisted, ids, verdicts, scratch } = chunk;
     *count = 0;
     let feasible = &mut ChunkOut { buf: out, len: count };
     failures.clear();
+    failures_before.clear();
     *unlisted = 0;
     let mut b_lo = lo;
     while b_lo < hi {
@@ -1355,6 +1358,7 @@ fn eval_filter_chunk(
             // Every node of the block passed.
             let take = (want - feasible.len()).min(ids.len());
             feasible.extend_from_slice(&ids[..take]);
+            failures_before.resize(failures_before.len() + take, failures.len() as u32);
             if feasible.len() >= want {
                 return;
             }
@@ -1376,15 +1380,16 @@ fn eval_filter_chunk(
             b_lo = b_hi;
             continue;
         }
-        for (j, (&node, &v)) in ids.iter().zip(verdicts.iter()).enumerate() {
+        for (&node, &v) in ids.iter().zip(verdicts.iter()) {
             match v {
                 None => {
                     feasible.push(node);
+                    failures_before.push(failures.len() as u32);
                     if feasible.len() >= want {
                         return;
                     }
                 }
-                Some((plugin, reject)) => failures.push(((b_lo - lo + j) as u32, NodeFailure { node, plugin, reject })),
+                Some((plugin, reject)) => failures.push_parts(node, plugin, reject),
             }
         }
         b_lo = b_hi;
@@ -1408,7 +1413,7 @@ fn parallel_filter_pass(
     chunks: &mut Vec<FilterChunk>,
     eval_chunk: &(impl Fn(usize, usize, usize, &mut FilterChunk, &mut [NodeIdx]) + Sync),
     feasible: &mut Vec<NodeIdx>,
-    failures: &mut Vec<NodeFailure>,
+    failures: &mut Failures,
 ) {
     let parts = pool.current_num_threads().max(1) * FILTER_CHUNKS_PER_THREAD;
     if chunks.len() < parts {
@@ -1465,7 +1470,7 @@ fn merge_serial_chunk(
     k: usize,
     list: bool,
     feasible: &mut Vec<NodeIdx>,
-    failures: &mut Vec<NodeFailure>,
+    failures: &mut Failures,
 ) -> usize {
     if list || chunk.feasible == 0 {
         let mut merged = 0;
@@ -1489,7 +1494,7 @@ fn merge_filter_chunk(
     feasible: &mut [NodeIdx],
     at: usize,
     merged: &mut usize,
-    failures: &mut Vec<NodeFailure>,
+    failures: &mut Failures,
 ) -> bool {
     let room = k - *merged;
     let take = chunk.feasible.min(room);
@@ -1498,16 +1503,11 @@ fn merge_filter_chunk(
     }
     *merged += take;
     if chunk.feasible <= room {
-        failures.extend(chunk.failures.iter().map(|&(_, f)| f));
+        failures.extend_from(&chunk.failures);
         return false;
     }
-    // The cut is the chunk's feasible node number `room` (0-based); the failures before it are the
-    // first `f`, where position `room + f` is the first not taken by a failure.
-    let mut f = 0;
-    while f < chunk.failures.len() && chunk.failures[f].0 as usize <= room + f {
-        f += 1;
-    }
-    failures.extend(chunk.failures[..f].iter().map(|&(_, f)| f));
+    // The cut is the chunk's feasible node number `room` (0-based): the failures listed before it.
+    failures.extend_prefix(&chunk.failures, chunk.failures_before[room] as usize);
     true
 }
 
@@ -1701,11 +1701,11 @@ mod tests {
                     false => want_x.push(pos as u32),
                 }
             }
-            let failed = |x: &[NodeFailure]| x.iter().map(|f| f.node.0).collect::<Vec<_>>();
+            let failed = |x: &Failures| x.iter().map(|f| f.node.0).collect::<Vec<_>>();
             // Output buffers hold stale nodes on entry, as the engine's kept one does.
             let stale_buf = |len: usize| vec![NodeIdx(u32::MAX); len];
             let mut chunks = Vec::new();
-            let (mut f, mut x) = (Vec::new(), Vec::new());
+            let (mut f, mut x) = (Vec::new(), Failures::new());
             if n > 0 {
                 chunks.push(FilterChunk::default());
                 f = stale_buf((k + 1).min(n));
@@ -1715,7 +1715,7 @@ mod tests {
             proptest::prop_assert_eq!(&f, &want_f);
             proptest::prop_assert_eq!(failed(&x), want_x.clone());
             if n > 0 {
-                let (mut f, mut x) = (stale_buf((k + 1).min(n)), Vec::new());
+                let (mut f, mut x) = (stale_buf((k + 1).min(n)), Failures::new());
                 eval_filter_chunk(0, n, k + 1, false, &mut chunks[0], &mut f, &scan, block);
                 let unlisted = merge_serial_chunk(&chunks[0], k, false, &mut f, &mut x);
                 proptest::prop_assert_eq!(&f, &want_f);
@@ -1727,7 +1727,7 @@ mod tests {
                 }
             }
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool starts");
-            let (mut f, mut x) = (stale_buf(stale), Vec::new());
+            let (mut f, mut x) = (stale_buf(stale), Failures::new());
             parallel_filter_pass(&pool, n, k, min_wave, &mut chunks, &eval_chunk, &mut f, &mut x);
             proptest::prop_assert_eq!(&f, &want_f);
             proptest::prop_assert_eq!(failed(&x), want_x);
@@ -2021,8 +2021,8 @@ mod tests {
             let mut cands = Vec::new();
             let fit = fw.filter.iter().find(|&&pid| fw.plugin(pid).filter_candidates(cx, &state, true, &mut cands));
             proptest::prop_assert!(fit.is_some());
-            let listed: Vec<NodeFailure> = failures.iter().copied().filter(|x| cands.contains(&x.node)).collect();
-            proptest::prop_assert_eq!(x, listed);
+            let listed: Vec<NodeFailure> = failures.iter().filter(|x| cands.contains(&x.node)).collect();
+            proptest::prop_assert_eq!(x.to_vec(), listed);
         }
     }
 
@@ -2090,8 +2090,8 @@ mod tests {
             };
             proptest::prop_assert_eq!(&f, &feasible);
             proptest::prop_assert_eq!(f.len() + x.len() + unlisted, feasible.len() + failures.len());
-            let listed: Vec<NodeFailure> = failures.iter().copied().filter(|x| cands.contains(&x.node)).collect();
-            proptest::prop_assert_eq!(x, listed);
+            let listed: Vec<NodeFailure> = failures.iter().filter(|x| cands.contains(&x.node)).collect();
+            proptest::prop_assert_eq!(x.to_vec(), listed);
         }
     }
 

@@ -7,5 +7,5 @@ pub mod sampling;
 
 pub use crate::framework::profile;
 pub use batch::{BatchCx, BatchStats, OpportunisticBatch};
-pub use cycle::{CycleResult, Diagnosis, Engine, NodeFailure, ScoreTable};
+pub use cycle::{CycleResult, Diagnosis, Engine, Failures, NodeFailure, ScoreTable};
 pub use sampling::num_feasible_nodes_to_find;

@@ -19,7 +19,7 @@ pub use plugin::{
 };
 pub use points::{PermitOutcome, WaitingPods, MAX_PERMIT_TIMEOUT};
 pub use registry::{PluginFactory, Registry};
-pub use runtime::{Diagnosis, NodeFailure};
+pub use runtime::{Diagnosis, Failures, NodeFailure};
 pub use sign::{Sign, SignBuilder, Signature};
 pub use status::{Code, Reject, Status};
 

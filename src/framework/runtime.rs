@@ -17,6 +17,145 @@ pub struct NodeFailure {
     pub reject: Reject,
 }
 
+/// The failed nodes of a filter pass, in order, each with its first failing filter: upstream's
+/// `NodeToStatus`, kept compact. Consecutive nodes that failed the same way (the same plugin and
+/// `Reject`) share one run, so the failures of a pass where one plugin rejects every node the same
+/// way (a preemptor on a full cluster) are a list of node ids and one run: the message, the
+/// rejecting plugins and the preemption candidates' filter read the runs, not every node, and
+/// a node's status is rebuilt only when read ([`Failures::get`], [`Failures::iter`]). Runs are
+/// maximal (a push that matches the last run extends it), so two lists are equal exactly when
+/// their failures are, node by node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Failures {
+    nodes: Vec<NodeIdx>,
+    runs: Vec<FailureRun>,
+}
+
+/// Nodes `nodes[previous run's end..end]` of a [`Failures`] failed at `plugin` with `reject`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FailureRun {
+    end: usize,
+    plugin: PluginId,
+    reject: Reject,
+}
+
+impl Failures {
+    pub fn new() -> Self {
+        Failures::default()
+    }
+
+    /// How many nodes failed.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.runs.clear();
+    }
+
+    /// Appends a failure (it joins the last run when it failed the same way).
+    #[inline]
+    pub fn push(&mut self, f: NodeFailure) {
+        self.push_parts(f.node, f.plugin, f.reject);
+    }
+
+    /// [`Failures::push`] from its parts.
+    #[inline]
+    pub fn push_parts(&mut self, node: NodeIdx, plugin: PluginId, reject: Reject) {
+        self.nodes.push(node);
+        let end = self.nodes.len();
+        match self.runs.last_mut() {
+            Some(r) if r.plugin == plugin && r.reject == reject => r.end = end,
+            _ => self.runs.push(FailureRun { end, plugin, reject }),
+        }
+    }
+
+    /// Appends the first `count` failures of `other` (node ids copied whole, runs joined at the
+    /// seam).
+    pub fn extend_prefix(&mut self, other: &Failures, count: usize) {
+        if count == 0 {
+            return;
+        }
+        let base = self.nodes.len();
+        self.nodes.extend_from_slice(&other.nodes[..count]);
+        for r in &other.runs {
+            let from = self.runs.last().map_or(0, |l| l.end);
+            let end = base + r.end.min(count);
+            match self.runs.last_mut() {
+                Some(l) if l.plugin == r.plugin && l.reject == r.reject => l.end = end,
+                _ if end > from => self.runs.push(FailureRun { end, ..*r }),
+                _ => {}
+            }
+            if r.end >= count {
+                break;
+            }
+        }
+    }
+
+    /// Appends every failure of `other`.
+    pub fn extend_from(&mut self, other: &Failures) {
+        self.extend_prefix(other, other.len());
+    }
+
+    /// The failed nodes, in order.
+    pub fn nodes(&self) -> &[NodeIdx] {
+        &self.nodes
+    }
+
+    /// Whether `node` failed.
+    pub fn contains_node(&self, node: NodeIdx) -> bool {
+        self.nodes.contains(&node)
+    }
+
+    /// The runs in order: the plugin, its rejection, and the nodes that failed so.
+    pub fn runs(&self) -> impl Iterator<Item = (PluginId, Reject, &[NodeIdx])> + '_ {
+        let mut from = 0;
+        self.runs.iter().map(move |r| {
+            let nodes = &self.nodes[from..r.end];
+            from = r.end;
+            (r.plugin, r.reject, nodes)
+        })
+    }
+
+    /// The `k`-th failure.
+    pub fn get(&self, k: usize) -> NodeFailure {
+        let r = &self.runs[self.runs.partition_point(|r| r.end <= k)];
+        NodeFailure { node: self.nodes[k], plugin: r.plugin, reject: r.reject }
+    }
+
+    /// Every failure, in order.
+    pub fn iter(&self) -> impl Iterator<Item = NodeFailure> + '_ {
+        self.runs()
+            .flat_map(|(plugin, reject, nodes)| nodes.iter().map(move |&node| NodeFailure { node, plugin, reject }))
+    }
+
+    /// Every failure, listed.
+    pub fn to_vec(&self) -> Vec<NodeFailure> {
+        self.iter().collect()
+    }
+}
+
+impl FromIterator<NodeFailure> for Failures {
+    fn from_iter<I: IntoIterator<Item = NodeFailure>>(iter: I) -> Self {
+        let mut out = Failures::new();
+        for f in iter {
+            out.push(f);
+        }
+        out
+    }
+}
+
+impl From<Vec<NodeFailure>> for Failures {
+    fn from(v: Vec<NodeFailure>) -> Self {
+        v.into_iter().collect()
+    }
+}
+
 /// Why a pod did not fit: the PreFilter rejection, or every evaluated node's first failing filter.
 #[derive(Clone, Debug, Default)]
 pub struct Diagnosis {
@@ -26,22 +165,18 @@ pub struct Diagnosis {
     pub pre_filter_excluded: usize,
     /// The plugins that narrowed the node set.
     pub pre_filter_result_plugins: Vec<PluginId>,
-    pub failures: Vec<NodeFailure>,
+    pub failures: Failures,
     pub num_all_nodes: usize,
 }
 
 impl Diagnosis {
     /// The plugins that rejected the pod on at least one node (the queue's hint input).
     pub fn rejector_plugins(&self) -> Vec<PluginId> {
-        // Failures come in runs of one plugin: each run adds its plugin once.
+        // Each run of the failures adds its plugin once.
         let mut v: Vec<PluginId> = Vec::new();
-        let mut last = None;
-        for f in &self.failures {
-            if last != Some(f.plugin) {
-                last = Some(f.plugin);
-                if !v.contains(&f.plugin) {
-                    v.push(f.plugin);
-                }
+        for (plugin, _, _) in self.failures.runs() {
+            if !v.contains(&plugin) {
+                v.push(plugin);
             }
         }
         v.extend(self.pre_filter.as_ref().map(|(p, _)| *p));
@@ -71,21 +206,9 @@ impl Diagnosis {
         // A plugin's reasons depend on its rejection alone (not on the node): each distinct
         // rejection is worded once and counted as many times as nodes carry it.
         let mut distinct: std::collections::BTreeMap<(PluginId, Code, u64), usize> = std::collections::BTreeMap::new();
-        // Consecutive failures mostly share their rejection: each run is counted into the map once.
-        let mut run: Option<((PluginId, Code, u64), usize)> = None;
-        for f in &self.failures {
-            let key = (f.plugin, f.reject.code, f.reject.detail);
-            match &mut run {
-                Some((k, n)) if *k == key => *n += 1,
-                _ => {
-                    if let Some((k, n)) = run.replace((key, 1)) {
-                        *distinct.entry(k).or_default() += n;
-                    }
-                }
-            }
-        }
-        if let Some((k, n)) = run {
-            *distinct.entry(k).or_default() += n;
+        // Each run of the failures (nodes that failed the same way) is counted into the map once.
+        for (plugin, reject, nodes) in self.failures.runs() {
+            *distinct.entry((plugin, reject.code, reject.detail)).or_default() += nodes.len();
         }
         for ((plugin, code, detail), n) in distinct {
             for r in fw.plugin(plugin).reasons(cx, state, Reject { code, detail }) {
@@ -405,4 +528,59 @@ pub fn nominated_for(snap: &Snapshot, pod: &PodInfo, node: Sym) -> Vec<Arc<PodIn
         .get(&node)
         .map(|v| v.iter().filter(|p| p.uid != pod.uid && p.priority >= pod.priority).cloned().collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn failure(node: u32, plugin: usize, unresolvable: bool, detail: u64) -> NodeFailure {
+        let reject = if unresolvable { Reject::unresolvable(detail) } else { Reject::unschedulable(detail) };
+        NodeFailure { node: NodeIdx(node), plugin, reject }
+    }
+
+    fn arb_failures() -> impl Strategy<Value = Vec<NodeFailure>> {
+        // Few distinct rejections, so runs are long and joined at seams as often as not.
+        proptest::collection::vec(
+            (0u32..40, 0usize..3, proptest::bool::weighted(0.2), 0u64..3).prop_map(|(n, p, u, d)| failure(n, p, u, d)),
+            0..60,
+        )
+    }
+
+    proptest! {
+        /// The run-length failures read back exactly as the eager list they were built from: node
+        /// by node (`iter`, `get`), in length, in which nodes failed, in the plugins that rejected
+        /// (`Diagnosis::rejector_plugins`) and in the count of each distinct rejection (what
+        /// `Diagnosis::message` words); built by pushes or by a prefix of another list.
+        #[test]
+        fn failures_are_the_eager_list(a in arb_failures(), b in arb_failures(), cut in 0usize..61, probe in 0u32..40) {
+            let count = cut.min(b.len());
+            let mut built: Failures = a.iter().copied().collect();
+            built.extend_prefix(&Failures::from(b.clone()), count);
+            let eager: Vec<NodeFailure> = a.iter().chain(&b[..count]).copied().collect();
+            prop_assert_eq!(built.to_vec(), eager.clone());
+            prop_assert_eq!(&built, &Failures::from(eager.clone()));
+            prop_assert_eq!(built.len(), eager.len());
+            for (k, f) in eager.iter().enumerate() {
+                prop_assert_eq!(built.get(k), *f);
+            }
+            prop_assert_eq!(built.contains_node(NodeIdx(probe)), eager.iter().any(|f| f.node == NodeIdx(probe)));
+            let mut plugins: Vec<PluginId> = eager.iter().map(|f| f.plugin).collect();
+            plugins.sort_unstable();
+            plugins.dedup();
+            let diag = Diagnosis { failures: built.clone(), num_all_nodes: 40, ..Diagnosis::default() };
+            prop_assert_eq!(diag.rejector_plugins(), plugins);
+            let mut want = std::collections::BTreeMap::new();
+            for f in &eager {
+                *want.entry((f.plugin, f.reject.code, f.reject.detail)).or_insert(0usize) += 1;
+            }
+            let mut got = std::collections::BTreeMap::new();
+            for (plugin, reject, nodes) in built.runs() {
+                prop_assert!(!nodes.is_empty());
+                *got.entry((plugin, reject.code, reject.detail)).or_insert(0usize) += nodes.len();
+            }
+            prop_assert_eq!(got, want);
+        }
+    }
 }

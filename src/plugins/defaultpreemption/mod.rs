@@ -846,7 +846,7 @@ fn try_node_on_columns(
 enum Potential<'a> {
     /// Every failure of the diagnosis is Unschedulable: its nodes, in order (no list built), and
     /// Fit's id (`usize::MAX` without Fit).
-    Failures(&'a [crate::framework::runtime::NodeFailure], PluginId),
+    Failures(&'a crate::framework::Failures, PluginId),
     /// The nodes, each with whether the diagnosis has Fit rejecting it.
     Nodes(Vec<(NodeIdx, bool)>),
 }
@@ -860,7 +860,7 @@ impl Potential<'_> {
                 Potential::Nodes(snap.scan_order().iter().map(|&n| (n, false)).collect())
             }
             Some(_) => Potential::Nodes(Vec::new()),
-            None if diag.failures.iter().all(|f| f.reject.code == Code::Unschedulable) => {
+            None if diag.failures.runs().all(|(_, reject, _)| reject.code == Code::Unschedulable) => {
                 Potential::Failures(&diag.failures, fit)
             }
             None => Potential::Nodes(
@@ -887,7 +887,10 @@ impl Potential<'_> {
     /// The `k`-th node and whether the diagnosis has Fit rejecting it.
     fn get(&self, k: usize) -> (NodeIdx, bool) {
         match self {
-            Potential::Failures(f, fit) => (f[k].node, f[k].plugin == *fit),
+            Potential::Failures(f, fit) => {
+                let f = f.get(k);
+                (f.node, f.plugin == *fit)
+            }
             Potential::Nodes(v) => v[k],
         }
     }

@@ -181,7 +181,7 @@ fn eligibility_and_no_candidates() {
     // Unless the nominated node was found UnschedulableAndUnresolvable.
     let idx = snap.nodes.idx_of(pod.nominated_node.unwrap()).unwrap();
     let diag = Diagnosis {
-        failures: vec![crate::engine::NodeFailure { node: idx, plugin: 0, reject: Reject::unresolvable(0) }],
+        failures: vec![crate::engine::NodeFailure { node: idx, plugin: 0, reject: Reject::unresolvable(0) }].into(),
         num_all_nodes: 1,
         ..Default::default()
     };
