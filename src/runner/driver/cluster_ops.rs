@@ -206,6 +206,24 @@ impl Driver {
         self.pods_created += 1;
         let uid = self.uids.next_uid();
         let info = self.compile_from_template(&template, namespace, name, uid, file, signature)?;
+        self.admit_pod(Arc::new(info), template, namespace, file, now)
+    }
+
+    /// The scheduling thread's part of creating a pod whose `PodInfo` is built (named, with its uid
+    /// and labels; in-thread by [`create_pod_at`](Self::create_pod_at) or by a `createPods` op's
+    /// producer thread, `producer.rs`): its profile, the measurement window, the snapshot's queries,
+    /// PreEnqueue, its record and its queue insert, at creation time `now`. A per-pod hook that needs
+    /// the cluster (objects made from the pod's templates, say) goes here, before `prepare_pod`:
+    /// `info` is not shared yet (`Arc::get_mut` succeeds), whichever thread built it.
+    pub(super) fn admit_pod(
+        &mut self,
+        info: Arc<PodInfo>,
+        template: Arc<api::Pod>,
+        namespace: &str,
+        file: &str,
+        now: u64,
+    ) -> Result<PodUid, InputError> {
+        let uid = info.uid;
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -229,7 +247,7 @@ impl Driver {
         self.push_rec(
             uid,
             PodRec {
-                info: Arc::new(info),
+                info,
                 template,
                 namespace: self.last_namespace.clone(),
                 created_by_run: true,
@@ -257,18 +275,16 @@ impl Driver {
         Ok(uid)
     }
 
-    /// The compiled pod for `template` in `namespace`, with the `signature` label when given:
-    /// compiled once per (template, namespace), the label added once per signature value, and
-    /// cloned with the pod's own uid and name (and start time, when the template sets none).
-    pub(super) fn compile_from_template(
+    /// The compiled entry of `template` in `namespace`, compiled now (with the pod's `name` and
+    /// `uid`) when it is new: once per (template, namespace).
+    pub(super) fn compiled_template(
         &mut self,
         template: &Arc<api::Pod>,
         namespace: &str,
-        name: String,
+        name: &str,
         uid: PodUid,
         file: &str,
-        signature: Option<(Sym, Sym)>,
-    ) -> Result<PodInfo, InputError> {
+    ) -> Result<&mut CompiledTemplate, InputError> {
         let key = Arc::as_ptr(template) as usize;
         let known = self
             .compiled
@@ -280,7 +296,7 @@ impl Driver {
                 let mut pod = (**template).clone();
                 pod.metadata.namespace = namespace.to_string();
                 let wk = self.snap.wk.clone();
-                let info = compile_pod(&pod, &name, uid, &self.priorities, &mut self.snap.interner, &wk)
+                let info = compile_pod(&pod, name, uid, &self.priorities, &mut self.snap.interner, &wk)
                     .map_err(|e| InputError::new(file, "spec.priorityClassName", e))?;
                 let start_from_uid = pod
                     .status
@@ -304,7 +320,22 @@ impl Driver {
                 v.len() - 1
             }
         };
-        let c = &mut self.compiled.get_mut(&key).expect("compiled above")[at];
+        Ok(&mut self.compiled.get_mut(&key).expect("compiled above")[at])
+    }
+
+    /// The compiled pod for `template` in `namespace`, with the `signature` label when given:
+    /// compiled once per (template, namespace), the label added once per signature value, and
+    /// cloned with the pod's own uid and name (and start time, when the template sets none).
+    pub(super) fn compile_from_template(
+        &mut self,
+        template: &Arc<api::Pod>,
+        namespace: &str,
+        name: String,
+        uid: PodUid,
+        file: &str,
+        signature: Option<(Sym, Sym)>,
+    ) -> Result<PodInfo, InputError> {
+        let c = self.compiled_template(template, namespace, &name, uid, file)?;
         let mut info = match signature {
             None => c.info.clone(),
             Some((_, value)) if c.signed.as_ref().is_some_and(|(v, _)| *v == value) => {

@@ -2,9 +2,9 @@
 //! the assume cache, the binder and a node agent. One concern per submodule:
 //! `setup` builds the driver, `event_loop` waits and wakes, `cycle` is one scheduling cycle
 //! (Reserve, Permit), `binding` ends binding cycles, `cluster_ops` creates, updates and deletes
-//! objects, `background` runs churn and rate-limited deletion, `preemption` deletes victims as
-//! SchedulerAsyncPreemption says, `ops` runs workload ops, and
-//! `summary` turns the records into the report.
+//! objects (`producer` builds a large `createPods` op's pods on a second thread), `background`
+//! runs churn and rate-limited deletion, `preemption` deletes victims as SchedulerAsyncPreemption
+//! says, `ops` runs workload ops, and `summary` turns the records into the report.
 
 mod background;
 mod binding;
@@ -19,6 +19,7 @@ pub(crate) use podgroup::{
     GroupTopology, Trial,
 };
 mod preemption;
+mod producer;
 mod setup;
 mod summary;
 

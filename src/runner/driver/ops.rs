@@ -199,6 +199,15 @@ impl Driver {
                     None => Some(default_pod()),
                 };
                 let mut signatures = pod_template_path.as_ref().map(|_| Signatures::new(*signature_batch_size));
+                // A large op's pods are built on a producer thread (`producer.rs`) and admitted here,
+                // in order, at the same points as pods built in-thread.
+                let mut producer = match (&static_template, &volume_templates) {
+                    (Some(t), None) => {
+                        let first = signatures.as_mut().map(|s| s.label(&mut self.snap.interner, 0));
+                        self.start_producer(t, namespace, &file, *count, first)
+                    }
+                    _ => None,
+                };
                 // The creation time of the chunk of pods being created (read once per chunk).
                 let mut chunk_nanos = 0;
                 for i in 0..*count {
@@ -212,7 +221,10 @@ impl Driver {
                         chunk_nanos = self.now();
                     }
                     match &volume_templates {
-                        None => uids.push(self.create_pod_at(t, namespace, &file, signature, chunk_nanos)?),
+                        None => uids.push(match &mut producer {
+                            Some(p) => self.create_produced_pod(p, t, namespace, &file, signature, chunk_nanos)?,
+                            None => self.create_pod_at(t, namespace, &file, signature, chunk_nanos)?,
+                        }),
                         Some(vt) => uids.push(self.create_pod_with_claim(vt, t, namespace, i, &file, signature)?),
                     }
                     // Keep scheduling while creating, as the scheduler runs alongside the creator.
@@ -222,6 +234,7 @@ impl Driver {
                         self.flush_binds();
                     }
                 }
+                drop(producer);
                 if *steady_state {
                     let end = self.now() + duration.unwrap_or_default().as_nanos() as u64;
                     let tmpl = pod_template_path.clone();
