@@ -22,12 +22,17 @@ const SUITES: &[&str] = &[
     "podgroup/gangscheduling",
     "workload_preemption",
     "volumes",
+    "dra",
 ];
 
 /// Short workloads that must run (not be skipped): the volume suite's persistent-volume cases
 /// (`createPods` with volume templates, `nodeAllocatableStrategy`'s CSINodes) and
-/// EventHandlingPodDelete, which uses both.
+/// EventHandlingPodDelete, which uses both; the basic DRA workloads (claims from templates and by name).
 const MUST_RUN: &[&str] = &[
+    "SchedulingWithResourceClaimTemplate/fast",
+    "SchedulingWithResourceClaimTemplate/selector_fast",
+    "SchedulingWithResourceClaimTemplate/match_fast",
+    "SchedulingWithResourceClaim/fast",
     "SchedulingInTreePVs/5Nodes",
     "SchedulingMigratedInTreePVs/5Nodes",
     "SchedulingCSIPVs/5Nodes",
