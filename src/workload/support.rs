@@ -57,15 +57,19 @@ const DRA_FEATURES: &[(&str, &str)] = &[
 
 /// Why workload `w` of `tc` cannot run, or `None` if it can.
 pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
-    let gates = tc.feature_gates.iter().chain(&w.feature_gates);
-    let feature = gates.filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
-    if let Some((gate, what)) = feature {
-        return Some(format!("dynamic resource allocation: {what} ({gate}) is not implemented"));
+    // Only a DRA test case (or one already unsupported) is skipped for a DRA feature gate: a plain
+    // workload may set such a gate (workloads/misc SchedulingWithExtendedResource) and still run.
+    let dra = tc.feature_gates.get("DynamicResourceAllocation") == Some(&true);
+    if dra || tc.unsupported.is_some() {
+        let gates = tc.feature_gates.iter().chain(&w.feature_gates);
+        let feature = gates.filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
+        if let Some((gate, what)) = feature {
+            return Some(format!("dynamic resource allocation: {what} ({gate}) is not implemented"));
+        }
     }
     if let Some(r) = &tc.unsupported {
         return Some(r.clone());
     }
-    let dra = tc.feature_gates.get("DynamicResourceAllocation") == Some(&true);
     if dra && matches!(w.params.get("steadyState"), Some(super::spec::ParamValue::Bool(true))) {
         return Some(
             "steady state with DRA: the claims of replaced pods are not released yet (the resourceclaim \
