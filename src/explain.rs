@@ -187,8 +187,22 @@ fn compile_inputs(
         raw_pod.metadata.name.clone()
     };
     let wk = snap.wk.clone();
-    let pod = compile_pod(raw_pod, &name, uids.next_uid(), &cluster.priorities(), &mut snap.interner, &wk)
+    let uid = uids.next_uid();
+    let mut pod = compile_pod(raw_pod, &name, uid, &cluster.priorities(), &mut snap.interner, &wk)
         .map_err(|e| InputError::new(pod_file, "spec.priorityClassName", e))?;
+    // The pod's claims from templates, made as the resourceclaim controller makes them (the
+    // oracle's explain does the same before its one cycle).
+    if let Some(refs) = &pod.claims {
+        let mut refs = (**refs).clone();
+        refs.pod.metadata.namespace = raw_pod.namespace().to_string();
+        let namespace = refs.pod.metadata.namespace.clone();
+        crate::plugins::dynamicresources::controller::create_pod_claims(
+            &mut refs.pod,
+            &namespace,
+            &mut snap.cluster.dra,
+        );
+        pod.claims = Some(std::sync::Arc::new(refs));
+    }
     let compiled = compile_args(&profile.args, &mut snap.interner, &config.source)?;
     let fw = crate::plugins::build_framework(profile, &compiled, &mut snap.interner)
         .map_err(|e| InputError::new(&config.source, "profiles", e))?;

@@ -23,12 +23,18 @@ const SUITES: &[&str] = &[
     "podgroup/tas",
     "workload_preemption",
     "volumes",
+    "dra",
 ];
 
 /// Short workloads that must run (not be skipped): the volume suite's persistent-volume cases
 /// (`createPods` with volume templates, `nodeAllocatableStrategy`'s CSINodes) and
-/// EventHandlingPodDelete, which uses both; podgroup/tas's topology-aware gangs.
+/// EventHandlingPodDelete, which uses both; podgroup/tas's topology-aware gangs; the basic DRA workloads
+/// (claims from templates and by name).
 const MUST_RUN: &[&str] = &[
+    "SchedulingWithResourceClaimTemplate/fast",
+    "SchedulingWithResourceClaimTemplate/selector_fast",
+    "SchedulingWithResourceClaimTemplate/match_fast",
+    "SchedulingWithResourceClaim/fast",
     "SchedulingInTreePVs/5Nodes",
     "SchedulingMigratedInTreePVs/5Nodes",
     "SchedulingCSIPVs/5Nodes",

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use super::{
-    defaultpreemption, image_locality, interpodaffinity, node_affinity, node_name, node_ports, node_unschedulable,
-    noderesources, podtopologyspread, simple, taint_toleration, volumes, CompiledArgs,
+    defaultpreemption, dynamicresources, image_locality, interpodaffinity, node_affinity, node_name, node_ports,
+    node_unschedulable, noderesources, podtopologyspread, simple, taint_toleration, volumes, CompiledArgs,
 };
 use crate::config::{DefaultingType, PluginArgs, Profile, ResourceSpec, ScoringStrategyType, PLUGINS};
 use crate::framework::{Framework, Plugin, Registry};
@@ -106,6 +106,7 @@ pub fn build_plugin(
             min_candidate_nodes_percentage: args.default_preemption.min_candidate_nodes_percentage,
             min_candidate_nodes_absolute: args.default_preemption.min_candidate_nodes_absolute,
         }),
+        dynamicresources::plugin::NAME => Arc::new(dynamicresources::plugin::DynamicResources::default()),
         volumes::binding::NAME => Arc::new(volumes::VolumeBinding::with_shape(&args.volume_binding.shape)),
         volumes::restrictions::NAME => Arc::new(volumes::VolumeRestrictions),
         volumes::zone::NAME => Arc::new(volumes::VolumeZone),

@@ -1,6 +1,7 @@
 //! Plugins with little to compute here: PrioritySort (queue order), SchedulingGates (PreEnqueue),
 //! DefaultBinder (Bind through the node agent), and the plugins that find nothing to do for any
-//! pod here (`NO_OP_PLUGINS`: DynamicResources, NodeDeclaredFeatures, the in-tree volume limits).
+//! pod here (`NO_OP_PLUGINS`: NodeDeclaredFeatures, the in-tree volume limits; DynamicResources is
+//! listed there too, but the registry builds `dynamicresources::plugin` for it).
 
 use crate::framework::sign::{keys, Sign, SignBuilder};
 use crate::framework::{
@@ -11,27 +12,7 @@ use crate::snapshot::{PodInfo, Snapshot};
 
 const DYNAMIC_RESOURCES: &str = "DynamicResources";
 
-/// DynamicResources' PostFilter status when its PreFilter never ran for the pod: its state is
-/// missing from the cycle state (`CycleState.Read`'s `fwk.ErrNotFound`), an Error that ends
-/// PostFilter before DefaultPreemption (registered after it) runs.
-const NO_STATE: &str = "not found";
-
-/// Whether DynamicResources' PreFilter ran for the pod (and wrote its state, which it does
-/// before anything else, claims or not): it is a PreFilter plugin of the profile, and PreFilter
-/// did not end before reaching it (an UnschedulableAndUnresolvable status, or an empty
-/// intersection of PreFilterResults, from a plugin ordered before it; Unschedulable lets every
-/// PreFilter plugin run).
-fn dynamic_resources_pre_filter_ran(fw: &Framework, diag: &Diagnosis) -> bool {
-    let Some(at) = fw.pre_filter.iter().position(|&p| fw.plugin(p).name() == DYNAMIC_RESOURCES) else {
-        return false;
-    };
-    match &diag.pre_filter {
-        Some((pid, st)) if st.code == Code::UnschedulableAndUnresolvable => {
-            fw.pre_filter.iter().position(|p| p == pid).is_none_or(|stop| stop >= at)
-        }
-        _ => true,
-    }
-}
+use crate::plugins::dynamicresources::plugin::{pre_filter_ran as dynamic_resources_pre_filter_ran, NO_STATE};
 
 pub const PRIORITY_SORT: &str = "PrioritySort";
 pub const SCHEDULING_GATES: &str = "SchedulingGates";
@@ -93,7 +74,8 @@ impl Plugin for DefaultBinder {
     }
 }
 
-/// A plugin of `NO_OP_PLUGINS`: DynamicResources (pods here have no resource claims),
+/// A plugin of `NO_OP_PLUGINS`: DynamicResources as it was for pods without claims (the test
+/// below keeps its PostFilter's behaviour; the registry builds `dynamicresources::plugin`),
 /// NodeDeclaredFeatures (no declared features) and the in-tree volume limits plugins (gone
 /// upstream at v1.37). PreFilter returns Skip, as upstream's does for such pods, and Filter
 /// never runs.

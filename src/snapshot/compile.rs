@@ -579,6 +579,7 @@ pub fn compile_pod(
         nominated_node,
         sign: sign_parts(spec),
         volumes: super::volumes::compile_pod_volumes(pod, interner),
+        claims: super::dra::pod_claim_refs(pod, name, uid),
     })
 }
 

@@ -5,7 +5,52 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
+use crate::api::objects::Pod;
 use crate::api::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
+use crate::ids::PodUid;
+
+/// What DynamicResources reads of a pod with resource claims: the pod as the API holds it, cut
+/// down to its namespace, name and uid, `spec.resourceClaims` and `status.resourceClaimStatuses`
+/// (the controller's generated claim names, which depend on the pod: a `PodInfo` compiled once
+/// for a template gets its own per pod, [`PodClaimRefs::for_pod`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodClaimRefs {
+    pub pod: Pod,
+}
+
+impl PodClaimRefs {
+    /// The same claims for another pod of the same template (`name`, `uid`), statuses cleared:
+    /// the controller records this pod's own claims.
+    pub fn for_pod(&self, name: &str, uid: PodUid) -> PodClaimRefs {
+        let mut pod = self.pod.clone();
+        pod.metadata.name = name.to_string();
+        pod.metadata.uid = uid_string(uid);
+        pod.status.resource_claim_statuses.clear();
+        PodClaimRefs { pod }
+    }
+}
+
+/// The uid a pod without one of its own has in the DRA objects (owner references, `reservedFor`).
+pub fn uid_string(uid: PodUid) -> String {
+    uid.to_string()
+}
+
+/// A pod's [`PodClaimRefs`]; `None` when it has no `spec.resourceClaims`. `name` is the pod's
+/// (generated) name; the pod's own `metadata.uid` when set, else `uid`'s string.
+pub fn pod_claim_refs(pod: &Pod, name: &str, uid: PodUid) -> Option<Arc<PodClaimRefs>> {
+    if pod.spec.resource_claims.is_empty() {
+        return None;
+    }
+    let mut slim = Pod::default();
+    slim.metadata.name = name.to_string();
+    slim.metadata.namespace.clone_from(&pod.metadata.namespace);
+    slim.metadata.uid = if pod.metadata.uid.is_empty() { uid_string(uid) } else { pod.metadata.uid.clone() };
+    slim.spec.resource_claims.clone_from(&pod.spec.resource_claims);
+    slim.status.resource_claim_statuses.clone_from(&pod.status.resource_claim_statuses);
+    Some(Arc::new(PodClaimRefs { pod: slim }))
+}
 
 /// DRA objects by name.
 #[derive(Clone, Debug, Default)]

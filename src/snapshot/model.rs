@@ -233,6 +233,8 @@ pub struct PodInfo {
     pub sign: SignParts,
     /// The volumes the volume plugins read; `None` for a pod without any (most pods).
     pub volumes: Option<std::sync::Arc<super::volumes::PodVolumes>>,
+    /// The resource claims DynamicResources reads; `None` for a pod without any (most pods).
+    pub claims: Option<std::sync::Arc<super::dra::PodClaimRefs>>,
 }
 
 /// What upstream's pod signers read from the API pod that the compiled fields do not keep
@@ -256,6 +258,7 @@ impl PodInfo {
     pub fn plain_on_columns(&self) -> bool {
         self.host_ports.is_empty()
             && self.volumes.is_none()
+            && self.claims.is_none()
             && self.requests.scalars.iter().all(|&(_, q)| q == 0)
             && self.constraints.affinity.is_empty()
             && self.constraints.topology_spread.is_empty()

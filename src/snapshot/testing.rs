@@ -121,6 +121,7 @@ impl<'a> MakePod<'a> {
             constraints: PodConstraints::default(),
             sign: SignParts::default(),
             volumes: None,
+            claims: None,
         };
         MakePod { snap, pod }
     }

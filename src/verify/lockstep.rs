@@ -156,8 +156,12 @@ fn select(args: &VerifyArgs) -> Result<Vec<(ResolvedWorkload, Option<String>)>, 
 
 /// Why a workload cannot be replayed in lockstep, if it cannot.
 fn unsupported(w: &ResolvedWorkload) -> Option<String> {
+    if w.feature_gates.get("DynamicResourceAllocation") == Some(&true) {
+        return Some("lockstep does not replay DRA workloads yet (the DRA objects, the controller)".to_string());
+    }
     w.ops.iter().find_map(|op| match op {
         ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
+        ResolvedOp::AllocResourceClaims { .. } => Some("lockstep does not replay DRA ops yet".to_string()),
         ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
         _ => None,
     })
@@ -505,7 +509,9 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     return Ok(out);
                 }
             }
-            ResolvedOp::Churn { .. } => unreachable!("unsupported() screens churn out"),
+            ResolvedOp::Churn { .. } | ResolvedOp::AllocResourceClaims { .. } => {
+                unreachable!("unsupported() screens churn and DRA ops out")
+            }
         }
     }
     Ok(out)

@@ -89,6 +89,10 @@ pub enum ResolvedOp {
     Sleep {
         duration: Duration,
     },
+    /// `allocResourceClaims`.
+    AllocResourceClaims {
+        namespace: String,
+    },
     StartCollectingMetrics {
         name: String,
         namespaces: Vec<String>,
@@ -241,6 +245,8 @@ impl Resolver<'_> {
                             }
                             serde_norway::Value::String(s) => Some(ParamValue::Str(s)),
                             serde_norway::Value::Bool(b) => Some(ParamValue::Bool(b)),
+                            // `$selectors|`: an empty default is YAML null, passed on as nil.
+                            serde_norway::Value::Null => Some(ParamValue::Structured(serde_norway::Value::Null)),
                             _ => None,
                         }
                         .ok_or_else(|| self.err(&kat, format!("default {default:?} of ${name}: expected a scalar")))?
@@ -352,6 +358,7 @@ impl Resolver<'_> {
                 label_selector: o.label_selector.clone(),
                 stage_requirement: o.stage_requirement,
             },
+            Op::AllocResourceClaims { namespace } => ResolvedOp::AllocResourceClaims { namespace: namespace.clone() },
             Op::Sleep(o) => ResolvedOp::Sleep { duration: self.duration(&format!("{at}.duration"), &o.duration)? },
             Op::StartCollectingMetrics(o) => ResolvedOp::StartCollectingMetrics {
                 name: o.name.clone(),

@@ -198,6 +198,10 @@ pub enum Op {
     CreateAny(CreateAnyOp),
     UpdateAny(UpdateAnyOp),
     CreatePodGroups(CreatePodGroupsOp),
+    /// `allocResourceClaims`: every unallocated ResourceClaim of `namespace` gets an allocation.
+    AllocResourceClaims {
+        namespace: String,
+    },
     /// An op upstream has and schedperf does not run: the workload is skipped with `reason`.
     Unsupported {
         opcode: String,
@@ -224,6 +228,7 @@ impl Op {
             Op::CreateAny(_) => "createAny",
             Op::UpdateAny(_) => "updateAny",
             Op::CreatePodGroups(_) => "createPodGroups",
+            Op::AllocResourceClaims { .. } => "allocResourceClaims",
             Op::Unsupported { .. } => "unsupported",
             Op::Noop(code) => code,
         }
@@ -827,11 +832,18 @@ impl Ctx<'_> {
         match opcode.as_str() {
             "startCollectingProfile" => return Ok(Op::Noop("startCollectingProfile")),
             "stopCollectingProfile" => return Ok(Op::Noop("stopCollectingProfile")),
-            "createResourceClaims" | "allocResourceClaims" => {
+            "createResourceClaims" => {
                 return Ok(Op::Unsupported {
-                    reason: format!("op {opcode}: dynamic resource allocation is not wired into the runner yet"),
+                    reason: format!("op {opcode}: not implemented (no workload of the basic DRA suite uses it)"),
                     opcode,
                 })
+            }
+            "allocResourceClaims" => {
+                let namespace = match value.get("namespace") {
+                    Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                    _ => return Err(self.err(format!("{at}.namespace"), "expected the claims' namespace")),
+                };
+                return Ok(Op::AllocResourceClaims { namespace });
             }
             _ => {}
         }

@@ -96,6 +96,37 @@ pub fn claim_from_template(
     }
 }
 
+/// The controller's work for a new pod (`syncPod`): for each `resourceClaimTemplateName` entry
+/// without a recorded claim, the claim made from the template is added to `dra` (named with the
+/// first free attempt) and recorded in the pod's `status.resourceClaimStatuses`. An entry whose
+/// template does not exist is left unrecorded (the controller retries; the pod waits at
+/// PreEnqueue). Returns how many claims were made.
+pub fn create_pod_claims(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -> usize {
+    let mut made = 0;
+    for entry in pod.spec.resource_claims.clone() {
+        let Some(template_name) = entry.resource_claim_template_name.as_deref() else { continue };
+        if pod.status.resource_claim_statuses.iter().any(|s| s.name == entry.name) {
+            continue;
+        }
+        let Some(template) = dra.template(namespace, template_name) else { continue };
+        let mut attempt = 0;
+        let claim = loop {
+            let claim = claim_from_template(pod, namespace, &entry, template, attempt);
+            if dra.claim(namespace, &claim.metadata.name).is_none() {
+                break claim;
+            }
+            attempt += 1;
+        };
+        pod.status.resource_claim_statuses.push(crate::api::resource::PodResourceClaimStatus {
+            name: entry.name.clone(),
+            resource_claim_name: Some(claim.metadata.name.clone()),
+        });
+        dra.add_claim(&claim);
+        made += 1;
+    }
+    made
+}
+
 /// What a pod's claim entry refers to (`resourceclaim.Name`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClaimRef<'a> {
@@ -187,6 +218,40 @@ mod tests {
     use super::*;
     use crate::api::resource::PodResourceClaimStatus;
     use crate::plugins::dynamicresources::selectors::CelSelectors;
+
+    /// A pod's template entries get a claim each, recorded in its status; an entry already
+    /// recorded, a named claim and a missing template are left alone; a taken name moves on to the
+    /// next attempt.
+    #[test]
+    fn create_pod_claims_makes_and_records_each_template_claim() {
+        use crate::api::{parse_objects, Object};
+        let objects = parse_objects(
+            "kind: Pod\nmetadata: {name: p, uid: u1}\nspec:\n  containers: [{name: c}]\n  resourceClaims:\n  - {name: a, resourceClaimTemplateName: t}\n  - {name: b, resourceClaimName: shared}\n  - {name: c, resourceClaimTemplateName: missing}\n---\nkind: ResourceClaimTemplate\nmetadata: {name: t, namespace: test}\n",
+            "m.yaml",
+        )
+        .unwrap();
+        let (Object::Pod(pod), Object::ResourceClaimTemplate(t)) = (&objects[0], &objects[1]) else { panic!() };
+        let mut dra = DraObjects::default();
+        dra.add_template(t);
+        // The first attempt's name is taken by another claim.
+        let first = generated_name("resourceclaims", "test", "p-a-", 0);
+        let mut other = claim_from_template(pod, "test", &pod.spec.resource_claims[0], t, 0);
+        other.metadata.owner_references.clear();
+        dra.add_claim(&other);
+        let mut pod = pod.clone();
+        assert_eq!(create_pod_claims(&mut pod, "test", &mut dra), 1);
+        let second = generated_name("resourceclaims", "test", "p-a-", 1);
+        assert_ne!(first, second);
+        assert_eq!(
+            pod.status.resource_claim_statuses,
+            [PodResourceClaimStatus { name: "a".into(), resource_claim_name: Some(second.clone()) }]
+        );
+        let made = dra.claim("test", &second).unwrap();
+        assert_eq!(made.metadata.owner_references[0].uid, "u1");
+        // Again: nothing more to make.
+        assert_eq!(create_pod_claims(&mut pod, "test", &mut dra), 0);
+        assert_eq!(dra.claims.len(), 2);
+    }
 
     #[test]
     fn generate_names_are_the_controllers() {

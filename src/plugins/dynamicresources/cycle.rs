@@ -31,6 +31,28 @@ pub const RESERVED_FOR_MAX_SIZE: usize = 256;
 /// `inFlightAllocations`), by (namespace, claim name).
 pub type InFlight = BTreeMap<(String, String), AllocationResult>;
 
+/// Claims as the scheduler wrote them (allocation, `reservedFor`), by (namespace, name): they
+/// stand for the snapshot's claim of that key (upstream's assume cache over the informer's).
+pub type Claims = BTreeMap<(String, String), ResourceClaim>;
+
+/// The devices held by every allocated claim: the snapshot's, with `written` standing for the
+/// snapshot's claim of the same key.
+pub fn allocated_devices_with(dra: &DraObjects, written: &Claims) -> HashSet<DeviceId> {
+    if written.is_empty() {
+        return allocated_devices(dra);
+    }
+    let mut devices = HashSet::new();
+    let claims = dra.claims.iter().filter(|(k, _)| !written.contains_key(*k)).map(|(_, c)| c);
+    for claim in claims.chain(written.values()) {
+        if let Some(allocation) = &claim.status.allocation {
+            for r in &allocation.devices.results {
+                devices.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
+            }
+        }
+    }
+    devices
+}
+
 /// What PreFilter found for a pod with claims (upstream's `stateData`).
 #[derive(Debug)]
 pub struct PodClaims {
@@ -61,19 +83,27 @@ fn is_reserved_for_pod(pod: &Pod, claim: &ResourceClaim) -> bool {
 }
 
 /// PreFilter: `Ok(None)` is Skip (the pod uses no claim); `Err` ends the cycle with upstream's
-/// status. `namespace` is the pod's.
+/// status. `namespace` is the pod's; a claim of `written` stands for the snapshot's of its key.
 pub fn pre_filter(
     pod: &Pod,
     namespace: &str,
     dra: &DraObjects,
+    written: &Claims,
     in_flight: &InFlight,
 ) -> Result<Option<PodClaims>, Status> {
     if pod.spec.resource_claims.is_empty() {
         return Ok(None);
     }
-    let found = pod_resource_claims(pod, namespace, dra).map_err(unresolvable)?;
+    let mut found = pod_resource_claims(pod, namespace, dra).map_err(unresolvable)?;
     if found.is_empty() {
         return Ok(None);
+    }
+    if !written.is_empty() {
+        for (_, claim) in found.iter_mut() {
+            if let Some(w) = written.get(&key_of(claim)) {
+                *claim = w;
+            }
+        }
     }
     let mut to_allocate = Vec::new();
     for (index, (_, claim)) in found.iter().enumerate() {
@@ -126,7 +156,7 @@ pub fn pre_filter(
     }
     let mut allocated = HashSet::new();
     if !to_allocate.is_empty() {
-        allocated = allocated_devices(dra);
+        allocated = allocated_devices_with(dra, written);
         for allocation in in_flight.values() {
             for r in &allocation.devices.results {
                 allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
@@ -202,12 +232,13 @@ impl PodClaims {
     }
 
     /// Unreserve: the pod's in-flight allocations are dropped, and the pod's reservation of an
-    /// allocated claim is removed (upstream's `reservedFor` delete patch).
-    pub fn unreserve(&self, pod: &Pod, in_flight: &mut InFlight, dra: &mut DraObjects) {
+    /// allocated claim is removed (upstream's `reservedFor` delete patch). `claims`: the claims
+    /// as written (the snapshot's, or the scheduler's [`Claims`]).
+    pub fn unreserve(&self, pod: &Pod, in_flight: &mut InFlight, claims: &mut Claims) {
         for claim in &self.claims {
             let key = key_of(claim);
             in_flight.remove(&key);
-            if let Some(c) = dra.claims.get_mut(&key) {
+            if let Some(c) = claims.get_mut(&key) {
                 if c.status.allocation.is_some() {
                     c.status.reserved_for.retain(|r| r.uid != pod.metadata.uid);
                 }
@@ -216,14 +247,13 @@ impl PodClaims {
     }
 
     /// PreBind (`bindClaim` for each claim not yet reserved for the pod): the in-flight allocation
-    /// is written to the claim in `dra` and the pod added to its `reservedFor`. Finalizers and the
-    /// allocation timestamp are not modelled (nothing here reads them).
-    pub fn pre_bind(&self, pod: &Pod, in_flight: &mut InFlight, dra: &mut DraObjects) -> Result<(), Status> {
+    /// is written to the claim in `claims` and the pod added to its `reservedFor`; a claim not in
+    /// `claims` yet is written there as PreFilter found it. Finalizers and the allocation
+    /// timestamp are not modelled (nothing here reads them).
+    pub fn pre_bind(&self, pod: &Pod, in_flight: &mut InFlight, claims: &mut Claims) -> Result<(), Status> {
         for claim in &self.claims {
             let key = key_of(claim);
-            let Some(current) = dra.claims.get_mut(&key) else {
-                return Err(Status::new(Code::Error, format!("claim {} got deleted in the meantime", kobj(claim))));
-            };
+            let current = claims.entry(key.clone()).or_insert_with(|| claim.clone());
             if is_reserved_for_pod(pod, current) {
                 continue;
             }
@@ -371,7 +401,7 @@ mod tests {
                 let c = &with.claims[&("default".to_string(), claim.to_string())];
                 in_flight.insert(("default".into(), claim.into()), c.status.allocation.clone().unwrap());
             }
-            let got = pre_filter(&pod, "default", &dra, &in_flight);
+            let got = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight);
             let state = match (&want_pre, got) {
                 (Ok(None), Ok(None)) => continue,
                 (Ok(Some(n)), Ok(Some(s))) => {
@@ -410,7 +440,7 @@ mod tests {
     fn reserve_pre_bind_unreserve() {
         let (pod, mut dra) = load(&[POD, PENDING, CLASS, SLICE]);
         let mut in_flight = InFlight::new();
-        let state = pre_filter(&pod, "default", &dra, &in_flight).unwrap().unwrap();
+        let state = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight).unwrap().unwrap();
         let matches = |s: &NodeSelector| name_matches("worker", s);
         let node = NodeView { name: "worker", selector_matches: &matches };
         let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
@@ -420,25 +450,25 @@ mod tests {
         state.reserve(&allocations, &mut in_flight).unwrap();
         assert_eq!(in_flight.len(), 1);
         // Another pod using the claim now waits for the allocation to finish.
-        let again = pre_filter(&pod, "default", &dra, &in_flight).unwrap_err();
+        let again = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight).unwrap_err();
         assert_eq!(again.reasons, ["resource claim default/my-pod-my-resource is in the process of being allocated"]);
-        state.unreserve(&pod, &mut in_flight, &mut dra);
+        state.unreserve(&pod, &mut in_flight, &mut dra.claims);
         assert!(in_flight.is_empty());
         state.reserve(&allocations, &mut in_flight).unwrap();
-        state.pre_bind(&pod, &mut in_flight, &mut dra).unwrap();
+        state.pre_bind(&pod, &mut in_flight, &mut dra.claims).unwrap();
         assert!(in_flight.is_empty());
         let claim = dra.claim("default", "my-pod-my-resource").unwrap();
         assert_eq!(claim.status.allocation.as_ref(), allocations.first());
         assert_eq!(claim.status.reserved_for.len(), 1);
         assert_eq!(claim.status.reserved_for[0].uid, "1234");
         // Bound again (already reserved): nothing changes.
-        state.pre_bind(&pod, &mut in_flight, &mut dra).unwrap();
+        state.pre_bind(&pod, &mut in_flight, &mut dra.claims).unwrap();
         assert_eq!(dra.claim("default", "my-pod-my-resource").unwrap().status.reserved_for.len(), 1);
         // The pod's next PreFilter sees an allocated claim reserved for it: nothing to allocate.
-        let next = pre_filter(&pod, "default", &dra, &in_flight).unwrap().unwrap();
+        let next = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight).unwrap().unwrap();
         assert!(next.to_allocate.is_empty());
         // Unreserve of the bound pod removes its reservation, keeps the allocation.
-        next.unreserve(&pod, &mut in_flight, &mut dra);
+        next.unreserve(&pod, &mut in_flight, &mut dra.claims);
         let claim = dra.claim("default", "my-pod-my-resource").unwrap();
         assert!(claim.status.reserved_for.is_empty() && claim.status.allocation.is_some());
     }

@@ -4,13 +4,13 @@
 //! entry of a pod, named as the controller names it, and `allocResourceClaims`), the claims a pod
 //! uses with upstream's PreEnqueue messages (`pod_claims`), and the plugin's PreFilter, Filter,
 //! Reserve/Unreserve and PreBind for one pod as functions over the snapshot's DRA objects
-//! (`cycle`). The plugin itself is still the no-op of `simple.rs` (PreFilter Skip); workloads with
-//! claims are skipped (`workload::spec`).
+//! (`cycle`), and the plugin over them (`plugin`).
 
 pub mod allocator;
 #[cfg(test)]
 mod allocator_tests;
 pub mod controller;
 pub mod cycle;
+pub mod plugin;
 pub mod pod_claims;
 pub mod selectors;

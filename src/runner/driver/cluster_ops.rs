@@ -6,9 +6,10 @@ use crate::api::{self, Object};
 use crate::error::InputError;
 use crate::ids::PodUid;
 use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod};
+use crate::runner::RunError;
 use crate::snapshot::compile::{compile_node, compile_pod};
 use crate::snapshot::volumes::{StorageAction, StorageEventObject};
-use crate::snapshot::{NodeSpec, PodInfo, Resources, Sym};
+use crate::snapshot::{NodeIdx, NodeSpec, PodInfo, Resources, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
 
@@ -224,6 +225,11 @@ impl Driver {
         now: u64,
     ) -> Result<PodUid, InputError> {
         let uid = info.uid;
+        let mut info = info;
+        if let Some(refs) = info.claims.clone() {
+            let claims = self.make_pod_claims(&refs, namespace, &info.name, uid);
+            Arc::make_mut(&mut info).claims = Some(claims);
+        }
         let profile = self.profile_of(&info).ok_or_else(|| {
             InputError::new(
                 file,
@@ -362,6 +368,52 @@ impl Driver {
             info.constraints.start_time_ms = uid.0 as i64;
         }
         Ok(info)
+    }
+
+    /// `allocResourceClaims`: the namespace's unallocated claims allocated on the nodes sorted by
+    /// name (`controller::alloc_resource_claims`, the oracle's order); a claim that fits nowhere
+    /// fails the workload, as upstream's op fails its test.
+    pub(super) fn alloc_resource_claims(&mut self, namespace: &str) -> Result<(), RunError> {
+        use crate::plugins::dynamicresources::{allocator::NodeView, controller, plugin, selectors::CelSelectors};
+        let dra = {
+            let snap = &self.snap;
+            let mut nodes: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
+            nodes.sort_by(|a, b| snap.node_name(*a).cmp(snap.node_name(*b)));
+            let matchers: Vec<_> = nodes
+                .iter()
+                .map(|&n| move |s: &crate::api::objects::NodeSelector| plugin::node_selector_matches(snap, n, s))
+                .collect();
+            let views: Vec<NodeView<'_>> = nodes
+                .iter()
+                .zip(&matchers)
+                .map(|(&n, m)| NodeView { name: snap.node_name(n), selector_matches: m })
+                .collect();
+            let mut dra = snap.cluster.dra.clone();
+            controller::alloc_resource_claims(&mut dra, namespace, &views, &mut CelSelectors::new())
+                .map_err(|e| RunError::Failed(format!("allocResourceClaims in namespace {namespace}: {e}")))?;
+            dra
+        };
+        self.snap.cluster.dra = dra;
+        Ok(())
+    }
+
+    /// DRA: the claim refs of pod `name` (a template's compiled refs are the first pod's), with
+    /// its claims from templates made as the resourceclaim controller makes them, at creation.
+    fn make_pod_claims(
+        &mut self,
+        refs: &crate::snapshot::dra::PodClaimRefs,
+        namespace: &str,
+        name: &str,
+        uid: PodUid,
+    ) -> Arc<crate::snapshot::dra::PodClaimRefs> {
+        let mut refs = refs.for_pod(name, uid);
+        refs.pod.metadata.namespace = namespace.to_string();
+        crate::plugins::dynamicresources::controller::create_pod_claims(
+            &mut refs.pod,
+            namespace,
+            &mut self.snap.cluster.dra,
+        );
+        Arc::new(refs)
     }
 
     pub(super) fn largest_shape_candidate(&self, info: &PodInfo) -> Option<(i64, i64)> {

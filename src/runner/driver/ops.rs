@@ -351,6 +351,7 @@ impl Driver {
                     return Err(err);
                 }
             }
+            ResolvedOp::AllocResourceClaims { namespace } => self.alloc_resource_claims(namespace)?,
             ResolvedOp::Sleep { duration } => {
                 let until = self.now() + duration.as_nanos() as u64;
                 self.run_until(Some(until), &|_| false)?;

@@ -1,0 +1,362 @@
+//! The DynamicResources plugin over [`super::cycle`]: PreEnqueue (a claim from a template not
+//! created yet keeps the pod out of the active queue), PreFilter (Skip for a pod without claims,
+//! so such pods cost one `Option` test), Filter (the allocation per node, kept in the cycle state
+//! for Reserve, as upstream caches it), Reserve, Unreserve, PreBind, PostFilter (deallocation of
+//! an allocated claim unavailable to the pod and reserved for nobody else), and Score 0 everywhere
+//! (upstream scores only extended resources backed by DRA).
+//!
+//! The scheduler's claim writes live in the plugin ([`Shared::written`]), standing for the
+//! snapshot's claim of the same key, as upstream's assume cache stands for the informer's. They are
+//! made at Reserve, on the scheduling thread (upstream: in flight at Reserve, written at PreBind
+//! and assumed at once); PreBind, on a binder thread without the snapshot, is then the API write
+//! and only commits them. Unreserve before PreBind drops what Reserve wrote; after it, only the
+//! pod's reservation (as upstream's Unreserve patch). So a pod sharing a claim with a pod in its
+//! binding cycle sees the claim allocated and reserved, never "in the process of being allocated".
+
+use ahash::AHashMap;
+use std::collections::BTreeMap;
+
+use super::allocator::NodeView;
+use super::cycle::{pre_filter, Claims, InFlight, PodClaims};
+use super::pod_claims::pod_resource_claims;
+use super::selectors::CelSelectors;
+use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement};
+use crate::api::resource::{AllocationResult, ResourceClaim, ResourceSlice};
+use crate::framework::sign::{Sign, SignBuilder};
+use crate::framework::{
+    BindingPod, Code, CycleCx, CycleState, Diagnosis, Framework, Plugin, PostFilterPlan, PostFilterResult,
+    PreFilterResult, Reject, Status,
+};
+use crate::ids::PodUid;
+use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
+use crate::sync::Mutex;
+
+pub const NAME: &str = "DynamicResources";
+
+/// PostFilter's status when PreFilter never ran for the pod (`CycleState.Read`'s `ErrNotFound`).
+pub const NO_STATE: &str = "not found";
+
+/// What the plugin keeps across cycles.
+#[derive(Default)]
+struct Shared {
+    /// Claims as the scheduler wrote them, over the snapshot's.
+    written: Claims,
+    /// Pods between Reserve and PreBind: each claim Reserve allocated and the claim before it.
+    reserved: AHashMap<PodUid, Vec<((String, String), Option<ResourceClaim>)>>,
+    selectors: CelSelectors,
+}
+
+/// The cycle state: what PreFilter found (`None`: Skip) and Filter's allocations per node.
+struct CycleData {
+    claims: Option<PodClaims>,
+    /// Filter's allocations for each node it passed, and its rejection reasons (a Reject's
+    /// `detail` indexes `reasons`).
+    filtered: Mutex<FilterMemo>,
+}
+
+#[derive(Default)]
+struct FilterMemo {
+    allocations: BTreeMap<NodeIdx, Vec<AllocationResult>>,
+    reasons: Vec<String>,
+}
+
+#[derive(Default)]
+pub struct DynamicResources {
+    shared: Mutex<Shared>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether DynamicResources' PreFilter ran for the pod (and wrote its state, which it does
+/// before anything else, claims or not): it is a PreFilter plugin of the profile, and PreFilter
+/// did not end before reaching it (an UnschedulableAndUnresolvable status, or an empty
+/// intersection of PreFilterResults, from a plugin ordered before it; Unschedulable lets every
+/// PreFilter plugin run).
+pub fn pre_filter_ran(fw: &Framework, diag: &Diagnosis) -> bool {
+    let Some(at) = fw.pre_filter.iter().position(|&p| fw.plugin(p).name() == NAME) else {
+        return false;
+    };
+    match &diag.pre_filter {
+        Some((pid, st)) if st.code == Code::UnschedulableAndUnresolvable => {
+            fw.pre_filter.iter().position(|p| p == pid).is_none_or(|stop| stop >= at)
+        }
+        _ => true,
+    }
+}
+
+/// Whether `requirement` holds for a value (`None`: the key is absent), as `v1.NodeSelectorRequirement`.
+fn requirement_holds(r: &NodeSelectorRequirement, value: Option<&str>) -> bool {
+    let int = |s: &str| s.parse::<i64>().ok();
+    match r.operator {
+        NodeSelectorOperator::In => value.is_some_and(|v| r.values.iter().any(|x| x == v)),
+        NodeSelectorOperator::NotIn => value.is_none_or(|v| !r.values.iter().any(|x| x == v)),
+        NodeSelectorOperator::Exists => value.is_some(),
+        NodeSelectorOperator::DoesNotExist => value.is_none(),
+        NodeSelectorOperator::Gt | NodeSelectorOperator::Lt => {
+            let (Some(v), [bound]) = (value.and_then(int), r.values.as_slice()) else { return false };
+            let Some(bound) = int(bound) else { return false };
+            if matches!(r.operator, NodeSelectorOperator::Gt) {
+                v > bound
+            } else {
+                v < bound
+            }
+        }
+    }
+}
+
+/// Whether node `n` satisfies an API node selector (terms ORed; a term's requirements ANDed; an
+/// empty term matches nothing; `matchFields` only on `metadata.name`).
+pub fn node_selector_matches(snap: &Snapshot, n: NodeIdx, selector: &NodeSelector) -> bool {
+    let name = snap.node_name(n);
+    let label = |key: &str| -> Option<&str> {
+        let k = snap.interner.get(key)?;
+        let v = snap.nodes.label(n, k);
+        (!v.is_none()).then(|| snap.interner.resolve(v))
+    };
+    selector.node_selector_terms.iter().any(|t| {
+        (!t.match_expressions.is_empty() || !t.match_fields.is_empty())
+            && t.match_expressions.iter().all(|r| requirement_holds(r, label(&r.key)))
+            && t.match_fields.iter().all(|r| r.key == "metadata.name" && requirement_holds(r, Some(name)))
+    })
+}
+
+impl DynamicResources {
+    fn data<'a>(&self, state: &'a CycleState) -> Option<&'a CycleData> {
+        state.read::<CycleData>(NAME)
+    }
+
+    /// The pod's allocated claims (as written) that PostFilter may deallocate: allocated for some
+    /// nodes only, and reserved for nobody or only this pod.
+    fn deallocatable(&self, snap: &Snapshot, pod: &PodInfo, shared: &Shared) -> Option<(String, String)> {
+        let refs = pod.claims.as_ref()?;
+        let namespace = snap.interner.resolve(pod.namespace);
+        let found = pod_resource_claims(&refs.pod, namespace, &snap.cluster.dra).ok()?;
+        found.into_iter().find_map(|(_, claim)| {
+            let key = (claim.metadata.namespace.clone(), claim.metadata.name.clone());
+            let claim = shared.written.get(&key).unwrap_or(claim);
+            let allocation = claim.status.allocation.as_ref()?;
+            allocation.node_selector.as_ref()?;
+            let reserved = &claim.status.reserved_for;
+            (reserved.is_empty() || (reserved.len() == 1 && reserved[0].uid == refs.pod.metadata.uid)).then_some(key)
+        })
+    }
+}
+
+impl Plugin for DynamicResources {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn signs_pods(&self) -> bool {
+        true
+    }
+
+    fn sign_pod(&self, pod: &PodInfo, _sig: &mut SignBuilder) -> Sign {
+        match pod.claims {
+            None => Sign::Signed,
+            Some(_) => Sign::Unsignable("pods with dra resource claims are not signable"),
+        }
+    }
+
+    /// `foreachPodResourceClaim` without the claim lookup (PreEnqueue sees no snapshot): a claim
+    /// from a template the controller has not recorded yet keeps the pod waiting. The runner makes
+    /// a pod's claims when it creates the pod, so they exist by then.
+    fn pre_enqueue(&self, pod: &PodInfo) -> Status {
+        let Some(refs) = &pod.claims else { return Status::success() };
+        let p = &refs.pod;
+        for entry in &p.spec.resource_claims {
+            match super::controller::claim_name(p, entry) {
+                super::controller::ClaimRef::Pending => {
+                    return Status::new(
+                        Code::UnschedulableAndUnresolvable,
+                        format!("pod \"{}/{}\": ResourceClaim not created yet", p.metadata.namespace, p.metadata.name),
+                    )
+                }
+                super::controller::ClaimRef::Invalid => {
+                    return Status::new(
+                        Code::UnschedulableAndUnresolvable,
+                        format!(
+                            "pod \"{}/{}\", spec.resourceClaim {:?}: none of the supported fields are set",
+                            p.metadata.namespace, p.metadata.name, entry.name
+                        ),
+                    )
+                }
+                _ => {}
+            }
+        }
+        Status::success()
+    }
+
+    fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
+        let Some(refs) = &cx.pod.claims else {
+            state.write(NAME, CycleData { claims: None, filtered: Mutex::default() });
+            return (Status::skip(), PreFilterResult::default());
+        };
+        let namespace = cx.snap.interner.resolve(cx.pod.namespace);
+        let found = {
+            let shared = lock(&self.shared);
+            pre_filter(&refs.pod, namespace, &cx.snap.cluster.dra, &shared.written, &InFlight::new())
+        };
+        match found {
+            Ok(claims) => {
+                let skip = claims.is_none();
+                state.write(NAME, CycleData { claims, filtered: Mutex::default() });
+                let st = if skip { Status::skip() } else { Status::success() };
+                (st, PreFilterResult::default())
+            }
+            Err(st) => {
+                state.write(NAME, CycleData { claims: None, filtered: Mutex::default() });
+                (st, PreFilterResult::default())
+            }
+        }
+    }
+
+    fn filter(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [Option<Reject>]) {
+        let Some(data) = self.data(state) else { return };
+        let Some(claims) = &data.claims else { return };
+        let dra = &cx.snap.cluster.dra;
+        let slices: Vec<&ResourceSlice> = dra.slices.values().collect();
+        let mut shared = lock(&self.shared);
+        let mut memo = lock(&data.filtered);
+        for (i, &n) in nodes.iter().enumerate() {
+            let matches = |s: &NodeSelector| node_selector_matches(cx.snap, n, s);
+            let view = NodeView { name: cx.snap.node_name(n), selector_matches: &matches };
+            match claims.filter(&view, dra, &slices, &mut shared.selectors) {
+                Ok(allocations) => {
+                    memo.allocations.insert(n, allocations);
+                }
+                Err(st) => {
+                    let detail = match memo.reasons.iter().position(|r| *r == st.reasons.join(", ")) {
+                        Some(at) => at,
+                        None => {
+                            memo.reasons.push(st.reasons.join(", "));
+                            memo.reasons.len() - 1
+                        }
+                    };
+                    out[i] = Some(Reject { code: st.code, detail: detail as u64 });
+                }
+            }
+        }
+    }
+
+    fn reasons(&self, _cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
+        self.data(state)
+            .and_then(|d| lock(&d.filtered).reasons.get(reject.detail as usize).cloned())
+            .into_iter()
+            .collect()
+    }
+
+    /// Upstream's Score scores only extended resources backed by DRA: 0 everywhere here.
+    fn score_is_uniform(&self, _cx: CycleCx<'_>, _state: &CycleState) -> bool {
+        true
+    }
+
+    /// Filter's allocations for `node` put in flight and written at once (allocation and the
+    /// pod's `reservedFor`), remembered for Unreserve.
+    fn reserve(&self, cx: CycleCx<'_>, state: &mut CycleState, node: NodeIdx) -> Status {
+        let Some(data) = self.data(state) else { return Status::success() };
+        let (Some(claims), Some(refs)) = (&data.claims, &cx.pod.claims) else { return Status::success() };
+        let allocations = lock(&data.filtered).allocations.get(&node).cloned().unwrap_or_default();
+        let mut in_flight = InFlight::new();
+        if let Err(st) = claims.reserve(&allocations, &mut in_flight) {
+            return st;
+        }
+        let mut shared = lock(&self.shared);
+        let before: Vec<_> = claims
+            .claims
+            .iter()
+            .map(|c| {
+                let key = (c.metadata.namespace.clone(), c.metadata.name.clone());
+                let prior = shared.written.get(&key).cloned();
+                (key, prior)
+            })
+            .collect();
+        match claims.pre_bind(&refs.pod, &mut in_flight, &mut shared.written) {
+            Ok(()) => {
+                shared.reserved.insert(cx.pod.uid, before);
+                Status::success()
+            }
+            Err(st) => st,
+        }
+    }
+
+    /// Before PreBind: what Reserve wrote is undone. After it: the pod's reservations removed.
+    fn unreserve(&self, cx: CycleCx<'_>, state: &mut CycleState, _node: NodeIdx) {
+        let Some(data) = self.data(state) else { return };
+        let (Some(claims), Some(refs)) = (&data.claims, &cx.pod.claims) else { return };
+        let mut shared = lock(&self.shared);
+        match shared.reserved.remove(&cx.pod.uid) {
+            Some(before) => {
+                for (key, prior) in before {
+                    match prior {
+                        Some(c) => shared.written.insert(key, c),
+                        None => shared.written.remove(&key),
+                    };
+                }
+            }
+            None => claims.unreserve(&refs.pod, &mut InFlight::new(), &mut shared.written),
+        }
+    }
+
+    /// The API write of what Reserve wrote: commits it (Unreserve then keeps the allocation).
+    fn pre_bind(&self, pod: &BindingPod<'_>) -> Status {
+        lock(&self.shared).reserved.remove(&pod.uid);
+        Status::success()
+    }
+
+    /// `deallocateOrDeletePodClaims`: an allocated claim of the pod limited to some nodes and
+    /// reserved for nobody else is deallocated (the pod may then fit elsewhere); otherwise
+    /// Unschedulable, so DefaultPreemption tries. [`NO_STATE`] when PreFilter never ran.
+    fn post_filter(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        _rng: &mut dyn rand::RngCore,
+    ) -> Result<PostFilterResult, Status> {
+        if let Some(m) = self.post_filter_message(fw, snap, pod, diag) {
+            return Err(Status::new(Code::Error, m));
+        }
+        let mut shared = lock(&self.shared);
+        if let Some(key) = self.deallocatable(snap, pod, &shared) {
+            let mut claim = shared.written.get(&key).cloned().unwrap_or_else(|| snap.cluster.dra.claims[&key].clone());
+            claim.status.allocation = None;
+            claim.status.reserved_for.clear();
+            shared.written.insert(key, claim);
+            return Err(Status::new(Code::Unschedulable, "deallocation of ResourceClaim completed"));
+        }
+        Err(Status { code: Code::Unschedulable, reasons: Vec::new(), plugin: "" })
+    }
+
+    fn post_filter_plan(
+        &self,
+        fw: &Framework,
+        snap: &mut Snapshot,
+        pod: &PodInfo,
+        diag: &Diagnosis,
+        _exhaustive: bool,
+    ) -> Option<PostFilterPlan> {
+        let message = self.post_filter_message(fw, snap, pod, diag)?;
+        Some(PostFilterPlan { message: Some(message), error: true, ..PostFilterPlan::default() })
+    }
+
+    fn post_filter_message(
+        &self,
+        fw: &Framework,
+        _snap: &mut Snapshot,
+        _pod: &PodInfo,
+        diag: &Diagnosis,
+    ) -> Option<String> {
+        (!pre_filter_ran(fw, diag)).then(|| NO_STATE.to_string())
+    }
+}
+
+impl DynamicResources {
+    /// The claim `namespace/name` as the scheduler wrote it, if it did (tests).
+    pub fn written_claim(&self, namespace: &str, name: &str) -> Option<ResourceClaim> {
+        lock(&self.shared).written.get(&(namespace.to_string(), name.to_string())).cloned()
+    }
+}
