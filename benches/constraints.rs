@@ -73,6 +73,7 @@ fn pod(snap: &mut Snapshot, uid: u64, app: &str, cpu_milli: i64, priority: i32) 
         constraints: PodConstraints { start_time_ms: uid as i64, ..Default::default() },
         sign: Default::default(),
         volumes: None,
+        claims: None,
     }
 }
 

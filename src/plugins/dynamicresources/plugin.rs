@@ -36,13 +36,17 @@ pub const NAME: &str = "DynamicResources";
 /// PostFilter's status when PreFilter never ran for the pod (`CycleState.Read`'s `ErrNotFound`).
 pub const NO_STATE: &str = "not found";
 
+/// A claim's key (namespace, name) and the scheduler's written copy before Reserve wrote it
+/// (`None`: there was none, the snapshot's claim stood).
+type ClaimBefore = ((String, String), Option<ResourceClaim>);
+
 /// What the plugin keeps across cycles.
 #[derive(Default)]
 struct Shared {
     /// Claims as the scheduler wrote them, over the snapshot's.
     written: Claims,
     /// Pods between Reserve and PreBind: each claim Reserve allocated and the claim before it.
-    reserved: AHashMap<PodUid, Vec<((String, String), Option<ResourceClaim>)>>,
+    reserved: AHashMap<PodUid, Vec<ClaimBefore>>,
     selectors: CelSelectors,
 }
 
