@@ -48,6 +48,8 @@ pub struct TestCase {
     /// Why none of the test case's workloads can run (an op or object schedperf does not
     /// support), found when the file is loaded; see [`super::support::skip_reason`].
     pub unsupported: Option<String>,
+    /// Whether its ops use dynamic resource allocation ([`super::support::ops_use_dra`]).
+    pub uses_dra: bool,
     /// Feature gates to set for every workload (see [`super::gates`]).
     pub feature_gates: BTreeMap<String, bool>,
     /// Accepted for compatibility with upstream files and otherwise unused.
@@ -802,9 +804,11 @@ impl Ctx<'_> {
         let default_pod_template_path =
             self.opt_template(&format!("{at}.defaultPodTemplatePath"), rtc.default_pod_template_path)?;
         let unsupported = super::support::ops_skip_reason(&ops, default_pod_template_path.as_deref());
+        let uses_dra = super::support::ops_use_dra(&ops, default_pod_template_path.as_deref());
         Ok(TestCase {
             name: rtc.name,
             unsupported,
+            uses_dra,
             feature_gates: rtc.feature_gates,
             metrics_collector_config: rtc.metrics_collector_config,
             workload_template: ops,

@@ -57,9 +57,8 @@ const DRA_FEATURES: &[(&str, &str)] = &[
 
 /// Why workload `w` of `tc` cannot run, or `None` if it can.
 pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
-    // Only a DRA test case (or one already unsupported) is skipped for a DRA feature gate: a plain
-    // workload may set such a gate (workloads/misc SchedulingWithExtendedResource) and still run.
-    let dra = tc.feature_gates.get("DynamicResourceAllocation") == Some(&true);
+    // Only a test case that uses DRA (or one already unsupported) is skipped for a DRA feature gate.
+    let dra = tc.uses_dra;
     if dra || tc.unsupported.is_some() {
         let gates = tc.feature_gates.iter().chain(&w.feature_gates);
         let feature = gates.filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
@@ -90,34 +89,66 @@ pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     })
 }
 
-/// The first thing in `ops` (or their templates) that schedperf does not support.
-pub fn ops_skip_reason(ops: &[Op], default_pod_template: Option<&Path>) -> Option<String> {
-    for op in ops {
-        let reason = match op {
-            Op::Unsupported { reason, .. } => Some(reason.clone()),
-            Op::CreatePods(p) => pods_reason(p, default_pod_template),
-            Op::CreatePodSets(p) => pods_reason(&p.create_pods_op, default_pod_template),
-            Op::CreateNodes(n) => n.node_template_path.as_deref().and_then(template_reason),
-            Op::CreateAny(c) => template_reason(&c.template_path),
-            Op::UpdateAny(u) => template_reason(&u.template_path),
-            Op::CreatePodGroups(g) => template_reason(&g.template_path),
-            Op::Churn(c) => c.template_paths.iter().find_map(|p| template_reason(p)),
-            _ => None,
-        };
-        if reason.is_some() {
-            return reason;
+/// The template files `op` reads (a pod op's own, else the test case's default pod template).
+fn op_templates<'a>(op: &'a Op, default_pod_template: Option<&'a Path>) -> Vec<&'a Path> {
+    match op {
+        Op::CreatePods(p) => p.pod_template_path.as_deref().or(default_pod_template).into_iter().collect(),
+        Op::CreatePodSets(p) => {
+            p.create_pods_op.pod_template_path.as_deref().or(default_pod_template).into_iter().collect()
         }
+        Op::CreateNodes(n) => n.node_template_path.as_deref().into_iter().collect(),
+        Op::CreateAny(c) => vec![c.template_path.as_path()],
+        Op::UpdateAny(u) => vec![u.template_path.as_path()],
+        Op::CreatePodGroups(g) => vec![g.template_path.as_path()],
+        Op::Churn(c) => c.template_paths.iter().map(|p| p.as_path()).collect(),
+        _ => Vec::new(),
     }
-    None
 }
 
-fn pods_reason(p: &super::spec::CreatePodsOp, default_pod_template: Option<&Path>) -> Option<String> {
+/// The first thing in `ops` (or their templates) that schedperf does not support.
+pub fn ops_skip_reason(ops: &[Op], default_pod_template: Option<&Path>) -> Option<String> {
+    ops.iter().find_map(|op| match op {
+        Op::Unsupported { reason, .. } => Some(reason.clone()),
+        Op::CreatePods(p) => {
+            pods_reason(p).or_else(|| op_templates(op, default_pod_template).into_iter().find_map(template_reason))
+        }
+        Op::CreatePodSets(p) => pods_reason(&p.create_pods_op)
+            .or_else(|| op_templates(op, default_pod_template).into_iter().find_map(template_reason)),
+        _ => op_templates(op, default_pod_template).into_iter().find_map(template_reason),
+    })
+}
+
+/// Whether `ops` use dynamic resource allocation: an `allocResourceClaims` op, a template holding a
+/// `resource.k8s.io` kind, or a pod template with `resourceClaims`. Only such a test case is
+/// skipped for a DRA feature gate ([`skip_reason`]): a plain one may set such a gate (workloads/misc
+/// SchedulingWithExtendedResource sets DRAExtendedResource) and still run.
+pub fn ops_use_dra(ops: &[Op], default_pod_template: Option<&Path>) -> bool {
+    ops.iter().any(|op| {
+        matches!(op, Op::AllocResourceClaims { .. })
+            || op_templates(op, default_pod_template).into_iter().any(template_uses_dra)
+    })
+}
+
+/// Kinds of `resource.k8s.io` (for [`ops_use_dra`]).
+const DRA_KINDS: &[&str] =
+    &["ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"];
+
+fn template_uses_dra(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    text.lines().any(|line| {
+        let field = line.trim_start().trim_start_matches("- ");
+        field.starts_with("resourceClaims:")
+            || line.strip_prefix("kind:").is_some_and(|k| DRA_KINDS.contains(&k.trim().trim_matches(['"', '\''])))
+    })
+}
+
+fn pods_reason(p: &super::spec::CreatePodsOp) -> Option<String> {
     // Upstream makes volumes only when the claim template is set (`getPodStrategy`); a volume
     // template alone is ignored there, and a claim template without one fails its run.
     if p.persistent_volume_claim_template_path.is_some() && p.persistent_volume_template_path.is_none() {
         return Some("createPods with persistentVolumeClaimTemplatePath but no persistentVolumeTemplatePath".into());
     }
-    p.pod_template_path.as_deref().or(default_pod_template).and_then(template_reason)
+    None
 }
 
 /// A template whose objects the runner cannot create: an unsupported kind.
