@@ -29,6 +29,7 @@ use crate::framework::{
 };
 use crate::ids::PodUid;
 use crate::snapshot::{NodeIdx, PodInfo, Snapshot};
+use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::Mutex;
 
 pub const NAME: &str = "DynamicResources";
@@ -67,6 +68,10 @@ struct FilterMemo {
 #[derive(Default)]
 pub struct DynamicResources {
     shared: Mutex<Shared>,
+    /// How many pods are between Reserve and PreBind (`Shared::reserved`'s length), read without
+    /// the lock so PreBind of a pod without claims costs one load. Reserve happens before the
+    /// pod's PreBind (the hand-off to the binder orders them), so a pod Reserve recorded is seen.
+    reserved_pods: AtomicUsize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -194,10 +199,9 @@ impl Plugin for DynamicResources {
     }
 
     fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
-        let Some(refs) = &cx.pod.claims else {
-            state.write(NAME, CycleData { claims: None, filtered: Mutex::default() });
-            return (Status::skip(), PreFilterResult::default());
-        };
+        // Without claims nothing is written: every later point reads a missing state as "no claims"
+        // (and PostFilter asks the framework whether PreFilter ran, `pre_filter_ran`).
+        let Some(refs) = &cx.pod.claims else { return (Status::skip(), PreFilterResult::default()) };
         let namespace = cx.snap.interner.resolve(cx.pod.namespace);
         let found = {
             let shared = lock(&self.shared);
@@ -279,7 +283,9 @@ impl Plugin for DynamicResources {
             .collect();
         match claims.pre_bind(&refs.pod, &mut in_flight, &mut shared.written) {
             Ok(()) => {
-                shared.reserved.insert(cx.pod.uid, before);
+                if shared.reserved.insert(cx.pod.uid, before).is_none() {
+                    self.reserved_pods.fetch_add(1, Ordering::AcqRel);
+                }
                 Status::success()
             }
             Err(st) => st,
@@ -293,6 +299,7 @@ impl Plugin for DynamicResources {
         let mut shared = lock(&self.shared);
         match shared.reserved.remove(&cx.pod.uid) {
             Some(before) => {
+                self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
                 for (key, prior) in before {
                     match prior {
                         Some(c) => shared.written.insert(key, c),
@@ -306,7 +313,9 @@ impl Plugin for DynamicResources {
 
     /// The API write of what Reserve wrote: commits it (Unreserve then keeps the allocation).
     fn pre_bind(&self, pod: &BindingPod<'_>) -> Status {
-        lock(&self.shared).reserved.remove(&pod.uid);
+        if self.reserved_pods.load(Ordering::Acquire) > 0 && lock(&self.shared).reserved.remove(&pod.uid).is_some() {
+            self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
+        }
         Status::success()
     }
 
