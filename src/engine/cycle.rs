@@ -17,8 +17,8 @@ use super::batch::{BatchCx, Scored, SortedScoredNodes};
 use super::sampling::num_feasible_nodes_to_find;
 use crate::framework::profile::{timed, Point};
 pub use crate::framework::runtime::{
-    filter_node, filter_nodes, filter_nodes_passing, filter_nodes_with, nominated_for, Diagnosis, Failures,
-    FilterScratch, NodeFailure, PreFilterOutcome,
+    filter_node, filter_nodes, filter_nodes_lazy, filter_nodes_passing, filter_nodes_with, nominated_for,
+    BlockVerdicts, Diagnosis, Failures, FilterScratch, NodeFailure, PreFilterOutcome,
 };
 use crate::framework::{
     Code, CycleCx, CycleState, Framework, PluginId, PostFilterResult, Reject, Status, MAX_NODE_SCORE,
@@ -645,7 +645,7 @@ impl Engine {
         let filter_block =
             |ids: &[NodeIdx], verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>, scratch: &mut FilterScratch| {
                 match verdicts {
-                    Some(verdicts) => filter_nodes_with(fw, cx, state, skip, ids, verdicts, scratch),
+                    Some(verdicts) => filter_nodes_lazy(fw, cx, state, skip, ids, verdicts, scratch),
                     None => filter_nodes_passing(fw, cx, state, skip, ids, scratch),
                 }
             };
@@ -1380,16 +1380,23 @@ fn eval_filter_chunk(
             b_lo = b_hi;
             continue;
         }
-        for (&node, &v) in ids.iter().zip(verdicts.iter()) {
-            match v {
-                None => {
-                    feasible.push(node);
-                    failures_before.push(failures.len() as u32);
-                    if feasible.len() >= want {
-                        return;
+        match scratch.verdicts(verdicts) {
+            // One plugin rejected the whole block (a preemptor's failing cycle): its node ids and
+            // rejections join the failures whole, a run per change of rejection.
+            BlockVerdicts::One(plugin, rejects) if alive.is_empty() => failures.push_rejected(plugin, ids, rejects),
+            v => {
+                for (k, &node) in ids.iter().enumerate() {
+                    match v.get(k) {
+                        None => {
+                            feasible.push(node);
+                            failures_before.push(failures.len() as u32);
+                            if feasible.len() >= want {
+                                return;
+                            }
+                        }
+                        Some((plugin, reject)) => failures.push_parts(node, plugin, reject),
                     }
                 }
-                Some((plugin, reject)) => failures.push_parts(node, plugin, reject),
             }
         }
         b_lo = b_hi;
@@ -1864,7 +1871,22 @@ mod tests {
             let mut verdicts = Vec::new();
             filter_nodes(&fw, cx, &state, &skip, &ids, &mut verdicts);
             let plain: Vec<_> = ids.iter().map(|&n| filter_node(&fw, cx, &state, &skip, n)).collect();
-            proptest::prop_assert_eq!(verdicts, plain);
+            proptest::prop_assert_eq!(&verdicts, &plain);
+            // In row order (NodeResourcesFit reads the block as a range of rows), written out and
+            // kept lazily as the filter pass reads them (one rejecting plugin's output, or every
+            // verdict when several reject).
+            let rows: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
+            let plain_rows: Vec<_> = plain.into_iter().rev().collect();
+            filter_nodes(&fw, cx, &state, &skip, &rows, &mut verdicts);
+            proptest::prop_assert_eq!(&verdicts, &plain_rows);
+            let mut scratch = FilterScratch::default();
+            let lazy: Vec<_> = if filter_nodes_lazy(&fw, cx, &state, &skip, &rows, &mut verdicts, &mut scratch) {
+                let v = scratch.verdicts(&verdicts);
+                (0..rows.len()).map(|k| v.get(k)).collect()
+            } else {
+                vec![None; rows.len()]
+            };
+            proptest::prop_assert_eq!(lazy, plain_rows);
         }
     }
 

@@ -75,6 +75,40 @@ impl Failures {
         }
     }
 
+    /// Appends a block of failures at once: `nodes[k]` rejected by `plugin` with `rejects[k]`,
+    /// every entry `Some` (a block of the filter pass that one plugin rejected whole). The node
+    /// ids are copied whole and a run is opened only where the rejection changes, so it equals
+    /// pushing them one by one (proptest `failures_are_the_eager_list`).
+    pub fn push_rejected(&mut self, plugin: PluginId, nodes: &[NodeIdx], rejects: &[Option<Reject>]) {
+        assert_eq!(nodes.len(), rejects.len(), "one rejection per node");
+        let base = self.nodes.len();
+        self.nodes.extend_from_slice(nodes);
+        let mut current: Option<Reject> = None;
+        for (k, o) in rejects.iter().enumerate() {
+            let reject = o.expect("every node of the block was rejected");
+            if current == Some(reject) {
+                continue;
+            }
+            // The previous run (this block's, or the one before it) ends here.
+            if let Some(last) = self.runs.last_mut() {
+                if current.is_some() {
+                    last.end = base + k;
+                }
+            }
+            match self.runs.last_mut() {
+                // At the block's first node, the last run before it may continue.
+                Some(l) if current.is_none() && l.plugin == plugin && l.reject == reject => {}
+                _ => self.runs.push(FailureRun { end: base + k, plugin, reject }),
+            }
+            current = Some(reject);
+        }
+        if let Some(last) = self.runs.last_mut() {
+            if current.is_some() {
+                last.end = base + rejects.len();
+            }
+        }
+    }
+
     /// Appends the first `count` failures of `other` (node ids copied whole, runs joined at the
     /// seam).
     pub fn extend_prefix(&mut self, other: &Failures, count: usize) {
@@ -304,9 +338,51 @@ pub struct FilterScratch {
     alive: Vec<NodeIdx>,
     pos: Vec<u32>,
     out: Vec<Option<Reject>>,
+    /// The first rejecting plugin's output over the whole block, while it is the only plugin
+    /// that rejected a node of the block (`first_plugin` is `Some`): the block's verdicts are
+    /// then `(first_plugin, first[k])`, not written out per node ([`FilterScratch::verdicts`]).
+    first: Vec<Option<Reject>>,
+    first_plugin: Option<PluginId>,
+}
+
+/// A block's verdicts after [`filter_nodes_lazy`] rejected a node of it.
+pub enum BlockVerdicts<'a> {
+    /// One plugin rejected nodes of the block, the others none: node `k`'s verdict is the
+    /// plugin's rejection `rejects[k]` (or it passed).
+    One(PluginId, &'a [Option<Reject>]),
+    /// Several plugins rejected: node `k`'s first rejection.
+    Many(&'a [Option<(PluginId, Reject)>]),
+}
+
+impl BlockVerdicts<'_> {
+    /// Node `k`'s first rejection, `None` when it passed.
+    #[inline]
+    pub fn get(&self, k: usize) -> Option<(PluginId, Reject)> {
+        match self {
+            BlockVerdicts::One(pid, rejects) => rejects[k].map(|r| (*pid, r)),
+            BlockVerdicts::Many(v) => v[k],
+        }
+    }
 }
 
 impl FilterScratch {
+    /// After [`filter_nodes_lazy`] returned true with `verdicts`: the block's verdicts.
+    pub fn verdicts<'a>(&'a self, verdicts: &'a [Option<(PluginId, Reject)>]) -> BlockVerdicts<'a> {
+        match self.first_plugin {
+            Some(pid) => BlockVerdicts::One(pid, &self.first),
+            None => BlockVerdicts::Many(verdicts),
+        }
+    }
+
+    /// Writes out the verdicts of a block that only one plugin rejected (`verdicts` empty until
+    /// then); afterwards they are all in `verdicts`.
+    fn materialize(&mut self, verdicts: &mut Vec<Option<(PluginId, Reject)>>) {
+        if let Some(pid) = self.first_plugin.take() {
+            verdicts.clear();
+            verdicts.extend(self.first.iter().map(|o| o.map(|r| (pid, r))));
+        }
+    }
+
     /// After [`filter_nodes_with`] returned true: the nodes of its block that passed every plugin,
     /// in block order, with their positions in the block.
     pub fn survivors(&self) -> (&[NodeIdx], &[u32]) {
@@ -358,6 +434,27 @@ pub fn filter_nodes_with(
     scratch: &mut FilterScratch,
 ) -> bool {
     verdicts.clear();
+    let rejected = run_filters(fw, cx, state, skip, nodes, Some(&mut *verdicts), scratch);
+    if rejected {
+        scratch.materialize(verdicts);
+    }
+    rejected
+}
+
+/// [`filter_nodes_with`], except that a block only one plugin rejected nodes of keeps that
+/// plugin's output as its verdicts (no verdict written per node): read them with
+/// [`FilterScratch::verdicts`]. The engine's filter pass lists failures from it.
+#[inline]
+pub fn filter_nodes_lazy(
+    fw: &Framework,
+    cx: CycleCx<'_>,
+    state: &CycleState,
+    skip: &[bool],
+    nodes: &[NodeIdx],
+    verdicts: &mut Vec<Option<(PluginId, Reject)>>,
+    scratch: &mut FilterScratch,
+) -> bool {
+    verdicts.clear();
     run_filters(fw, cx, state, skip, nodes, Some(verdicts), scratch)
 }
 
@@ -387,7 +484,8 @@ fn run_filters(
     mut verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>,
     scratch: &mut FilterScratch,
 ) -> bool {
-    let FilterScratch { alive, pos, out } = scratch;
+    let FilterScratch { alive, pos, out, first, first_plugin } = scratch;
+    *first_plugin = None;
     // Until a plugin rejects something, every node is alive: the plugins read `nodes` itself, and
     // `alive` and `pos` are built only at the first compaction (most blocks never have one).
     let mut compacted = false;
@@ -412,10 +510,22 @@ fn run_filters(
             continue;
         }
         let w = if compacted {
+            if let (Some(first_pid), Some(v)) = (first_plugin.take(), verdicts.as_deref_mut()) {
+                // A second plugin rejects: the first one's verdicts are written out now.
+                v.clear();
+                v.extend(first.iter().map(|o| o.map(|r| (first_pid, r))));
+            }
             compact(pid, out, alive, pos, verdicts.as_deref_mut().map(|v| &mut v[..]))
         } else {
             compacted = true;
-            first_compaction(pid, nodes, out, alive, pos, verdicts.as_deref_mut())
+            // The first plugin's output stands for the block's verdicts (kept, not written out
+            // per node) until another plugin rejects a node.
+            let w = first_compaction(nodes, out, alive, pos);
+            if verdicts.is_some() {
+                std::mem::swap(out, first);
+                *first_plugin = Some(pid);
+            }
+            w
         };
         out.clear();
         out.resize(w, None);
@@ -423,47 +533,22 @@ fn run_filters(
     compacted
 }
 
-/// The first plugin that rejected a node of the block: writes the verdicts of its rejections
-/// (`verdicts`, when given, cleared) and keeps the survivors of `nodes`, with their positions, in
-/// `alive` and `pos`; returns how many survived. Reads `nodes` directly (no copy of the block
-/// into `alive` first, no identity `pos`).
+/// The first plugin that rejected a node of the block: keeps the survivors of `nodes`, with their
+/// positions, in `alive` and `pos`; returns how many survived. Reads `nodes` directly (no copy of
+/// the block into `alive` first, no identity `pos`). The rejections stay in `out` (the caller
+/// keeps them as the block's verdicts).
 #[inline]
-fn first_compaction(
-    pid: PluginId,
-    nodes: &[NodeIdx],
-    out: &[Option<Reject>],
-    alive: &mut Vec<NodeIdx>,
-    pos: &mut Vec<u32>,
-    verdicts: Option<&mut Vec<Option<(PluginId, Reject)>>>,
-) -> usize {
+fn first_compaction(nodes: &[NodeIdx], out: &[Option<Reject>], alive: &mut Vec<NodeIdx>, pos: &mut Vec<u32>) -> usize {
     alive.clear();
     alive.resize(nodes.len(), NodeIdx(0));
     pos.clear();
     pos.resize(nodes.len(), 0);
     let mut w = 0;
-    match verdicts {
-        Some(verdicts) => {
-            verdicts.clear();
-            verdicts.resize(nodes.len(), None);
-            for (r, ((&n, o), v)) in nodes.iter().zip(out).zip(verdicts.iter_mut()).enumerate() {
-                match *o {
-                    Some(rej) => *v = Some((pid, rej)),
-                    None => {
-                        alive[w] = n;
-                        pos[w] = r as u32;
-                        w += 1;
-                    }
-                }
-            }
-        }
-        None => {
-            // Branch-free: every node is written at the next slot, which only a survivor keeps.
-            for (r, (&n, o)) in nodes.iter().zip(out).enumerate() {
-                alive[w] = n;
-                pos[w] = r as u32;
-                w += o.is_none() as usize;
-            }
-        }
+    // Branch-free: every node is written at the next slot, which only a survivor keeps.
+    for (r, (&n, o)) in nodes.iter().zip(out).enumerate() {
+        alive[w] = n;
+        pos[w] = r as u32;
+        w += o.is_none() as usize;
     }
     alive.truncate(w);
     pos.truncate(w);
@@ -581,6 +666,34 @@ mod tests {
                 *got.entry((plugin, reject.code, reject.detail)).or_insert(0usize) += nodes.len();
             }
             prop_assert_eq!(got, want);
+        }
+
+        /// A block one plugin rejected whole, appended at once ([`Failures::push_rejected`]), is
+        /// the same list (runs included: `==` compares them) as its failures pushed one by one,
+        /// after any list and before more pushes.
+        #[test]
+        fn push_rejected_is_the_pushes(
+            a in arb_failures(),
+            block in proptest::collection::vec((0u32..40, proptest::bool::weighted(0.2), 0u64..3), 0..30),
+            plugin in 0usize..3,
+            c in arb_failures(),
+        ) {
+            let nodes: Vec<NodeIdx> = block.iter().map(|&(n, _, _)| NodeIdx(n)).collect();
+            let rejects: Vec<Option<Reject>> =
+                block.iter().map(|&(_, u, d)| Some(failure(0, plugin, u, d).reject)).collect();
+            let mut built: Failures = a.iter().copied().collect();
+            built.push_rejected(plugin, &nodes, &rejects);
+            for f in &c {
+                built.push(*f);
+            }
+            let eager: Vec<NodeFailure> = a
+                .iter()
+                .copied()
+                .chain(block.iter().map(|&(n, u, d)| failure(n, plugin, u, d)))
+                .chain(c.iter().copied())
+                .collect();
+            prop_assert_eq!(built.to_vec(), eager.clone());
+            prop_assert_eq!(built, Failures::from(eager));
         }
     }
 }

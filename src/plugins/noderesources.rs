@@ -317,6 +317,25 @@ impl Fit {
         if scalars.is_empty() && !ephemeral {
             // The common pod (CPU and memory at most): the pod count and two columns, no loop
             // over scalar resources per node.
+            if let Some(lo) = row_range(nodes) {
+                // A block of consecutive rows (the filter pass in row order): every column cut to
+                // the block, read by position (no node id loaded, no bounds check per node).
+                let m = nodes.len();
+                let out = &mut out[..m];
+                let (pod_count, alloc_pods) = (&pod_count[lo..][..m], &alloc_pods[lo..][..m]);
+                let (alloc_cpu, req_cpu) = (&alloc_cpu[lo..][..m], &req_cpu[lo..][..m]);
+                let (alloc_memory, req_memory) = (&alloc_memory[lo..][..m], &req_memory[lo..][..m]);
+                for k in 0..m {
+                    let bits = ((pod_count[k] as i64 + 1 > alloc_pods[k]) as u64 * FIT_PODS)
+                        | ((cpu_need > alloc_cpu[k] - req_cpu[k]) as u64 * FIT_CPU)
+                        | ((memory_need > alloc_memory[k] - req_memory[k]) as u64 * FIT_MEMORY);
+                    if bits != 0 {
+                        any = true;
+                        out[k] = Some(common_reject(bits, r, alloc_cpu[k], alloc_memory[k]));
+                    }
+                }
+                return any;
+            }
             for (n, o) in nodes.iter().zip(out.iter_mut()) {
                 let i = n.ix();
                 let bits = ((pod_count[i] as i64 + 1 > alloc_pods[i]) as u64 * FIT_PODS)
@@ -365,6 +384,29 @@ impl Fit {
     }
 }
 
+/// `nodes` as a range of rows: `Some(first)` when `nodes[k]` is row `first + k` for every `k` (the
+/// filter pass's blocks when the scan order is the row order), so a kernel can cut its columns to
+/// the block and read them by position. Branch-free over the block (an OR of differences).
+#[inline]
+pub fn row_range(nodes: &[NodeIdx]) -> Option<usize> {
+    let first = nodes.first()?.0;
+    let off = nodes.iter().zip(0u32..).fold(0u32, |acc, (n, k)| acc | (n.0 ^ first.wrapping_add(k)));
+    (off == 0).then_some(first as usize)
+}
+
+/// [`core_reject`] for a pod requesting no ephemeral storage (the common pod: its allocatable is
+/// not read), without branches.
+#[inline(always)]
+fn common_reject(bits: u64, r: &Resources, alloc_cpu_milli: i64, alloc_memory: i64) -> Reject {
+    let unresolvable = ((bits & FIT_CPU != 0) & (r.cpu_milli > alloc_cpu_milli))
+        | ((bits & FIT_MEMORY != 0) & (r.memory > alloc_memory));
+    if unresolvable {
+        Reject::unresolvable(bits)
+    } else {
+        Reject::unschedulable(bits)
+    }
+}
+
 /// [`Fit::filter_rows`] while the table counts nominated pods ([`crate::snapshot::NodeTable::counts_nominated`]):
 /// each row's requests and pod count are read with its nominated columns (`nom_*`) added, which is
 /// what shifting the rows by those sums ([`crate::snapshot::NodeTable::shift_core_sum`]) and
@@ -391,6 +433,27 @@ fn filter_rows_nominated(
     if scalars.is_empty() && r.ephemeral_storage <= 0 {
         // The common pod (CPU and memory at most), as `filter_rows`'s own loop: no ephemeral or
         // scalar check per node, and the unresolvable test without branches.
+        if let Some(lo) = row_range(nodes) {
+            // A block of consecutive rows (the failing cycle of a preemptor scans every row in
+            // order): every column cut to the block and read by position.
+            let m = nodes.len();
+            let out = &mut out[..m];
+            let (pod_count, nom_pods, alloc_pods) =
+                (&pod_count[lo..][..m], &nom_pods[lo..][..m], &alloc_pods[lo..][..m]);
+            let (alloc_cpu, req_cpu, nom_cpu) = (&alloc_cpu[lo..][..m], &req_cpu[lo..][..m], &nom_cpu[lo..][..m]);
+            let (alloc_memory, req_memory, nom_memory) =
+                (&alloc_memory[lo..][..m], &req_memory[lo..][..m], &nom_memory[lo..][..m]);
+            for k in 0..m {
+                let bits = ((pod_count[k] as i64 + nom_pods[k] + 1 > alloc_pods[k]) as u64 * FIT_PODS)
+                    | ((cpu_need > alloc_cpu[k] - (req_cpu[k] + nom_cpu[k])) as u64 * FIT_CPU)
+                    | ((memory_need > alloc_memory[k] - (req_memory[k] + nom_memory[k])) as u64 * FIT_MEMORY);
+                if bits != 0 {
+                    any = true;
+                    out[k] = Some(common_reject(bits, r, alloc_cpu[k], alloc_memory[k]));
+                }
+            }
+            return any;
+        }
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
             let bits = ((pod_count[i] as i64 + nom_pods[i] + 1 > alloc_pods[i]) as u64 * FIT_PODS)
@@ -398,9 +461,7 @@ fn filter_rows_nominated(
                 | ((memory_need > alloc_memory[i] - (req_memory[i] + nom_memory[i])) as u64 * FIT_MEMORY);
             if bits != 0 {
                 any = true;
-                let unresolvable = ((bits & FIT_CPU != 0) & (r.cpu_milli > alloc_cpu[i]))
-                    | ((bits & FIT_MEMORY != 0) & (r.memory > alloc_memory[i]));
-                *o = Some(if unresolvable { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+                *o = Some(common_reject(bits, r, alloc_cpu[i], alloc_memory[i]));
             }
         }
         return any;
@@ -1331,6 +1392,63 @@ mod tests {
             }
             let slow: Vec<_> = names.iter().map(|n| filter_one(&f, &snap, &p, n)).collect();
             proptest::prop_assert_eq!(fast, slow);
+        }
+
+        /// The kernels' path over a block of consecutive rows ([`row_range`]) gives each node the
+        /// verdict the per-node path (node ids read one by one, here in reverse order) gives it,
+        /// with and without nominated columns, for pods requesting nothing, some or too much.
+        #[test]
+        fn row_blocks_match_indexed_nodes(
+            nodes in proptest::collection::vec(
+                ((1i64..4_000, 1i64..4_000, 1i64..6), (0i64..3_000, 0i64..3_000), (0i64..2_000, 0i64..2_000, 0i64..3)),
+                1..40,
+            ),
+            pod in (proptest::sample::select(vec![0i64, 1, 500, 2_500, 5_000]), proptest::sample::select(vec![0i64, 1, 500, 2_500, 5_000])),
+            nominated in proptest::bool::ANY,
+        ) {
+            let mut snap = Snapshot::new();
+            for (k, (node, existing, nom)) in nodes.iter().enumerate() {
+                let name = format!("n{k}");
+                MakeNode::new(&mut snap, &name).capacity(node.0, node.1).pods(node.2).add();
+                if existing.0 + existing.1 > 0 {
+                    let e = MakePod::new(&mut snap, &format!("e{k}")).req(existing.0, existing.1).build();
+                    snap.place_pod(std::sync::Arc::new(e), snap.interner.get(&name).expect("interned")).expect("placed");
+                }
+                let d = CoreRequests { cpu_milli: nom.0, memory: nom.1, pods: nom.2, ..CoreRequests::default() };
+                snap.nodes.set_nominated(NodeIdx(k as u32), &d);
+            }
+            snap.nodes.set_counts_nominated(nominated);
+            let p = MakePod::new(&mut snap, "p").req(pod.0, pod.1).build();
+            let f = fit(&mut snap, StrategyKind::LeastAllocated);
+            let cx = CycleCx { snap: &snap, pod: &p };
+            let mut state = CycleState::new();
+            f.pre_filter(cx, &mut state);
+            let rows: Vec<NodeIdx> = (0..nodes.len() as u32).map(NodeIdx).collect();
+            proptest::prop_assert_eq!(row_range(&rows), Some(0));
+            let mut block = vec![None; rows.len()];
+            let any = f.filter_any(cx, &state, &rows, &mut block).expect("Fit says whether it rejected");
+            let reversed: Vec<NodeIdx> = rows.iter().rev().copied().collect();
+            let mut one_by_one = vec![None; rows.len()];
+            f.filter(cx, &state, &reversed, &mut one_by_one);
+            one_by_one.reverse();
+            proptest::prop_assert_eq!(any, block.iter().any(Option::is_some));
+            proptest::prop_assert_eq!(block, one_by_one);
+        }
+    }
+
+    #[test]
+    fn row_range_table() {
+        let ids = |v: &[u32]| v.iter().map(|&i| NodeIdx(i)).collect::<Vec<_>>();
+        for (nodes, want) in [
+            (vec![], None),
+            (vec![7], Some(7)),
+            (vec![3, 4, 5, 6], Some(3)),
+            (vec![3, 5, 4], None),
+            (vec![4, 3], None),
+            (vec![0, 1, 2, 2], None),
+            (vec![u32::MAX - 1, u32::MAX], Some(u32::MAX as usize - 1)),
+        ] {
+            assert_eq!(row_range(&ids(&nodes)), want, "{nodes:?}");
         }
     }
 
