@@ -204,8 +204,26 @@ pub(super) fn reprieve_local(
     fit_rejected: bool,
 ) -> Option<Result<Tally, NotCandidate>> {
     let i = node.ix();
-    let super::LowerOnRow { sum: lower, count, interleaved } = super::lower_on_row(snap, node, pod.priority)?;
-    if count == 0 {
+    let mut scratch = lp.scratch.borrow_mut();
+    let (order, victims) = &mut *scratch;
+    order.clear();
+    victims.clear();
+    // One walk over the node's pods (as `lower_on_row`): the lower-priority pods' positions in
+    // list order, their requests summed, and whether a pod that stays follows one of them.
+    let mut lower = CoreRequests::default();
+    let mut interleaved = false;
+    for (k, m) in snap.nodes.pod_meta[i].iter().enumerate() {
+        if m.priority < pod.priority {
+            if !m.plain {
+                return None;
+            }
+            lower.add_sum(&m.requests);
+            order.push(k as u32);
+        } else if !order.is_empty() {
+            interleaved = true;
+        }
+    }
+    if order.is_empty() {
         return Some(Err(NotCandidate::NoLowerPriorityPods));
     }
     // The row's change with the lower-priority pods gone and the nominated pods counted: the
@@ -248,50 +266,52 @@ pub(super) fn reprieve_local(
         return Some(Err(why));
     }
     let meta = &snap.nodes.pod_meta[i];
-    let mut scratch = lp.scratch.borrow_mut();
-    let (order, victims) = &mut *scratch;
     // The lower-priority pods' positions in `MoreImportantPod` order (a stable sort, as the plain
-    // run's over the pods in list order).
-    order.clear();
-    victims.clear();
-    order.extend((0..meta.len() as u32).filter(|&k| meta[k as usize].priority < pod.priority));
-    order.sort_by(|&a, &b| {
+    // run's over the pods in list order); a list already in that order is left as it is.
+    let more_important = |a: u32, b: u32| {
         let (a, b) = (&meta[a as usize], &meta[b as usize]);
         b.priority.cmp(&a.priority).then(a.start_time_ms.cmp(&b.start_time_ms))
-    });
+    };
+    let sorted = order.windows(2).all(|w| more_important(w[0], w[1]) != std::cmp::Ordering::Greater);
+    if !sorted {
+        order.sort_by(|&a, &b| more_important(a, b));
+    }
     // Reprieve while Fit still passes with the nominated pods counted: the reprieved first (kept
     // in place at the front of `order`), then the victims, each in the order tried (the pod
-    // list's new tail).
+    // list's new tail). The tally is counted as the victims come: tried in order, the first has
+    // the highest priority.
     let mut free = [pods_free, cpu_free, memory_free, ephemeral_free];
     let mut kept = 0;
+    let (mut top, mut priority_sum, mut earliest_top_ms) = (i32::MIN, 0i64, i64::MIN);
+    let mut reprieved_after_victim = false;
     for j in 0..order.len() {
         let k = order[j];
-        let m = &meta[k as usize].requests;
-        let with = [free[0] - m.pods, free[1] - m.cpu_milli, free[2] - m.memory, free[3] - m.ephemeral_storage];
+        let m = &meta[k as usize];
+        let q = &m.requests;
+        let with = [free[0] - q.pods, free[1] - q.cpu_milli, free[2] - q.memory, free[3] - q.ephemeral_storage];
         if noderesources::core_bits(with[0], with[1], with[2], with[3], r) != 0 {
-            victims.push(k);
-        } else {
-            free = with;
-            order[kept] = k;
-            kept += 1;
-        }
-    }
-    let tally = {
-        let (mut top, mut priority_sum, mut earliest_top_ms) = (i32::MIN, 0i64, i64::MIN);
-        // Tried in order, the victims are already sorted: the first has the highest priority.
-        for (j, &k) in victims.iter().enumerate() {
-            let m = &meta[k as usize];
-            priority_sum += m.priority as i64 + (i32::MAX as i64 + 1);
-            if j == 0 {
+            if victims.is_empty() {
                 (top, earliest_top_ms) = (m.priority, m.start_time_ms);
             } else if m.priority == top {
                 earliest_top_ms = earliest_top_ms.min(m.start_time_ms);
             }
+            priority_sum += m.priority as i64 + (i32::MAX as i64 + 1);
+            victims.push(k);
+        } else {
+            free = with;
+            reprieved_after_victim |= !victims.is_empty();
+            order[kept] = k;
+            kept += 1;
         }
-        Tally { node, victims: victims.len(), top, priority_sum, earliest_top_ms }
-    };
-    order.truncate(kept);
-    order.extend_from_slice(victims);
-    snap.nodes.partition_by_priority_to(node, pod.priority, order);
+    }
+    let tally = Tally { node, victims: victims.len(), top, priority_sum, earliest_top_ms };
+    // The list ends as the plain run leaves it: the pods that stay, the reprieved, the victims.
+    // When the lower-priority pods are already its tail in that order (no pod that stays follows
+    // one, the sort moved none, no reprieve came after a victim), nothing moves.
+    if interleaved || !sorted || reprieved_after_victim {
+        order.truncate(kept);
+        order.extend_from_slice(victims);
+        snap.nodes.partition_by_priority_to(node, pod.priority, order);
+    }
     Some(Ok(tally))
 }
