@@ -72,7 +72,8 @@ impl Cluster {
             o @ (Object::DeviceClass(_)
             | Object::ResourceClaim(_)
             | Object::ResourceClaimTemplate(_)
-            | Object::ResourceSlice(_)) => self.dra.push(o),
+            | Object::ResourceSlice(_)
+            | Object::DeviceTaintRule(_)) => self.dra.push(o),
             Object::Other { kind, .. } => *self.ignored_kinds.entry(kind).or_default() += 1,
         }
     }
@@ -214,6 +215,7 @@ pub fn register_object(snap: &mut Snapshot, obj: &Object) {
         Object::ResourceClaim(c) => snap.cluster.dra.add_claim(c),
         Object::ResourceClaimTemplate(t) => snap.cluster.dra.add_template(t),
         Object::ResourceSlice(s) => snap.cluster.dra.add_slice(s),
+        Object::DeviceTaintRule(r) => snap.cluster.dra.add_taint_rule(r),
         Object::CsiDriver(d) => snap.cluster.volumes.add_csi_driver(d, i),
         Object::CsiStorageCapacity(c) => snap.cluster.volumes.add_capacity(c, i),
         Object::Node(_) | Object::Pod(_) | Object::PodGroup(_) | Object::Other { .. } => {}

@@ -55,6 +55,8 @@ pub enum Object {
     CsiDriver(CsiDriver),
     /// `storage.k8s.io/v1`, namespaced: capacity for dynamic provisioning.
     CsiStorageCapacity(CsiStorageCapacity),
+    /// `resource.k8s.io/v1` (cluster-scoped): taints devices (DRADeviceTaintRules).
+    DeviceTaintRule(super::resource_counters::DeviceTaintRule),
     /// A kind the scheduler does not read (a ConfigMap, a Deployment, ...), kept so callers can report it.
     Other {
         kind: String,
@@ -86,6 +88,7 @@ impl Object {
             Object::ResourceSlice(_) => "ResourceSlice",
             Object::CsiDriver(_) => "CSIDriver",
             Object::CsiStorageCapacity(_) => "CSIStorageCapacity",
+            Object::DeviceTaintRule(_) => "DeviceTaintRule",
             Object::Other { kind, .. } => kind,
         }
     }
@@ -104,6 +107,7 @@ impl Object {
             | Object::CsiNode(_)
             | Object::DeviceClass(_)
             | Object::ResourceSlice(_)
+            | Object::DeviceTaintRule(_)
             | Object::CsiDriver(_) => return None,
             Object::Other { .. } => return Some(o),
             Object::Pod(x) => &mut x.metadata,
@@ -145,6 +149,7 @@ impl Object {
             Object::ResourceSlice(o) => &o.metadata.name,
             Object::CsiDriver(o) => &o.metadata.name,
             Object::CsiStorageCapacity(o) => &o.metadata.name,
+            Object::DeviceTaintRule(o) => &o.metadata.name,
             Object::Other { name, .. } => name,
         }
     }
@@ -376,6 +381,13 @@ fn collect_objects(
             }
             super::resource::validate_slice(&slice).map_err(|(path, message)| InputError::new(file, path, message))?;
             Object::ResourceSlice(slice)
+        }
+        "DeviceTaintRule" => {
+            use super::resource_counters::{validate_taint, DeviceTaintRule};
+            let rule: DeviceTaintRule = named(decode(value, file)?, |o: &DeviceTaintRule| &o.metadata, file)?;
+            validate_taint(&rule.spec.taint, "spec.taint")
+                .map_err(|(path, message)| InputError::new(file, path, message))?;
+            Object::DeviceTaintRule(rule)
         }
         "CSIDriver" => Object::CsiDriver(named(decode(value, file)?, |o: &CsiDriver| &o.metadata, file)?),
         "CSIStorageCapacity" => {

@@ -8,6 +8,7 @@ pub mod names;
 pub mod objects;
 pub mod quantity;
 pub mod resource;
+pub mod resource_counters;
 pub mod storage;
 pub mod time;
 

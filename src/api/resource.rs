@@ -155,7 +155,7 @@ pub struct ExactDeviceRequest {
     pub admin_access: Option<bool>,
     /// DRADeviceTaints.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
-    pub tolerations: Vec<serde_norway::Value>,
+    pub tolerations: Vec<super::resource_counters::DeviceToleration>,
     /// DRAConsumableCapacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<serde_norway::Value>,
@@ -248,6 +248,9 @@ pub struct DeviceRequestAllocationResult {
     pub device: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
+    /// DRADeviceTaints: the request's tolerations, copied by the allocator.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<super::resource_counters::DeviceToleration>,
 }
 
 /// `ResourceClaimConsumerReference`: a pod (or PodGroup) the claim is reserved for.
@@ -318,7 +321,7 @@ pub struct ResourceSliceSpec {
     pub devices: Vec<Device>,
     /// DRAPartitionableDevices.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
-    pub shared_counters: Vec<serde_norway::Value>,
+    pub shared_counters: Vec<super::resource_counters::CounterSet>,
 }
 
 /// `ResourcePool`.
@@ -342,7 +345,7 @@ pub struct Device {
     pub capacity: BTreeMap<String, DeviceCapacity>,
     /// DRAPartitionableDevices.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
-    pub consumes_counters: Vec<serde_norway::Value>,
+    pub consumes_counters: Vec<super::resource_counters::DeviceCounterConsumption>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -351,7 +354,7 @@ pub struct Device {
     pub all_nodes: Option<bool>,
     /// DRADeviceTaints.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
-    pub taints: Vec<serde_norway::Value>,
+    pub taints: Vec<super::resource_counters::DeviceTaint>,
     /// DRAConsumableCapacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
@@ -442,7 +445,7 @@ pub fn validate_slice(slice: &ResourceSlice) -> Result<(), (String, String)> {
             }
         }
     }
-    Ok(())
+    super::resource_counters::validate_slice_partitions(&slice.spec)
 }
 
 /// Checks a claim spec: each request has exactly one of `exactly` and `firstAvailable`, a positive
@@ -456,6 +459,12 @@ pub fn validate_claim_spec(spec: &ResourceClaimSpec) -> Result<(), (String, Stri
                         format!("devices.requests[{r}].exactly.count"),
                         format!("must be greater than zero, found {}", exact.count()),
                     ));
+                }
+                for (t, toleration) in exact.tolerations.iter().enumerate() {
+                    super::resource_counters::validate_toleration(
+                        toleration,
+                        &format!("devices.requests[{r}].exactly.tolerations[{t}]"),
+                    )?;
                 }
             }
             (None, false) => {}

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::api::objects::Pod;
 use crate::api::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
+use crate::api::resource_counters::{apply_taint_rules, DeviceTaintRule};
 use crate::ids::PodUid;
 
 /// What DynamicResources reads of a pod with resource claims: the pod as the API holds it, cut
@@ -63,6 +64,10 @@ pub struct DraObjects {
     pub slices: BTreeMap<String, ResourceSlice>,
     /// Bumped on every change to a slice or class (what an allocator built from them caches on).
     pub generation: u64,
+    /// DeviceTaintRules by name: `slices` hold their taints (the scheduler's slice tracker).
+    pub taint_rules: BTreeMap<String, DeviceTaintRule>,
+    /// The slices a rule patched, as published (to re-apply the rules when they change).
+    pub published_slices: BTreeMap<String, ResourceSlice>,
 }
 
 impl DraObjects {
@@ -90,7 +95,32 @@ impl DraObjects {
 
     /// Adds or replaces a ResourceSlice.
     pub fn add_slice(&mut self, slice: &ResourceSlice) {
-        self.slices.insert(slice.metadata.name.clone(), slice.clone());
+        let name = slice.metadata.name.clone();
+        self.published_slices.remove(&name);
+        let rules: Vec<&DeviceTaintRule> = self.taint_rules.values().collect();
+        match apply_taint_rules(slice, &rules) {
+            Some(patched) => {
+                self.published_slices.insert(name.clone(), slice.clone());
+                self.slices.insert(name, patched);
+            }
+            None => {
+                self.slices.insert(name, slice.clone());
+            }
+        }
+        self.generation += 1;
+    }
+
+    /// Adds or replaces a DeviceTaintRule: every slice gets the taints of the rules selecting its
+    /// devices (upstream's ResourceSlice tracker, which the scheduler reads slices through).
+    pub fn add_taint_rule(&mut self, rule: &DeviceTaintRule) {
+        self.taint_rules.insert(rule.metadata.name.clone(), rule.clone());
+        let names: Vec<String> = self.slices.keys().cloned().collect();
+        for name in names {
+            let published = self.published_slices.get(&name).or_else(|| self.slices.get(&name)).cloned();
+            if let Some(published) = published {
+                self.add_slice(&published);
+            }
+        }
         self.generation += 1;
     }
 
@@ -143,5 +173,32 @@ spec: {driver: d, pool: {name: p, generation: 1, resourceSliceCount: 1}, nodeNam
         assert!(dra.template("test", "t").is_some() && dra.template("default", "t").is_none());
         assert_eq!(dra.slices["s"].spec.node_name.as_deref(), Some("n"));
         assert_eq!(dra.generation, 2, "one class and one slice");
+    }
+
+    #[test]
+    fn taint_rules_taint_the_devices_they_select_before_and_after_the_slice() {
+        let slice = |name: &str, driver: &str| {
+            format!("kind: ResourceSlice\nmetadata: {{name: {name}}}\nspec: {{driver: {driver}, pool: {{name: {name}, generation: 1, resourceSliceCount: 1}}, nodeName: n, devices: [{{name: a}}, {{name: b}}]}}\n")
+        };
+        let rule = |name: &str, selector: &str| {
+            format!("kind: DeviceTaintRule\nmetadata: {{name: {name}}}\nspec: {{deviceSelector: {selector}, taint: {{key: k, effect: NoSchedule}}}}\n")
+        };
+        let text = [
+            slice("s1", "d1"),
+            rule("r1", "{driver: d1, device: b}"),
+            rule("r2", "null"),
+            slice("s2", "d2"),
+            rule("r3", "{}"),
+        ]
+        .join("---\n");
+        let mut snap = Snapshot::new();
+        for o in parse_objects(&text, "m.yaml").unwrap() {
+            register_object(&mut snap, &o);
+        }
+        let dra = &snap.cluster.dra;
+        let taints = |s: &str, d: usize| dra.slices[s].spec.devices[d].taints.len();
+        // r1 selects d1's device b; r2 (no selector) nothing; r3 (empty selector) every device.
+        assert_eq!([taints("s1", 0), taints("s1", 1), taints("s2", 0), taints("s2", 1)], [1, 2, 1, 1]);
+        assert!(dra.published_slices["s1"].spec.devices.iter().all(|d| d.taints.is_empty()));
     }
 }

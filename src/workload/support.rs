@@ -32,6 +32,7 @@ pub const SUPPORTED_KINDS: &[&str] = &[
     "DeviceClass",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    "DeviceTaintRule",
 ];
 
 /// Workload parameters that upstream's Go test code reads (hooks in a suite's `_test.go`), with
@@ -46,9 +47,7 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
 /// setting them changes no gate, but it says what the workload needs).
 const DRA_FEATURES: &[(&str, &str)] = &[
     ("DRAPrioritizedList", "prioritized lists of devices (firstAvailable)"),
-    ("DRAPartitionableDevices", "partitionable devices (shared counters)"),
     ("DRAConsumableCapacity", "consumable device capacity"),
-    ("DRADeviceTaints", "device taints and tolerations"),
     ("DRAExtendedResource", "extended resources backed by DRA"),
     ("DRAListTypeAttributes", "list-typed device attributes"),
     ("DRADeviceCompatibilityGroups", "device compatibility groups"),

@@ -9,16 +9,21 @@
 //! the rest cannot be allocated. For these features it decides as the `stable` variant does,
 //! whose only difference is its unsorted pool order (one pool per node in scheduler_perf).
 //!
+//! Partitionable devices (shared counters, per-device node selection) are in
+//! [`super::allocator_counters`], device taints and tolerations in [`super::allocator_taints`],
+//! hooked into the pools and the search here.
+//!
 //! Not here (the caller refuses such claims and slices before allocating; a workload using them
-//! is skipped): `firstAvailable` (DRAPrioritizedList), partitionable devices (shared counters,
-//! per-device node selection), consumable capacity (`distinctAttribute`, multiple allocations),
-//! device taints and tolerations, binding conditions, compatibility groups, list attributes.
+//! is skipped): `firstAvailable` (DRAPrioritizedList), consumable capacity (`distinctAttribute`,
+//! multiple allocations), binding conditions, compatibility groups, list attributes.
 //!
 //! CEL selectors are evaluated through [`DeviceSelectors`], so each distinct expression is compiled
 //! once by whoever implements it; results are cached per (request, device) as upstream does.
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::allocator_counters::{self as counters, PoolCounters};
+use super::allocator_taints::taint_prevents_allocation;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
 use crate::api::resource::{
     AllocationResult, Device, DeviceAllocationMode, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
@@ -105,6 +110,10 @@ struct Pool<'a> {
     incomplete: bool,
     invalid: bool,
     slices: Vec<&'a ResourceSlice>,
+    /// DRAPartitionableDevices: the pool's counter sets, and its slices that do not reach the node
+    /// (their allocated devices consume counters too).
+    counter_sets: Vec<&'a crate::api::resource_counters::CounterSet>,
+    other_slices: Vec<&'a ResourceSlice>,
 }
 
 /// `GatherPools`: the pools with a slice reaching `node`, the newest generation of each, sorted by
@@ -113,15 +122,12 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>) -> Vec<Po
     let mut by_pool: BTreeMap<(&'a str, &'a str), Vec<&'a ResourceSlice>> = BTreeMap::new();
     for &slice in slices {
         let spec = &slice.spec;
-        if spec.per_device_node_selection.is_some() || !spec.shared_counters.is_empty() {
-            // Partitionable devices: refused by the caller.
-            continue;
-        }
         let all_nodes = spec.all_nodes.unwrap_or(false);
         if spec.node_name.as_deref().is_none_or(str::is_empty) && !all_nodes && spec.node_selector.is_none() {
-            continue;
-        }
-        if !node_matches(node, spec.node_name.as_deref(), all_nodes, spec.node_selector.as_ref()) {
+            if !counters::per_device(slice) || !counters::any_device_reaches(node, slice) {
+                continue;
+            }
+        } else if !node_matches(node, spec.node_name.as_deref(), all_nodes, spec.node_selector.as_ref()) {
             continue;
         }
         let entry = by_pool.entry((spec.driver.as_str(), spec.pool.name.as_str())).or_default();
@@ -135,6 +141,7 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>) -> Vec<Po
     for ((driver, name), mut pool_slices) in by_pool {
         let generation = pool_slices[0].spec.pool.generation;
         let count = pool_slices[0].spec.pool.resource_slice_count;
+        let mut other_slices = Vec::new();
         if pool_slices.len() as i64 != count {
             // checkSlicesInPool: every slice of the pool, wherever it points.
             let mut obsolete = false;
@@ -144,7 +151,12 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>) -> Vec<Po
                     continue;
                 }
                 match s.spec.pool.generation.cmp(&generation) {
-                    std::cmp::Ordering::Equal => all += 1,
+                    std::cmp::Ordering::Equal => {
+                        all += 1;
+                        if !pool_slices.iter().any(|p| p.metadata.name == s.metadata.name) {
+                            other_slices.push(*s);
+                        }
+                    }
                     std::cmp::Ordering::Greater => obsolete = true,
                     std::cmp::Ordering::Less => {}
                 }
@@ -153,14 +165,29 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>) -> Vec<Po
                 continue;
             }
             if all != count {
-                pools.push(Pool { driver, name, incomplete: true, invalid: false, slices: Vec::new() });
+                pools.push(Pool {
+                    driver,
+                    name,
+                    incomplete: true,
+                    invalid: false,
+                    slices: Vec::new(),
+                    counter_sets: Vec::new(),
+                    other_slices: Vec::new(),
+                });
                 continue;
             }
         }
         pool_slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let mut names = HashSet::new();
-        let invalid = !pool_slices.iter().flat_map(|s| &s.spec.devices).all(|d| names.insert(d.name.as_str()));
-        pools.push(Pool { driver, name, incomplete: false, invalid, slices: pool_slices });
+        let mut invalid = !pool_slices.iter().flat_map(|s| &s.spec.devices).all(|d| names.insert(d.name.as_str()));
+        let (counter_slices, device_slices): (Vec<&ResourceSlice>, Vec<&ResourceSlice>) =
+            pool_slices.iter().chain(&other_slices).partition(|s| !s.spec.shared_counters.is_empty());
+        let counter_sets = counters::pool_counter_sets(&counter_slices, &device_slices).unwrap_or_else(|_| {
+            invalid = true;
+            Vec::new()
+        });
+        other_slices.retain(|s| s.spec.shared_counters.is_empty());
+        pools.push(Pool { driver, name, incomplete: false, invalid, slices: pool_slices, counter_sets, other_slices });
     }
     pools
 }
@@ -170,6 +197,10 @@ struct Candidate<'a> {
     id: DeviceId,
     device: &'a Device,
     slice: &'a ResourceSlice,
+    /// Index of its pool in the search's `counters`.
+    pool: usize,
+    /// Per-device node selection: whether the device reaches the node (true otherwise).
+    reachable: bool,
 }
 
 /// A request as the search needs it.
@@ -251,6 +282,8 @@ struct Search<'a, 's> {
     /// Per claim, per request: where its row of `selectable` starts.
     request_offsets: Vec<Vec<usize>>,
     selectors: &'s mut dyn DeviceSelectors,
+    /// Per pool (as in `Candidate::pool`): its counters, when it has counter sets.
+    counters: Vec<Option<PoolCounters<'a>>>,
 }
 
 /// Allocates `claims` (none allocated yet) for `node` from `slices`, excluding `allocated`
@@ -270,10 +303,23 @@ pub fn allocate(
     }
     let pools = gather_pools(slices, node);
     let mut candidates = Vec::new();
+    let mut pool_counters = Vec::new();
     for pool in pools.iter().filter(|p| !p.incomplete && !p.invalid) {
+        let index = pool_counters.len();
+        pool_counters.push((!pool.counter_sets.is_empty()).then(|| {
+            let device_slices: Vec<&ResourceSlice> = pool.slices.iter().chain(&pool.other_slices).copied().collect();
+            PoolCounters::new(&pool.counter_sets, &device_slices, allocated)
+        }));
         for &slice in &pool.slices {
+            let per_device = counters::per_device(slice);
             for device in &slice.spec.devices {
-                candidates.push(Candidate { id: DeviceId::new(pool.driver, pool.name, &device.name), device, slice });
+                candidates.push(Candidate {
+                    id: DeviceId::new(pool.driver, pool.name, &device.name),
+                    device,
+                    slice,
+                    pool: index,
+                    reachable: !per_device || counters::device_reaches(node, device),
+                });
             }
         }
     }
@@ -289,6 +335,7 @@ pub fn allocate(
         selectable: Vec::new(),
         request_offsets: Vec::new(),
         selectors,
+        counters: pool_counters,
     };
     let mut offset = 0;
     for claim in claims {
@@ -414,8 +461,8 @@ impl<'a> Search<'a, '_> {
             return Ok(known);
         }
         let c = &self.candidates[d];
-        if !c.device.binding_conditions.is_empty() || !c.device.consumes_counters.is_empty() {
-            // Binding conditions and counters are refused by the caller; such a device is not offered.
+        if !c.device.binding_conditions.is_empty() {
+            // Binding conditions are refused by the caller; such a device is not offered.
             self.selectable[slot] = Some(false);
             return Ok(false);
         }
@@ -425,7 +472,7 @@ impl<'a> Search<'a, '_> {
             format!("class {}", class.metadata.name)
         })? && selectors_match(selectors, &c.id, c.device, &exact.selectors, || {
             format!("claim {}", claim_key(claim))
-        })?;
+        })? && c.reachable;
         self.selectable[slot] = Some(matches);
         Ok(matches)
     }
@@ -494,11 +541,25 @@ impl<'a> Search<'a, '_> {
         }
         let name = self.requests[ci][ri].name;
         let candidate = &self.candidates[d];
+        let reserved = !candidate.device.consumes_counters.is_empty();
+        if reserved && !self.counters[candidate.pool].as_mut().is_some_and(|c| c.reserve(candidate.device)) {
+            return Ok(false);
+        }
+        let release = |counters: &mut Vec<Option<PoolCounters<'a>>>| {
+            if let Some(c) = counters[candidate.pool].as_mut().filter(|_| reserved) {
+                c.release(candidate.device);
+            }
+        };
+        if taint_prevents_allocation(candidate.device, &self.requests[ci][ri].exact.tolerations) {
+            release(&mut self.counters);
+            return Ok(false);
+        }
         for k in 0..self.constraints[ci].len() {
             if !self.constraints[ci][k].add(name, candidate) {
                 for j in (0..k).rev() {
                     self.constraints[ci][j].remove(name);
                 }
+                release(&mut self.counters);
                 if must {
                     return Err(format!(
                         "claim {}, request {name}: cannot add device {} because a claim constraint would not be satisfied",
@@ -519,6 +580,10 @@ impl<'a> Search<'a, '_> {
         let popped = self.result[ci].pop();
         debug_assert_eq!(popped, Some((ri, d)));
         self.allocating[d] &= !(1 << ci);
+        let c = &self.candidates[d];
+        if let Some(counters) = self.counters[c.pool].as_mut().filter(|_| !c.device.consumes_counters.is_empty()) {
+            counters.release(c.device);
+        }
         let name = self.requests[ci][ri].name;
         for k in (0..self.constraints[ci].len()).rev() {
             self.constraints[ci][k].remove(name);
@@ -537,10 +602,18 @@ impl<'a> Search<'a, '_> {
                     pool: c.id.pool.clone(),
                     device: c.id.device.clone(),
                     admin_access: self.requests[ci][ri].exact.admin_access.filter(|&a| a),
+                    tolerations: self.requests[ci][ri].exact.tolerations.clone(),
                 }
             })
             .collect();
-        let node_selector = node_selector_of(self.result[ci].iter().map(|&(_, d)| self.candidates[d].slice));
+        let node_selector = node_selector_of(self.result[ci].iter().map(|&(_, d)| {
+            let c = &self.candidates[d];
+            if counters::per_device(c.slice) {
+                (c.device.node_name.as_deref(), c.device.node_selector.as_ref())
+            } else {
+                (c.slice.spec.node_name.as_deref(), c.slice.spec.node_selector.as_ref())
+            }
+        }));
         AllocationResult { devices: DeviceAllocationResult { results, config: Vec::new() }, node_selector }
     }
 }
@@ -569,12 +642,16 @@ fn selectors_match(
     Ok(true)
 }
 
-/// `createNodeSelector`: a device of a node-local slice pins the claim to that node; otherwise the
-/// slices' one-term selectors are merged; `None` when the devices are reachable everywhere.
-fn node_selector_of<'a>(slices: impl Iterator<Item = &'a ResourceSlice>) -> Option<NodeSelector> {
+/// `createNodeSelector`: a device of a node-local slice (or a node-local device of a slice with
+/// per-device node selection) pins the claim to that node; otherwise the one-term selectors are
+/// merged; `None` when the devices are reachable everywhere. Takes each device's (node name,
+/// node selector).
+fn node_selector_of<'a>(
+    reach: impl Iterator<Item = (Option<&'a str>, Option<&'a NodeSelector>)>,
+) -> Option<NodeSelector> {
     let mut term = NodeSelectorTerm::default();
-    for slice in slices {
-        if let Some(name) = slice.spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+    for (node_name, node_selector) in reach {
+        if let Some(name) = node_name.filter(|n| !n.is_empty()) {
             return Some(NodeSelector {
                 node_selector_terms: vec![NodeSelectorTerm {
                     match_expressions: Vec::new(),
@@ -586,7 +663,7 @@ fn node_selector_of<'a>(slices: impl Iterator<Item = &'a ResourceSlice>) -> Opti
                 }],
             });
         }
-        if let Some(selector) = &slice.spec.node_selector {
+        if let Some(selector) = node_selector {
             if let [only] = selector.node_selector_terms.as_slice() {
                 add_new_requirements(&only.match_fields, &mut term.match_fields);
                 add_new_requirements(&only.match_expressions, &mut term.match_expressions);

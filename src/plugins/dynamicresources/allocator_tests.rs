@@ -735,3 +735,351 @@ fn selector_results_are_cached_per_request_and_device() {
     assert_eq!(got, Outcome::Unfit);
     assert_eq!(cel.evaluations, 6);
 }
+
+/// A device consuming `amount` of counter `counter` of set `set`.
+fn consumes(mut d: Device, set: &str, counter: &str, amount: &str) -> Device {
+    use crate::api::resource_counters::{Counter, DeviceCounterConsumption};
+    let counters = [(counter.to_string(), Counter { value: Quantity::parse(amount).unwrap() })].into();
+    d.consumes_counters.push(DeviceCounterConsumption { counter_set: set.into(), counters });
+    d
+}
+
+/// A slice of pool `pool` (two slices) holding the counter set `set` with `counter: amount`.
+fn counter_slice(
+    name: &str,
+    reach: Reach,
+    pool: &str,
+    driver: &str,
+    set: &str,
+    counter: &str,
+    amount: &str,
+) -> ResourceSlice {
+    use crate::api::resource_counters::{Counter, CounterSet};
+    let mut s = slice(name, reach, pool, driver, Vec::new());
+    s.spec.pool.resource_slice_count = 2;
+    let counters = [(counter.to_string(), Counter { value: Quantity::parse(amount).unwrap() })].into();
+    s.spec.shared_counters.push(CounterSet { name: set.into(), counters });
+    s
+}
+
+/// A device slice of a two-slice pool (the other holds the counter sets).
+fn device_slice(name: &str, reach: Reach, pool: &str, driver: &str, devices: Vec<Device>) -> ResourceSlice {
+    let mut s = slice(name, reach, pool, driver, devices);
+    s.spec.pool.resource_slice_count = 2;
+    s
+}
+
+/// A slice whose devices name their nodes (`perDeviceNodeSelection`).
+fn per_device_slice(name: &str, pool: &str, driver: &str, devices: Vec<Device>) -> ResourceSlice {
+    let mut s = device_slice(name, Reach::All, pool, driver, devices);
+    s.spec.all_nodes = None;
+    s.spec.per_device_node_selection = Some(true);
+    s
+}
+
+fn on_node(mut d: Device, node: &str) -> Device {
+    d.node_name = Some(node.into());
+    d
+}
+
+fn tainted(mut d: Device, effect: &str) -> Device {
+    use crate::api::resource_counters::DeviceTaint;
+    d.taints.push(DeviceTaint {
+        key: "example.com/taint".into(),
+        value: "tainted".into(),
+        effect: effect.into(),
+        time_added: None,
+    });
+    d
+}
+
+fn tolerating(mut r: DeviceRequest, effect: &str) -> DeviceRequest {
+    use crate::api::resource_counters::DeviceToleration;
+    r.exactly.as_mut().unwrap().tolerations.push(DeviceToleration {
+        key: "example.com/taint".into(),
+        operator: "Exists".into(),
+        effect: effect.into(),
+        ..DeviceToleration::default()
+    });
+    r
+}
+
+/// Upstream's cases of partitionable devices (`partitionable-devices-*`) and device taints
+/// (`tainted-*`) that use no other feature beyond the basic ones.
+#[test]
+fn upstream_partitionable_and_taint_cases() {
+    let one = |r: &'static str, d: &'static str, p: &'static str, n: &'static str| (r, d, p, n, false);
+    let local1 = Some(local_selector(NODE1));
+    let set = "counter-set-1";
+    let mem = |name: &str, amount: &str| consumes(device(name), set, "memory", amount);
+    let cases = vec![
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                device_slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, vec![mem("device-1", "4Gi")]),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "memory", "8Gi"),
+            ],
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-1")])])),
+            ..case("partitionable-devices-single-device")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1), request("req-1", CLASS_A, 1)], vec![])],
+            slices: vec![
+                device_slice(
+                    "slice-1",
+                    Reach::Node(NODE1),
+                    POOL1,
+                    DRIVER_A,
+                    vec![mem("device-1", "4Gi"), mem("device-2", "6Gi"), mem("device-3", "4Gi")],
+                ),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "memory", "8Gi"),
+            ],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1"), one("req-1", DRIVER_A, POOL1, "device-3")],
+            )])),
+            ..case("partitionable-devices-multiple-devices")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                device_slice(
+                    "slice-1",
+                    Reach::Node(NODE1),
+                    POOL1,
+                    DRIVER_A,
+                    vec![mem("device-1", "4Gi"), mem("device-2", "16Gi")],
+                ),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "memory", "18Gi"),
+            ],
+            allocated: vec![(DRIVER_A, POOL1, "device-2")],
+            want: Ok(None),
+            ..case("partitionable-devices-no-capacity-available")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                device_slice(
+                    "slice-1",
+                    Reach::Node(NODE1),
+                    POOL1,
+                    DRIVER_A,
+                    vec![mem("device-1", "4Gi"), mem("device-2", "20Gi")],
+                ),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "memory", "18Gi"),
+            ],
+            allocated: vec![(DRIVER_A, POOL1, "device-2")],
+            want: Ok(None),
+            ..case("partitionable-devices-overallocated-capacity-pool")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                device_slice(
+                    "slice-1",
+                    Reach::Node(NODE1),
+                    POOL1,
+                    DRIVER_A,
+                    vec![
+                        tainted(consumes(device("device-1"), set, "c", "1"), "NoSchedule"),
+                        consumes(device("device-2"), set, "c", "1"),
+                    ],
+                ),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "c", "1"),
+            ],
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-2")])])),
+            ..case("partitionable-devices-taint-releases-counter")
+        },
+        Case {
+            claims: vec![claim(
+                "claim-0",
+                vec![request("req-0", CLASS_A, 2)],
+                vec![match_attribute("stringAttribute", &[])],
+            )],
+            slices: vec![
+                device_slice(
+                    "slice-1",
+                    Reach::Node(NODE1),
+                    POOL1,
+                    DRIVER_A,
+                    ["red", "blue", "blue"]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, colour)| {
+                            let d = with_attr(
+                                device(&format!("device-{}", i + 1)),
+                                "stringAttribute",
+                                AttributeValue::String(colour.to_string()),
+                            );
+                            consumes(d, set, "c", "1")
+                        })
+                        .collect(),
+                ),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "c", "2"),
+            ],
+            want: Ok(Some(vec![(
+                local1.clone(),
+                vec![one("req-0", DRIVER_A, POOL1, "device-2"), one("req-0", DRIVER_A, POOL1, "device-3")],
+            )])),
+            ..case("partitionable-devices-constraint-releases-counter")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                per_device_slice(
+                    "slice-1",
+                    POOL1,
+                    DRIVER_A,
+                    vec![on_node(mem("device-1", "6Gi"), NODE2), on_node(mem("device-2", "4Gi"), NODE1)],
+                ),
+                {
+                    let mut s = counter_slice("slice-2", Reach::All, POOL1, DRIVER_A, set, "memory", "18Gi");
+                    s.spec.all_nodes = None;
+                    s.spec.per_device_node_selection = Some(true);
+                    s
+                },
+            ],
+            // The device on node-2 is not offered; the allocation is pinned to node-1.
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-2")])])),
+            ..case("partitionable-devices-per-device-node-selection-nodename")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                per_device_slice("slice-1", POOL1, DRIVER_A, {
+                    let mut d = mem("device-1", "4Gi");
+                    d.node_selector = Some(label_selector("region", "region-1"));
+                    vec![d]
+                }),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "memory", "18Gi"),
+            ],
+            want: Ok(Some(vec![(
+                Some(label_selector("region", "region-1")),
+                vec![one("req-0", DRIVER_A, POOL1, "device-1")],
+            )])),
+            ..case("partitionable-devices-per-device-node-selection-node-selector")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![
+                device_slice(
+                    "slice-1",
+                    Reach::Node(NODE1),
+                    POOL1,
+                    DRIVER_A,
+                    vec![consumes(device("device-1"), "missing", "c", "1")],
+                ),
+                counter_slice("slice-2", Reach::Node(NODE1), POOL1, DRIVER_A, set, "c", "1"),
+            ],
+            // A device consuming from a counter set the pool lacks makes the pool invalid.
+            want: Err("invalid resource pools were encountered"),
+            ..case("partitionable-devices-invalid-counter-set")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![tainted(device("device-1"), "NoSchedule"), tainted(device("device-2"), "NoExecute")],
+            )],
+            want: Ok(None),
+            ..case("tainted-two-devices")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![tolerating(request("req-0", CLASS_A, 1), "NoExecute")], vec![])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![tainted(device("device-1"), "NoSchedule"), tainted(device("device-2"), "NoExecute")],
+            )],
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-2")])])),
+            ..case("tainted-two-devices-tolerated")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![tainted(device("device-1"), "None")],
+            )],
+            want: Ok(Some(vec![(local1.clone(), vec![one("req-0", DRIVER_A, POOL1, "device-1")])])),
+            ..case("tainted-no-effect")
+        },
+        Case {
+            claims: vec![claim("claim-0", vec![request_all("req-0", CLASS_A)], vec![])],
+            slices: vec![slice(
+                "slice-1",
+                Reach::Node(NODE1),
+                POOL1,
+                DRIVER_A,
+                vec![tainted(device("device-1"), "NoSchedule")],
+            )],
+            want: Ok(None),
+            ..case("tainted-all-devices-single")
+        },
+    ];
+    for c in cases {
+        match (c.want.clone(), run(&c)) {
+            (Err(want), Err(got)) => assert!(got.contains(want), "{}: {got}", c.name),
+            (Ok(None), Ok(Outcome::Unfit)) => {}
+            (Ok(Some(want)), Ok(Outcome::Allocated(got))) => {
+                let got: Vec<ClaimWant> = got
+                    .iter()
+                    .map(|a| {
+                        let devices = a
+                            .devices
+                            .results
+                            .iter()
+                            .map(|r| {
+                                let find = |s: &str| -> &'static str {
+                                    [
+                                        DRIVER_A, DRIVER_B, POOL1, POOL2, "req-0", "req-1", "device-1", "device-2",
+                                        "device-3",
+                                    ]
+                                    .into_iter()
+                                    .find(|k| *k == s)
+                                    .unwrap_or("?")
+                                };
+                                (
+                                    find(&r.request),
+                                    find(&r.driver),
+                                    find(&r.pool),
+                                    find(&r.device),
+                                    r.admin_access.unwrap_or(false),
+                                )
+                            })
+                            .collect();
+                        (a.node_selector.clone(), devices)
+                    })
+                    .collect();
+                assert_eq!(got, want, "{}", c.name);
+            }
+            (want, got) => panic!("{}: got {got:?}, want {want:?}", c.name),
+        }
+    }
+}
+
+/// The allocation result carries the request's tolerations (upstream copies them).
+#[test]
+fn allocation_results_carry_tolerations() {
+    let c = Case {
+        claims: vec![claim("claim-0", vec![tolerating(request("req-0", CLASS_A, 1), "NoSchedule")], vec![])],
+        slices: vec![slice(
+            "slice-1",
+            Reach::Node(NODE1),
+            POOL1,
+            DRIVER_A,
+            vec![tainted(device("device-1"), "NoSchedule")],
+        )],
+        ..case("tolerations-copied")
+    };
+    let Ok(Outcome::Allocated(got)) = run(&c) else { panic!() };
+    let want = &c.claims[0].spec.devices.requests[0].exactly.as_ref().unwrap().tolerations;
+    assert_eq!(&got[0].devices.results[0].tolerations, want);
+}

@@ -7,6 +7,8 @@
 //! (`cycle`), and the plugin over them (`plugin`).
 
 pub mod allocator;
+mod allocator_counters;
+mod allocator_taints;
 #[cfg(test)]
 mod allocator_tests;
 pub mod controller;
