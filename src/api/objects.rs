@@ -59,6 +59,10 @@ pub struct ObjectMeta {
     /// RFC 3339 creation time.
     #[serde(default)]
     pub creation_timestamp: Option<String>,
+    /// Finalizers (DRA: the scheduler's `resource.kubernetes.io/delete-protection` on a claim it
+    /// allocated, which lets the resourceclaim controller deallocate it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
 }
 
 /// `metav1.OwnerReference`: the object (ReplicaSet, StatefulSet, ...) that owns this one.

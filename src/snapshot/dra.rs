@@ -2,6 +2,14 @@
 //! them: DeviceClasses and ResourceSlices by name, ResourceClaims and ResourceClaimTemplates by
 //! (namespace, name) (upstream's listers). Ordered maps, so every walk is deterministic. A cluster
 //! without DRA objects leaves every map empty and pods without claims never look here.
+//!
+//! ResourceClaims live in one store, [`ClaimStore`], that every writer and reader shares: the
+//! scheduler (DynamicResources' Reserve writes allocations and `reservedFor` there, Unreserve
+//! takes them back, PostFilter deallocates), the resourceclaim controller's part (claims from
+//! templates at pod creation; at pod deletion the pod leaves `reservedFor` and a claim nobody uses
+//! is deallocated, `controller::release_pod_claims`) and `allocResourceClaims`. The scheduler's
+//! points that write it (Reserve, Unreserve, PostFilter) see the snapshot only by `&`, so the map
+//! sits behind a lock (taken once per pod with claims, never for a pod without).
 
 use std::collections::BTreeMap;
 
@@ -11,6 +19,33 @@ use crate::api::objects::Pod;
 use crate::api::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 use crate::api::resource_counters::{apply_taint_rules, DeviceTaintRule};
 use crate::ids::PodUid;
+use crate::sync::{Mutex, MutexGuard};
+
+/// ResourceClaims by (namespace, name).
+pub type Claims = BTreeMap<(String, String), ResourceClaim>;
+
+/// The one ResourceClaim store (see the module docs): a lock over [`Claims`]. Cloning copies the
+/// claims (a clone shares nothing with the original).
+#[derive(Debug, Default)]
+pub struct ClaimStore(Mutex<Claims>);
+
+impl Clone for ClaimStore {
+    fn clone(&self) -> Self {
+        ClaimStore(Mutex::new(self.lock().clone()))
+    }
+}
+
+impl ClaimStore {
+    /// The claims, locked (a poisoned lock is taken over: every write leaves the map whole).
+    pub fn lock(&self) -> MutexGuard<'_, Claims> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The claims, without a lock (the owner of the snapshot).
+    pub fn get_mut(&mut self) -> &mut Claims {
+        self.0.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// What DynamicResources reads of a pod with resource claims: the pod as the API holds it, cut
 /// down to its namespace, name and uid, `spec.resourceClaims` and `status.resourceClaimStatuses`
@@ -57,8 +92,8 @@ pub fn pod_claim_refs(pod: &Pod, name: &str, uid: PodUid) -> Option<Arc<PodClaim
 #[derive(Clone, Debug, Default)]
 pub struct DraObjects {
     pub classes: BTreeMap<String, DeviceClass>,
-    /// By (namespace, name).
-    pub claims: BTreeMap<(String, String), ResourceClaim>,
+    /// The claim store, by (namespace, name).
+    pub claims: ClaimStore,
     /// By (namespace, name).
     pub templates: BTreeMap<(String, String), ResourceClaimTemplate>,
     pub slices: BTreeMap<String, ResourceSlice>,
@@ -82,7 +117,7 @@ impl DraObjects {
         let key = (claim.namespace().to_string(), claim.metadata.name.clone());
         let mut claim = claim.clone();
         claim.metadata.namespace.clone_from(&key.0);
-        self.claims.insert(key, claim);
+        self.claims.get_mut().insert(key, claim);
     }
 
     /// Adds or replaces a ResourceClaimTemplate (its namespace defaulted).
@@ -124,9 +159,9 @@ impl DraObjects {
         self.generation += 1;
     }
 
-    /// The claim `namespace/name`, if it exists.
-    pub fn claim(&self, namespace: &str, name: &str) -> Option<&ResourceClaim> {
-        self.claims.get(&(namespace.to_string(), name.to_string()))
+    /// A copy of the claim `namespace/name`, if it exists.
+    pub fn claim(&self, namespace: &str, name: &str) -> Option<ResourceClaim> {
+        self.claims.lock().get(&(namespace.to_string(), name.to_string())).cloned()
     }
 
     /// The template `namespace/name`, if it exists.
@@ -136,7 +171,7 @@ impl DraObjects {
 
     /// No DRA object at all (a cluster that does not use DRA).
     pub fn is_empty(&self) -> bool {
-        self.classes.is_empty() && self.claims.is_empty() && self.templates.is_empty() && self.slices.is_empty()
+        self.classes.is_empty() && self.claims.lock().is_empty() && self.templates.is_empty() && self.slices.is_empty()
     }
 }
 

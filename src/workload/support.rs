@@ -68,13 +68,6 @@ pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     if let Some(r) = &tc.unsupported {
         return Some(r.clone());
     }
-    if dra && matches!(w.params.get("steadyState"), Some(super::spec::ParamValue::Bool(true))) {
-        return Some(
-            "steady state with DRA: the claims of replaced pods are not released yet (the resourceclaim \
-             controller's part at pod deletion is not modelled)"
-                .into(),
-        );
-    }
     if let Some((param, what)) = HOOK_PARAMS.iter().find(|(p, _)| w.params.contains_key(*p)) {
         return Some(format!(
             "parameter {param} drives upstream's Go test hooks ({what}), which schedperf does not have"

@@ -1,7 +1,10 @@
 //! The resourceclaim controller's part that scheduler_perf runs (v1.37.2
 //! `pkg/controller/resourceclaim`): for each `resourceClaimTemplateName` entry of a pod, a claim
 //! made from the template, owned by the pod, recorded in the pod's `status.resourceClaimStatuses`;
-//! and `resourceclaim.Name`, the claim a pod's entry refers to.
+//! at pod deletion, the pod removed from its claims' `reservedFor` and a claim nobody uses any more
+//! deallocated ([`release_pod_claims`]; generated claims are not deleted, as the oracle's
+//! controller leaves them: a deallocated claim holds no device); and `resourceclaim.Name`, the
+//! claim a pod's entry refers to. Every write goes to the one claim store (`DraObjects::claims`).
 //!
 //! Names are deterministic: the API server appends 5 random characters to a `generateName`; here
 //! the 5 characters come from a digest of (resource, namespace, prefix, attempt), the oracle's rule
@@ -10,7 +13,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome};
-use crate::snapshot::dra::DraObjects;
+use crate::snapshot::dra::{Claims, DraObjects};
 
 use crate::api::objects::{ObjectMeta, OwnerReference, Pod};
 use crate::api::resource::{
@@ -112,7 +115,7 @@ pub fn create_pod_claims(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -
         let mut attempt = 0;
         let claim = loop {
             let claim = claim_from_template(pod, namespace, &entry, template, attempt);
-            if dra.claim(namespace, &claim.metadata.name).is_none() {
+            if !dra.claims.lock().contains_key(&(namespace.to_string(), claim.metadata.name.clone())) {
                 break claim;
             }
             attempt += 1;
@@ -154,10 +157,10 @@ pub fn claim_name<'a>(pod: &'a Pod, pod_claim: &'a PodResourceClaim) -> ClaimRef
     }
 }
 
-/// The devices every allocated claim holds (`allocatedDevices` of upstream's callers).
-pub fn allocated_devices(dra: &DraObjects) -> HashSet<DeviceId> {
+/// The devices every allocated claim of the store holds (`allocatedDevices` of upstream's callers).
+pub fn allocated_devices(claims: &Claims) -> HashSet<DeviceId> {
     let mut devices = HashSet::new();
-    for claim in dra.claims.values() {
+    for claim in claims.values() {
         if let Some(allocation) = &claim.status.allocation {
             for r in &allocation.devices.results {
                 devices.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
@@ -179,15 +182,15 @@ pub fn alloc_resource_claims(
     nodes: &[NodeView<'_>],
     selectors: &mut dyn DeviceSelectors,
 ) -> Result<usize, String> {
-    let names: Vec<String> =
-        dra.claims.keys().filter(|(ns, _)| ns == namespace).map(|(_, name)| name.clone()).collect();
-    let mut allocated = allocated_devices(dra);
+    let claims = dra.claims.get_mut();
+    let names: Vec<String> = claims.keys().filter(|(ns, _)| ns == namespace).map(|(_, name)| name.clone()).collect();
+    let mut allocated = allocated_devices(claims);
     let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
     let slices: Vec<&ResourceSlice> = slices.iter().collect();
     let mut done = 0;
     'claims: for (i, name) in names.iter().enumerate() {
         let key = (namespace.to_string(), name.clone());
-        let claim = dra.claims[&key].clone();
+        let claim = dra.claims.get_mut()[&key].clone();
         if claim.status.allocation.is_some() {
             continue;
         }
@@ -200,7 +203,7 @@ pub fn alloc_resource_claims(
                     for r in &allocation.devices.results {
                         allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
                     }
-                    if let Some(c) = dra.claims.get_mut(&key) {
+                    if let Some(c) = dra.claims.get_mut().get_mut(&key) {
                         c.status.allocation = Some(allocation);
                     }
                     done += 1;
@@ -211,6 +214,37 @@ pub fn alloc_resource_claims(
         return Err(format!("Could not allocate claim {i} out of {}", names.len()));
     }
     Ok(done)
+}
+
+/// The resourceclaim controller at a pod's deletion (`syncClaim` for each claim the pod
+/// references, as the oracle's controller does it): the pod (by uid) leaves the claim's
+/// `reservedFor`; when that leaves it reserved for nobody and the scheduler allocated it (it has
+/// `cycle::CLAIM_FINALIZER`), the allocation and the finalizer go (its devices are free again).
+/// A claim that was reserved for nobody already, or allocated by `allocResourceClaims` (no
+/// finalizer), keeps its allocation, as upstream's. Claims are resolved as `resourceclaim.Name`
+/// does (a template entry through the pod's `status.resourceClaimStatuses`); a missing claim is
+/// skipped. Returns the keys of the claims that changed (their update events).
+pub fn release_pod_claims(pod: &Pod, namespace: &str, claims: &mut Claims) -> Vec<(String, String)> {
+    let mut changed = Vec::new();
+    for entry in &pod.spec.resource_claims {
+        let ClaimRef::Named(name) = claim_name(pod, entry) else { continue };
+        let key = (namespace.to_string(), name.to_string());
+        let Some(claim) = claims.get_mut(&key) else { continue };
+        let before = claim.status.reserved_for.len();
+        claim.status.reserved_for.retain(|r| r.uid != pod.metadata.uid);
+        if claim.status.reserved_for.len() == before {
+            continue;
+        }
+        let finalizer = claim.metadata.finalizers.iter().position(|f| f == super::cycle::CLAIM_FINALIZER);
+        if let (true, Some(at)) = (claim.status.reserved_for.is_empty(), finalizer) {
+            claim.status.allocation = None;
+            claim.metadata.finalizers.remove(at);
+        }
+        if !changed.contains(&key) {
+            changed.push(key);
+        }
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -250,7 +284,68 @@ mod tests {
         assert_eq!(made.metadata.owner_references[0].uid, "u1");
         // Again: nothing more to make.
         assert_eq!(create_pod_claims(&mut pod, "test", &mut dra), 0);
-        assert_eq!(dra.claims.len(), 2);
+        assert_eq!(dra.claims.lock().len(), 2);
+    }
+
+    /// The controller at pod deletion (`syncClaim`'s reservedFor clean-up, as the oracle runs it):
+    /// (case, reservedFor uids, allocated, scheduler's finalizer) -> (reservedFor after,
+    /// allocated after, changed).
+    #[test]
+    fn release_pod_claims_drops_the_pod_and_deallocates_unused_scheduler_claims() {
+        use crate::api::resource::{AllocationResult, ResourceClaimConsumerReference};
+        use crate::plugins::dynamicresources::cycle::CLAIM_FINALIZER;
+        type Case = (&'static str, &'static [&'static str], bool, bool, (&'static [&'static str], bool, bool));
+        let cases: [Case; 6] = [
+            ("last consumer, scheduler's allocation", &["u1"], true, true, (&[], false, true)),
+            ("another consumer stays", &["u1", "u2"], true, true, (&["u2"], true, true)),
+            ("not reserved for the pod", &["u2"], true, true, (&["u2"], true, false)),
+            ("reserved for nobody already (allocResourceClaims)", &[], true, false, (&[], true, false)),
+            ("last consumer, allocResourceClaims' allocation (no finalizer)", &["u1"], true, false, (&[], true, true)),
+            ("reserved but unallocated", &["u1"], false, false, (&[], false, true)),
+        ];
+        let pod_yaml = "kind: Pod\nmetadata: {name: p, uid: u1}\nspec:\n  containers: [{name: c}]\n  resourceClaims:\n  - {name: a, resourceClaimName: shared}\n  - {name: b, resourceClaimTemplateName: t}\nstatus:\n  resourceClaimStatuses: [{name: b, resourceClaimName: p-b-xxxxx}]\n";
+        let crate::api::Object::Pod(pod) = crate::api::parse_objects(pod_yaml, "m.yaml").unwrap().remove(0) else {
+            panic!()
+        };
+        for (name, reserved, allocated, finalizer, (want_reserved, want_allocated, want_changed)) in cases {
+            let mut claims = Claims::new();
+            for claim_name in ["shared", "p-b-xxxxx"] {
+                let mut c = ResourceClaim::default();
+                c.metadata.name = claim_name.into();
+                c.metadata.namespace = "test".into();
+                c.status.reserved_for = reserved
+                    .iter()
+                    .map(|u| ResourceClaimConsumerReference {
+                        api_group: String::new(),
+                        resource: "pods".into(),
+                        name: format!("pod-{u}"),
+                        uid: u.to_string(),
+                    })
+                    .collect();
+                c.status.allocation = allocated.then(AllocationResult::default);
+                if finalizer {
+                    c.metadata.finalizers.push(CLAIM_FINALIZER.into());
+                }
+                claims.insert(("test".into(), claim_name.into()), c);
+            }
+            let changed = release_pod_claims(&pod, "test", &mut claims);
+            let want_keys: Vec<(String, String)> = if want_changed {
+                vec![("test".into(), "shared".into()), ("test".into(), "p-b-xxxxx".into())]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(changed, want_keys, "{name}: changed");
+            for c in claims.values() {
+                let uids: Vec<&str> = c.status.reserved_for.iter().map(|r| r.uid.as_str()).collect();
+                assert_eq!(uids, want_reserved, "{name}: reservedFor of {}", c.metadata.name);
+                assert_eq!(c.status.allocation.is_some(), want_allocated, "{name}: allocated {}", c.metadata.name);
+                let has_finalizer = c.metadata.finalizers.iter().any(|f| f == CLAIM_FINALIZER);
+                assert_eq!(has_finalizer, finalizer && want_allocated, "{name}: finalizer of {}", c.metadata.name);
+            }
+        }
+        // A pod in another namespace, or whose claims are gone, changes nothing.
+        let mut claims = Claims::new();
+        assert!(release_pod_claims(&pod, "test", &mut claims).is_empty());
     }
 
     #[test]
@@ -357,15 +452,8 @@ spec:
         let err = alloc_resource_claims(&mut dra, "init", &nodes, &mut CelSelectors::new()).unwrap_err();
         assert_eq!(err, "Could not allocate claim 4 out of 5");
         let placed = |dra: &DraObjects, c: usize| {
-            let r = &dra
-                .claim("init", &format!("test-claim-{c}"))
-                .unwrap()
-                .status
-                .allocation
-                .as_ref()
-                .unwrap()
-                .devices
-                .results[0];
+            let claim = dra.claim("init", &format!("test-claim-{c}")).unwrap();
+            let r = &claim.status.allocation.as_ref().unwrap().devices.results[0];
             format!("{}/{}", r.pool, r.device)
         };
         // Claim i starts at node i mod 2.
@@ -373,9 +461,9 @@ spec:
             [placed(&dra, 0), placed(&dra, 1), placed(&dra, 2), placed(&dra, 3)],
             ["p0/a", "p1/a", "p0/b", "p1/b"]
         );
-        assert_eq!(allocated_devices(&dra).len(), 4);
+        assert_eq!(allocated_devices(&dra.claims.lock()).len(), 4);
         // Nothing left to do for the allocated ones; the last claim removed, the op succeeds.
-        dra.claims.remove(&("init".to_string(), "test-claim-4".to_string()));
+        dra.claims.get_mut().remove(&("init".to_string(), "test-claim-4".to_string()));
         assert_eq!(alloc_resource_claims(&mut dra, "init", &nodes, &mut CelSelectors::new()), Ok(0));
     }
 }

@@ -7,9 +7,8 @@
 //! [`PodClaims::filter`] checks an allocated claim's node selector and allocates the rest on one
 //! node; [`PodClaims::reserve`] puts the chosen node's allocations in flight,
 //! [`PodClaims::unreserve`] drops them (and the pod's reservations), [`PodClaims::pre_bind`]
-//! writes them with the pod's `reservedFor` entry into the claims. Not wired into the framework
-//! yet: the `Plugin` impl (the pod's claims in `PodInfo`, the per-node result cache, the in-flight
-//! map shared by the scheduling thread and PreBind) is the next step.
+//! writes them with the pod's `reservedFor` entry into the claim store. The `Plugin` over them is
+//! `plugin.rs`.
 //!
 //! Codes: upstream's `statusUnschedulable` is UnschedulableAndUnresolvable (preemption cannot
 //! free devices), `statusError` is Error.
@@ -27,31 +26,15 @@ use crate::snapshot::dra::DraObjects;
 /// `resourceapi.ResourceClaimReservedForMaxSize`: at most this many consumers per claim.
 pub const RESERVED_FOR_MAX_SIZE: usize = 256;
 
+/// `resourceapi.Finalizer`: the scheduler puts it on a claim it allocates; the resourceclaim
+/// controller deallocates only a claim that has it (`controller::release_pod_claims`).
+pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
+
 /// Allocations made at Reserve and not yet written to their claims by PreBind (upstream's
 /// `inFlightAllocations`), by (namespace, claim name).
 pub type InFlight = BTreeMap<(String, String), AllocationResult>;
 
-/// Claims as the scheduler wrote them (allocation, `reservedFor`), by (namespace, name): they
-/// stand for the snapshot's claim of that key (upstream's assume cache over the informer's).
-pub type Claims = BTreeMap<(String, String), ResourceClaim>;
-
-/// The devices held by every allocated claim: the snapshot's, with `written` standing for the
-/// snapshot's claim of the same key.
-pub fn allocated_devices_with(dra: &DraObjects, written: &Claims) -> HashSet<DeviceId> {
-    if written.is_empty() {
-        return allocated_devices(dra);
-    }
-    let mut devices = HashSet::new();
-    let claims = dra.claims.iter().filter(|(k, _)| !written.contains_key(*k)).map(|(_, c)| c);
-    for claim in claims.chain(written.values()) {
-        if let Some(allocation) = &claim.status.allocation {
-            for r in &allocation.devices.results {
-                devices.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
-            }
-        }
-    }
-    devices
-}
+pub use crate::snapshot::dra::Claims;
 
 /// What PreFilter found for a pod with claims (upstream's `stateData`).
 #[derive(Debug)]
@@ -83,27 +66,21 @@ fn is_reserved_for_pod(pod: &Pod, claim: &ResourceClaim) -> bool {
 }
 
 /// PreFilter: `Ok(None)` is Skip (the pod uses no claim); `Err` ends the cycle with upstream's
-/// status. `namespace` is the pod's; a claim of `written` stands for the snapshot's of its key.
+/// status. `namespace` is the pod's; `claims` is the claim store's map (`dra.claims`, locked by
+/// the caller); `dra` gives the device classes.
 pub fn pre_filter(
     pod: &Pod,
     namespace: &str,
     dra: &DraObjects,
-    written: &Claims,
+    claims: &Claims,
     in_flight: &InFlight,
 ) -> Result<Option<PodClaims>, Status> {
     if pod.spec.resource_claims.is_empty() {
         return Ok(None);
     }
-    let mut found = pod_resource_claims(pod, namespace, dra).map_err(unresolvable)?;
+    let found = pod_resource_claims(pod, namespace, claims).map_err(unresolvable)?;
     if found.is_empty() {
         return Ok(None);
-    }
-    if !written.is_empty() {
-        for (_, claim) in found.iter_mut() {
-            if let Some(w) = written.get(&key_of(claim)) {
-                *claim = w;
-            }
-        }
     }
     let mut to_allocate = Vec::new();
     for (index, (_, claim)) in found.iter().enumerate() {
@@ -156,7 +133,7 @@ pub fn pre_filter(
     }
     let mut allocated = HashSet::new();
     if !to_allocate.is_empty() {
-        allocated = allocated_devices_with(dra, written);
+        allocated = allocated_devices(claims);
         for allocation in in_flight.values() {
             for r in &allocation.devices.results {
                 allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
@@ -232,8 +209,8 @@ impl PodClaims {
     }
 
     /// Unreserve: the pod's in-flight allocations are dropped, and the pod's reservation of an
-    /// allocated claim is removed (upstream's `reservedFor` delete patch). `claims`: the claims
-    /// as written (the snapshot's, or the scheduler's [`Claims`]).
+    /// allocated claim is removed (upstream's `reservedFor` delete patch). `claims`: the claim
+    /// store's map.
     pub fn unreserve(&self, pod: &Pod, in_flight: &mut InFlight, claims: &mut Claims) {
         for claim in &self.claims {
             let key = key_of(claim);
@@ -247,9 +224,9 @@ impl PodClaims {
     }
 
     /// PreBind (`bindClaim` for each claim not yet reserved for the pod): the in-flight allocation
-    /// is written to the claim in `claims` and the pod added to its `reservedFor`; a claim not in
-    /// `claims` yet is written there as PreFilter found it. Finalizers and the allocation
-    /// timestamp are not modelled (nothing here reads them).
+    /// is written to the claim in `claims` with [`CLAIM_FINALIZER`] and the pod added to its
+    /// `reservedFor`; a claim not in `claims` yet is written there as PreFilter found it. The
+    /// allocation timestamp is not modelled (nothing here reads it).
     pub fn pre_bind(&self, pod: &Pod, in_flight: &mut InFlight, claims: &mut Claims) -> Result<(), Status> {
         for claim in &self.claims {
             let key = key_of(claim);
@@ -268,6 +245,9 @@ impl PodClaims {
                     ));
                 }
                 current.status.allocation = Some(allocation);
+                if !current.metadata.finalizers.iter().any(|f| f == CLAIM_FINALIZER) {
+                    current.metadata.finalizers.push(CLAIM_FINALIZER.to_string());
+                }
             }
             current.status.reserved_for.push(ResourceClaimConsumerReference {
                 api_group: String::new(),
@@ -398,10 +378,10 @@ mod tests {
             let mut in_flight = InFlight::new();
             if let Some(claim) = in_flight_claim {
                 let (_, with) = load(&[no_claims, &allocated(claim, "worker")]);
-                let c = &with.claims[&("default".to_string(), claim.to_string())];
+                let c = with.claim("default", claim).unwrap();
                 in_flight.insert(("default".into(), claim.into()), c.status.allocation.clone().unwrap());
             }
-            let got = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight);
+            let got = pre_filter(&pod, "default", &dra, &dra.claims.lock(), &in_flight);
             let state = match (&want_pre, got) {
                 (Ok(None), Ok(None)) => continue,
                 (Ok(Some(n)), Ok(Some(s))) => {
@@ -440,7 +420,7 @@ mod tests {
     fn reserve_pre_bind_unreserve() {
         let (pod, mut dra) = load(&[POD, PENDING, CLASS, SLICE]);
         let mut in_flight = InFlight::new();
-        let state = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight).unwrap().unwrap();
+        let state = pre_filter(&pod, "default", &dra, &dra.claims.lock(), &in_flight).unwrap().unwrap();
         let matches = |s: &NodeSelector| name_matches("worker", s);
         let node = NodeView { name: "worker", selector_matches: &matches };
         let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
@@ -450,25 +430,25 @@ mod tests {
         state.reserve(&allocations, &mut in_flight).unwrap();
         assert_eq!(in_flight.len(), 1);
         // Another pod using the claim now waits for the allocation to finish.
-        let again = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight).unwrap_err();
+        let again = pre_filter(&pod, "default", &dra, &dra.claims.lock(), &in_flight).unwrap_err();
         assert_eq!(again.reasons, ["resource claim default/my-pod-my-resource is in the process of being allocated"]);
-        state.unreserve(&pod, &mut in_flight, &mut dra.claims);
+        state.unreserve(&pod, &mut in_flight, dra.claims.get_mut());
         assert!(in_flight.is_empty());
         state.reserve(&allocations, &mut in_flight).unwrap();
-        state.pre_bind(&pod, &mut in_flight, &mut dra.claims).unwrap();
+        state.pre_bind(&pod, &mut in_flight, dra.claims.get_mut()).unwrap();
         assert!(in_flight.is_empty());
         let claim = dra.claim("default", "my-pod-my-resource").unwrap();
         assert_eq!(claim.status.allocation.as_ref(), allocations.first());
         assert_eq!(claim.status.reserved_for.len(), 1);
         assert_eq!(claim.status.reserved_for[0].uid, "1234");
         // Bound again (already reserved): nothing changes.
-        state.pre_bind(&pod, &mut in_flight, &mut dra.claims).unwrap();
+        state.pre_bind(&pod, &mut in_flight, dra.claims.get_mut()).unwrap();
         assert_eq!(dra.claim("default", "my-pod-my-resource").unwrap().status.reserved_for.len(), 1);
         // The pod's next PreFilter sees an allocated claim reserved for it: nothing to allocate.
-        let next = pre_filter(&pod, "default", &dra, &Claims::new(), &in_flight).unwrap().unwrap();
+        let next = pre_filter(&pod, "default", &dra, &dra.claims.lock(), &in_flight).unwrap().unwrap();
         assert!(next.to_allocate.is_empty());
         // Unreserve of the bound pod removes its reservation, keeps the allocation.
-        next.unreserve(&pod, &mut in_flight, &mut dra.claims);
+        next.unreserve(&pod, &mut in_flight, dra.claims.get_mut());
         let claim = dra.claim("default", "my-pod-my-resource").unwrap();
         assert!(claim.status.reserved_for.is_empty() && claim.status.allocation.is_some());
     }

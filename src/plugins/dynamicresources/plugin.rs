@@ -5,23 +5,25 @@
 //! an allocated claim unavailable to the pod and reserved for nobody else), and Score 0 everywhere
 //! (upstream scores only extended resources backed by DRA).
 //!
-//! The scheduler's claim writes live in the plugin ([`Shared::written`]), standing for the
-//! snapshot's claim of the same key, as upstream's assume cache stands for the informer's. They are
-//! made at Reserve, on the scheduling thread (upstream: in flight at Reserve, written at PreBind
-//! and assumed at once); PreBind, on a binder thread without the snapshot, is then the API write
-//! and only commits them. Unreserve before PreBind drops what Reserve wrote; after it, only the
-//! pod's reservation (as upstream's Unreserve patch). So a pod sharing a claim with a pod in its
-//! binding cycle sees the claim allocated and reserved, never "in the process of being allocated".
+//! The scheduler's claim writes go to the snapshot's one claim store (`DraObjects::claims`, which
+//! the resourceclaim controller's part and `allocResourceClaims` write too), as upstream's assume
+//! cache makes its own writes visible at once. They are made at Reserve, on the scheduling thread
+//! (upstream: in flight at Reserve, written at PreBind and assumed at once); PreBind, on a binder
+//! thread without the snapshot, is then the API write and only commits them. Unreserve before
+//! PreBind takes back what Reserve wrote (the pod's reservations, and the allocations it made of
+//! claims nobody else reserved since); after it, only the pod's reservation (as upstream's
+//! Unreserve patch). So a pod sharing a claim with a pod in its binding cycle sees the claim
+//! allocated and reserved, never "in the process of being allocated".
 
 use ahash::AHashMap;
 use std::collections::BTreeMap;
 
 use super::allocator::NodeView;
-use super::cycle::{pre_filter, Claims, InFlight, PodClaims};
+use super::cycle::{pre_filter, Claims, InFlight, PodClaims, CLAIM_FINALIZER};
 use super::pod_claims::pod_resource_claims;
 use super::selectors::CelSelectors;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement};
-use crate::api::resource::{AllocationResult, ResourceClaim, ResourceSlice};
+use crate::api::resource::{AllocationResult, ResourceSlice};
 use crate::framework::sign::{Sign, SignBuilder};
 use crate::framework::{
     BindingPod, Code, CycleCx, CycleState, Diagnosis, Framework, Plugin, PostFilterPlan, PostFilterResult,
@@ -37,17 +39,14 @@ pub const NAME: &str = "DynamicResources";
 /// PostFilter's status when PreFilter never ran for the pod (`CycleState.Read`'s `ErrNotFound`).
 pub const NO_STATE: &str = "not found";
 
-/// A claim's key (namespace, name) and the scheduler's written copy before Reserve wrote it
-/// (`None`: there was none, the snapshot's claim stood).
-type ClaimBefore = ((String, String), Option<ResourceClaim>);
+/// A claim Reserve reserved for a pod: its key (namespace, name) and whether Reserve allocated it.
+type ReservedClaim = ((String, String), bool);
 
-/// What the plugin keeps across cycles.
+/// What the plugin keeps across cycles (the claims themselves are the snapshot's store).
 #[derive(Default)]
 struct Shared {
-    /// Claims as the scheduler wrote them, over the snapshot's.
-    written: Claims,
-    /// Pods between Reserve and PreBind: each claim Reserve allocated and the claim before it.
-    reserved: AHashMap<PodUid, Vec<ClaimBefore>>,
+    /// Pods between Reserve and PreBind: each claim Reserve reserved for the pod.
+    reserved: AHashMap<PodUid, Vec<ReservedClaim>>,
     selectors: CelSelectors,
 }
 
@@ -138,13 +137,12 @@ impl DynamicResources {
 
     /// The pod's allocated claims (as written) that PostFilter may deallocate: allocated for some
     /// nodes only, and reserved for nobody or only this pod.
-    fn deallocatable(&self, snap: &Snapshot, pod: &PodInfo, shared: &Shared) -> Option<(String, String)> {
+    fn deallocatable(snap: &Snapshot, pod: &PodInfo, claims: &Claims) -> Option<(String, String)> {
         let refs = pod.claims.as_ref()?;
         let namespace = snap.interner.resolve(pod.namespace);
-        let found = pod_resource_claims(&refs.pod, namespace, &snap.cluster.dra).ok()?;
+        let found = pod_resource_claims(&refs.pod, namespace, claims).ok()?;
         found.into_iter().find_map(|(_, claim)| {
             let key = (claim.metadata.namespace.clone(), claim.metadata.name.clone());
-            let claim = shared.written.get(&key).unwrap_or(claim);
             let allocation = claim.status.allocation.as_ref()?;
             allocation.node_selector.as_ref()?;
             let reserved = &claim.status.reserved_for;
@@ -203,10 +201,8 @@ impl Plugin for DynamicResources {
         // (and PostFilter asks the framework whether PreFilter ran, `pre_filter_ran`).
         let Some(refs) = &cx.pod.claims else { return (Status::skip(), PreFilterResult::default()) };
         let namespace = cx.snap.interner.resolve(cx.pod.namespace);
-        let found = {
-            let shared = lock(&self.shared);
-            pre_filter(&refs.pod, namespace, &cx.snap.cluster.dra, &shared.written, &InFlight::new())
-        };
+        let dra = &cx.snap.cluster.dra;
+        let found = pre_filter(&refs.pod, namespace, dra, &dra.claims.lock(), &InFlight::new());
         match found {
             Ok(claims) => {
                 let skip = claims.is_none();
@@ -271,43 +267,38 @@ impl Plugin for DynamicResources {
         if let Err(st) = claims.reserve(&allocations, &mut in_flight) {
             return st;
         }
+        let mut store = cx.snap.cluster.dra.claims.lock();
         let mut shared = lock(&self.shared);
-        let before: Vec<_> = claims
+        // What Reserve is about to write, recorded first so Unreserve takes back a partial write.
+        let reserved: Vec<ReservedClaim> = claims
             .claims
             .iter()
-            .map(|c| {
-                let key = (c.metadata.namespace.clone(), c.metadata.name.clone());
-                let prior = shared.written.get(&key).cloned();
-                (key, prior)
-            })
+            .enumerate()
+            .filter(|(_, c)| !c.status.reserved_for.iter().any(|r| r.uid == refs.pod.metadata.uid))
+            .map(|(i, c)| ((c.metadata.namespace.clone(), c.metadata.name.clone()), claims.to_allocate.contains(&i)))
             .collect();
-        match claims.pre_bind(&refs.pod, &mut in_flight, &mut shared.written) {
-            Ok(()) => {
-                if shared.reserved.insert(cx.pod.uid, before).is_none() {
-                    self.reserved_pods.fetch_add(1, Ordering::AcqRel);
-                }
-                Status::success()
-            }
+        if shared.reserved.insert(cx.pod.uid, reserved).is_none() {
+            self.reserved_pods.fetch_add(1, Ordering::AcqRel);
+        }
+        match claims.pre_bind(&refs.pod, &mut in_flight, &mut store) {
+            Ok(()) => Status::success(),
             Err(st) => st,
         }
     }
 
-    /// Before PreBind: what Reserve wrote is undone. After it: the pod's reservations removed.
+    /// Before PreBind: what Reserve wrote is undone (the pod's reservations; an allocation Reserve
+    /// made, unless someone else reserved the claim since). After it: the pod's reservations removed.
     fn unreserve(&self, cx: CycleCx<'_>, state: &mut CycleState, _node: NodeIdx) {
         let Some(data) = self.data(state) else { return };
         let (Some(claims), Some(refs)) = (&data.claims, &cx.pod.claims) else { return };
+        let mut store = cx.snap.cluster.dra.claims.lock();
         let mut shared = lock(&self.shared);
         match shared.reserved.remove(&cx.pod.uid) {
-            Some(before) => {
+            Some(reserved) => {
                 self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
-                for (key, prior) in before {
-                    match prior {
-                        Some(c) => shared.written.insert(key, c),
-                        None => shared.written.remove(&key),
-                    };
-                }
+                undo_reserve(&refs.pod.metadata.uid, &reserved, &mut store);
             }
-            None => claims.unreserve(&refs.pod, &mut InFlight::new(), &mut shared.written),
+            None => claims.unreserve(&refs.pod, &mut InFlight::new(), &mut store),
         }
     }
 
@@ -333,12 +324,13 @@ impl Plugin for DynamicResources {
         if let Some(m) = self.post_filter_message(fw, snap, pod, diag) {
             return Err(Status::new(Code::Error, m));
         }
-        let mut shared = lock(&self.shared);
-        if let Some(key) = self.deallocatable(snap, pod, &shared) {
-            let mut claim = shared.written.get(&key).cloned().unwrap_or_else(|| snap.cluster.dra.claims[&key].clone());
-            claim.status.allocation = None;
-            claim.status.reserved_for.clear();
-            shared.written.insert(key, claim);
+        let key = Self::deallocatable(snap, pod, &snap.cluster.dra.claims.lock());
+        if let Some(key) = key {
+            if let Some(claim) = snap.cluster.dra.claims.get_mut().get_mut(&key) {
+                claim.status.allocation = None;
+                claim.status.reserved_for.clear();
+                claim.metadata.finalizers.retain(|f| f != CLAIM_FINALIZER);
+            }
             return Err(Status::new(Code::Unschedulable, "deallocation of ResourceClaim completed"));
         }
         Err(Status { code: Code::Unschedulable, reasons: Vec::new(), plugin: "" })
@@ -367,9 +359,56 @@ impl Plugin for DynamicResources {
     }
 }
 
-impl DynamicResources {
-    /// The claim `namespace/name` as the scheduler wrote it, if it did (tests).
-    pub fn written_claim(&self, namespace: &str, name: &str) -> Option<ResourceClaim> {
-        lock(&self.shared).written.get(&(namespace.to_string(), name.to_string())).cloned()
+/// Unreserve before PreBind: pod `uid` leaves the `reservedFor` of each claim Reserve reserved for
+/// it, and a claim Reserve allocated that is then reserved for nobody loses its allocation.
+fn undo_reserve(uid: &str, reserved: &[ReservedClaim], claims: &mut Claims) {
+    for (key, allocated_here) in reserved {
+        let Some(c) = claims.get_mut(key) else { continue };
+        c.status.reserved_for.retain(|r| r.uid != uid);
+        if *allocated_here && c.status.reserved_for.is_empty() {
+            c.status.allocation = None;
+            c.metadata.finalizers.retain(|f| f != CLAIM_FINALIZER);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::resource::{ResourceClaim, ResourceClaimConsumerReference};
+
+    /// Unreserve before PreBind: (case, reservedFor before, allocated by Reserve) -> (reservedFor
+    /// after, still allocated).
+    #[test]
+    fn undo_reserve_takes_back_only_what_reserve_wrote() {
+        type Case = (&'static str, &'static [&'static str], bool, (&'static [&'static str], bool));
+        let cases: [Case; 4] = [
+            ("allocated by Reserve, only this pod", &["u1"], true, (&[], false)),
+            ("allocated by Reserve, another pod reserved it since", &["u1", "u2"], true, (&["u2"], true)),
+            ("allocated before, only this pod", &["u1"], false, (&[], true)),
+            ("allocated before, shared", &["u2", "u1"], false, (&["u2"], true)),
+        ];
+        for (name, reserved, allocated_here, (want_reserved, want_allocated)) in cases {
+            let key = ("ns".to_string(), "c".to_string());
+            let mut claim = ResourceClaim::default();
+            claim.status.allocation = Some(AllocationResult::default());
+            claim.metadata.finalizers.push(CLAIM_FINALIZER.into());
+            claim.status.reserved_for = reserved
+                .iter()
+                .map(|u| ResourceClaimConsumerReference {
+                    resource: "pods".into(),
+                    uid: u.to_string(),
+                    ..Default::default()
+                })
+                .collect();
+            let mut claims = Claims::new();
+            claims.insert(key.clone(), claim);
+            undo_reserve("u1", &[(key.clone(), allocated_here)], &mut claims);
+            let c = &claims[&key];
+            let uids: Vec<&str> = c.status.reserved_for.iter().map(|r| r.uid.as_str()).collect();
+            assert_eq!(uids, want_reserved, "{name}");
+            assert_eq!(c.status.allocation.is_some(), want_allocated, "{name}");
+            assert_eq!(c.metadata.finalizers.is_empty(), !want_allocated, "{name}");
+        }
     }
 }

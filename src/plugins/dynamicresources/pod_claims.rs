@@ -7,14 +7,15 @@
 use super::controller::{claim_name, ClaimRef};
 use crate::api::objects::Pod;
 use crate::api::resource::ResourceClaim;
-use crate::snapshot::dra::DraObjects;
+use crate::snapshot::dra::Claims;
 
 /// The pod's claims in `spec.resourceClaims` order, with the entry's name; entries whose claim
-/// the controller chose not to make are left out. `namespace` is the pod's.
+/// the controller chose not to make are left out. `namespace` is the pod's; `store` the claim
+/// store's map (`DraObjects::claims`, locked).
 pub fn pod_resource_claims<'a>(
     pod: &'a Pod,
     namespace: &str,
-    dra: &'a DraObjects,
+    store: &'a Claims,
 ) -> Result<Vec<(&'a str, &'a ResourceClaim)>, String> {
     let mut claims = Vec::with_capacity(pod.spec.resource_claims.len());
     for entry in &pod.spec.resource_claims {
@@ -31,7 +32,7 @@ pub fn pod_resource_claims<'a>(
                 ))
             }
         };
-        let Some(claim) = dra.claim(namespace, name) else {
+        let Some(claim) = store.get(&(namespace.to_string(), name.to_string())) else {
             return Err(format!("could not find ResourceClaim \"{namespace}/{name}\""));
         };
         if claim.metadata.deletion_timestamp.is_some() {
@@ -58,6 +59,7 @@ fn is_controlled_by(claim: &ResourceClaim, pod: &Pod) -> bool {
 mod tests {
     use super::*;
     use crate::api::{parse_objects, Object};
+    use crate::snapshot::dra::DraObjects;
 
     #[test]
     fn claims_resolve_as_upstreams_foreach_pod_resource_claim() {
@@ -90,33 +92,34 @@ metadata:
             let Object::ResourceClaim(c) = o else { panic!() };
             dra.add_claim(c);
         }
-        let got = pod_resource_claims(pod, "test", &dra).unwrap();
+        let claims = dra.claims.get_mut().clone();
+        let got = pod_resource_claims(pod, "test", &claims).unwrap();
         let names: Vec<_> = got.iter().map(|(entry, c)| (*entry, c.metadata.name.as_str())).collect();
         assert_eq!(names, [("shared", "test-claim-0"), ("resource", "p-resource-abcde")]);
 
         let mut other = pod.clone();
         other.metadata.uid = "u2".into();
         assert_eq!(
-            pod_resource_claims(&other, "test", &dra).unwrap_err(),
+            pod_resource_claims(&other, "test", &claims).unwrap_err(),
             "ResourceClaim test/p-resource-abcde was not created for Pod test/p (Pod is not owner)"
         );
         let mut pending = pod.clone();
         pending.status.resource_claim_statuses.clear();
         assert_eq!(
-            pod_resource_claims(&pending, "test", &dra).unwrap_err(),
+            pod_resource_claims(&pending, "test", &claims).unwrap_err(),
             "pod \"test/p\": ResourceClaim not created yet"
         );
         let mut not_needed = pod.clone();
         not_needed.status.resource_claim_statuses[0].resource_claim_name = None;
-        assert_eq!(pod_resource_claims(&not_needed, "test", &dra).unwrap().len(), 1);
-        let mut deleting = dra.clone();
-        deleting.claims.values_mut().for_each(|c| c.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into()));
+        assert_eq!(pod_resource_claims(&not_needed, "test", &claims).unwrap().len(), 1);
+        let mut deleting = claims.clone();
+        deleting.values_mut().for_each(|c| c.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into()));
         assert_eq!(
             pod_resource_claims(pod, "test", &deleting).unwrap_err(),
             "resourceclaim \"test-claim-0\" is being deleted"
         );
         assert_eq!(
-            pod_resource_claims(pod, "other", &dra).unwrap_err(),
+            pod_resource_claims(pod, "other", &claims).unwrap_err(),
             "could not find ResourceClaim \"other/test-claim-0\""
         );
     }

@@ -420,10 +420,23 @@ impl Driver {
         larger_shape(self.largest_shape, (info.requests.cpu_milli, info.requests.memory))
     }
 
-    /// Deletes a pod wherever it is: out of the queue, or off its node (the agent stops it).
+    /// Deletes a pod wherever it is: out of the queue, or off its node (the agent stops it). A
+    /// pod with DRA claims first leaves them as the resourceclaim controller makes it
+    /// (`controller::release_pod_claims`), so the deletion event finds its devices free.
     pub(super) fn delete_pod(&mut self, uid: PodUid) {
         let state = self.rec(uid).state;
         let now = self.now();
+        if state != PodState::Deleted {
+            let info = &self.rec(uid).info;
+            if let Some(refs) = info.claims.clone() {
+                let namespace = self.snap.interner.resolve(info.namespace).to_string();
+                crate::plugins::dynamicresources::controller::release_pod_claims(
+                    &refs.pod,
+                    &namespace,
+                    self.snap.cluster.dra.claims.get_mut(),
+                );
+            }
+        }
         match state {
             PodState::Deleted => return,
             PodState::Queued => {
