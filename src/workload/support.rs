@@ -49,7 +49,6 @@ const DRA_FEATURES: &[(&str, &str)] = &[
     ("DRAPartitionableDevices", "partitionable devices (shared counters)"),
     ("DRAConsumableCapacity", "consumable device capacity"),
     ("DRADeviceTaints", "device taints and tolerations"),
-    ("DRAExtendedResource", "extended resources backed by DRA"),
     ("DRAListTypeAttributes", "list-typed device attributes"),
     ("DRADeviceCompatibilityGroups", "device compatibility groups"),
     ("DRAWorkloadResourceClaims", "resource claims of pod groups"),
