@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use crate::api::names::{is_extended_resource_name, is_scalar_resource_name};
 use crate::framework::{CycleCx, CycleState, Plugin, PreFilterResult, Reject, ScoreMemoKey, Status, MAX_NODE_SCORE};
+use crate::plugins::dynamicresources::extended::{self, ExtendedScoring};
 use crate::snapshot::nodes::{CoreRequests, ScalarColumn};
 use crate::snapshot::Resources;
 use crate::snapshot::{NodeIdx, Snapshot, Sym};
@@ -135,6 +136,39 @@ fn score_columns<'a>(
     out
 }
 
+/// Whether the pod requests extended resources backed by DRA (DynamicResources' PreFilter wrote
+/// their device counts): its scores then depend on allocations, not on the node row alone. One
+/// test for a pod without extended resources.
+fn dra_scored(cx: CycleCx<'_>, state: &CycleState) -> bool {
+    !cx.pod.requests.scalars.is_empty() && state.read::<ExtendedScoring>(extended::SCORING_KEY).is_some()
+}
+
+/// The scored resources backed by DRA that no node advertises (so [`score_columns`] left them
+/// out) and the pod requests: allocatable is the node's devices of the class, requested the
+/// allocated ones (`calculateDRAExtendedResourceAllocatableRequest`).
+fn add_dra_columns<'a>(
+    cx: CycleCx<'_>,
+    state: &'a CycleState,
+    resources: &[ScoredResource],
+    cols: &mut Vec<ScoreColumn<'a>>,
+) {
+    if cx.pod.requests.scalars.is_empty() {
+        return;
+    }
+    let Some(dra) = state.read::<ExtendedScoring>(extended::SCORING_KEY) else { return };
+    for r in resources {
+        // No node advertises it (DynamicResources' PreFilter refuses a pod otherwise): a column
+        // `score_columns` made from pods' requests has allocatable 0 everywhere and counts nowhere.
+        let Some(c) = dra.column(r.name) else { continue };
+        cols.push(ScoreColumn {
+            alloc: Cow::Borrowed(&c.capacity),
+            requested: Cow::Borrowed(&c.allocated),
+            pod_request: c.quantity,
+            weight: r.weight,
+        });
+    }
+}
+
 /// The pod's side of every scored resource, as [`score_columns`] reads it: with the node row, all
 /// that the Fit and BalancedAllocation scores depend on (their memo key).
 fn pod_side_key(cx: CycleCx<'_>, resources: &[ScoredResource], use_requested: bool) -> ScoreMemoKey {
@@ -245,6 +279,8 @@ impl Fit {
                 let prefix = s.split('/').next().unwrap_or("");
                 !(self.ignored_resources.contains(name) || self.ignored_resource_groups.iter().any(|g| g == prefix))
             })
+            // Left to DynamicResources: a resource a DeviceClass maps and no node advertises.
+            .filter(|&&(name, _)| snap.cluster.dra.classes.is_empty() || !extended::delegated(snap, name))
             .map(|&(name, q)| (name, q, snap.nodes.scalar_column_index(name)))
             .collect();
         FitState { scalars }
@@ -658,12 +694,16 @@ impl Plugin for Fit {
     }
 
     /// Every strategy scores a node from its row and the pod's requests; no NormalizeScore.
-    fn score_memo_key(&self, cx: CycleCx<'_>, _state: &CycleState) -> Option<ScoreMemoKey> {
+    fn score_memo_key(&self, cx: CycleCx<'_>, state: &CycleState) -> Option<ScoreMemoKey> {
+        if dra_scored(cx, state) {
+            return None;
+        }
         Some(pod_side_key(cx, &self.resources, false))
     }
 
-    fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
-        let cols = score_columns(cx.snap, cx, &self.resources, false);
+    fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        let mut cols = score_columns(cx.snap, cx, &self.resources, false);
+        add_dra_columns(cx, state, &self.resources, &mut cols);
         match &self.strategy {
             StrategyKind::LeastAllocated => score_weighted(&cols, nodes, out, least_requested_score_nonzero),
             StrategyKind::MostAllocated => score_weighted(&cols, nodes, out, most_requested_score_nonzero),
@@ -847,11 +887,14 @@ impl Plugin for BalancedAllocation {
     }
 
     /// A node's score comes from its row and the pod's real requests; no NormalizeScore.
-    fn score_memo_key(&self, cx: CycleCx<'_>, _state: &CycleState) -> Option<ScoreMemoKey> {
+    fn score_memo_key(&self, cx: CycleCx<'_>, state: &CycleState) -> Option<ScoreMemoKey> {
+        if dra_scored(cx, state) {
+            return None;
+        }
         Some(pod_side_key(cx, &self.resources, true))
     }
 
-    fn score(&self, cx: CycleCx<'_>, _state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+    fn score(&self, cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
         // Without PreScore (enabled at score only), upstream's Score checks best-effort itself
         // and scores 0.
         if !self.requests_any(cx) {
@@ -860,7 +903,8 @@ impl Plugin for BalancedAllocation {
             }
             return Ok(());
         }
-        let cols = score_columns(cx.snap, cx, &self.resources, true);
+        let mut cols = score_columns(cx.snap, cx, &self.resources, true);
+        add_dra_columns(cx, state, &self.resources, &mut cols);
         match cols.as_slice() {
             [a, b] => balanced_two(a, b, nodes, out),
             _ => balanced_general(&cols, nodes, out),

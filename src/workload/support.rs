@@ -48,7 +48,6 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
 const DRA_FEATURES: &[(&str, &str)] = &[
     ("DRAPrioritizedList", "prioritized lists of devices (firstAvailable)"),
     ("DRAConsumableCapacity", "consumable device capacity"),
-    ("DRAExtendedResource", "extended resources backed by DRA"),
     ("DRAListTypeAttributes", "list-typed device attributes"),
     ("DRADeviceCompatibilityGroups", "device compatibility groups"),
     ("DRAWorkloadResourceClaims", "resource claims of pod groups"),

@@ -4,7 +4,8 @@
 //! entry of a pod, named as the controller names it, and `allocResourceClaims`), the claims a pod
 //! uses with upstream's PreEnqueue messages (`pod_claims`), and the plugin's PreFilter, Filter,
 //! Reserve/Unreserve and PreBind for one pod as functions over the snapshot's DRA objects
-//! (`cycle`), and the plugin over them (`plugin`).
+//! (`cycle`), and the plugin over them (`plugin`); extended resources backed by DRA, the special
+//! claim of a pod that requests them and what NodeResourcesFit reads of them (`extended`).
 
 pub mod allocator;
 mod allocator_counters;
@@ -13,6 +14,7 @@ mod allocator_taints;
 mod allocator_tests;
 pub mod controller;
 pub mod cycle;
+pub mod extended;
 pub mod plugin;
 pub mod pod_claims;
 pub mod selectors;

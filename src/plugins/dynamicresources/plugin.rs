@@ -56,6 +56,8 @@ struct CycleData {
     /// Filter's allocations for each node it passed, and its rejection reasons (a Reject's
     /// `detail` indexes `reasons`).
     filtered: Mutex<FilterMemo>,
+    /// A pod with DRA-backed extended resources: its special claim (`extended.rs`).
+    extended: Option<super::extended::CycleExtended>,
 }
 
 #[derive(Default)]
@@ -199,19 +201,61 @@ impl Plugin for DynamicResources {
     fn pre_filter(&self, cx: CycleCx<'_>, state: &mut CycleState) -> (Status, PreFilterResult) {
         // Without claims nothing is written: every later point reads a missing state as "no claims"
         // (and PostFilter asks the framework whether PreFilter ran, `pre_filter_ran`).
-        let Some(refs) = &cx.pod.claims else { return (Status::skip(), PreFilterResult::default()) };
+        // A pod without claims may still request extended resources backed by DRA (`extended.rs`).
+        let (slim, requests);
+        let pod = match &cx.pod.claims {
+            Some(refs) => {
+                requests = super::extended::pod_requests(cx.snap, cx.pod);
+                &refs.pod
+            }
+            None => {
+                if cx.pod.requests.scalars.is_empty() {
+                    return (Status::skip(), PreFilterResult::default());
+                }
+                requests = super::extended::pod_requests(cx.snap, cx.pod);
+                if requests.is_empty() {
+                    return (Status::skip(), PreFilterResult::default());
+                }
+                slim = super::extended::slim_pod(cx.snap, cx.pod);
+                &slim
+            }
+        };
         let namespace = cx.snap.interner.resolve(cx.pod.namespace);
-        let dra = &cx.snap.cluster.dra;
-        let found = pre_filter(&refs.pod, namespace, dra, &dra.claims.lock(), &InFlight::new());
+        let mut extended = None;
+        let found = {
+            let dra = &cx.snap.cluster.dra;
+            let store = dra.claims.lock();
+            let found = pre_filter(pod, namespace, dra, &store, &InFlight::new());
+            match found {
+                Ok(claims) if !requests.is_empty() => {
+                    let mut shared = lock(&self.shared);
+                    super::extended::pre_filter(
+                        cx.snap,
+                        cx.pod,
+                        pod,
+                        &requests,
+                        claims,
+                        &store,
+                        &mut shared.selectors,
+                        state,
+                    )
+                    .map(|(claims, ext)| {
+                        extended = Some(ext);
+                        Some(claims)
+                    })
+                }
+                other => other,
+            }
+        };
         match found {
             Ok(claims) => {
                 let skip = claims.is_none();
-                state.write(NAME, CycleData { claims, filtered: Mutex::default() });
+                state.write(NAME, CycleData { claims, filtered: Mutex::default(), extended });
                 let st = if skip { Status::skip() } else { Status::success() };
                 (st, PreFilterResult::default())
             }
             Err(st) => {
-                state.write(NAME, CycleData { claims: None, filtered: Mutex::default() });
+                state.write(NAME, CycleData { claims: None, filtered: Mutex::default(), extended: None });
                 (st, PreFilterResult::default())
             }
         }
@@ -261,7 +305,10 @@ impl Plugin for DynamicResources {
     /// pod's `reservedFor`), remembered for Unreserve.
     fn reserve(&self, cx: CycleCx<'_>, state: &mut CycleState, node: NodeIdx) -> Status {
         let Some(data) = self.data(state) else { return Status::success() };
-        let (Some(claims), Some(refs)) = (&data.claims, &cx.pod.claims) else { return Status::success() };
+        let ext_pod = data.extended.as_ref().map(|e| &e.pod);
+        let (Some(claims), Some(pod)) = (&data.claims, cx.pod.claims.as_ref().map(|r| &r.pod).or(ext_pod)) else {
+            return Status::success();
+        };
         let allocations = lock(&data.filtered).allocations.get(&node).cloned().unwrap_or_default();
         let mut in_flight = InFlight::new();
         if let Err(st) = claims.reserve(&allocations, &mut in_flight) {
@@ -274,13 +321,13 @@ impl Plugin for DynamicResources {
             .claims
             .iter()
             .enumerate()
-            .filter(|(_, c)| !c.status.reserved_for.iter().any(|r| r.uid == refs.pod.metadata.uid))
+            .filter(|(_, c)| !c.status.reserved_for.iter().any(|r| r.uid == pod.metadata.uid))
             .map(|(i, c)| ((c.metadata.namespace.clone(), c.metadata.name.clone()), claims.to_allocate.contains(&i)))
             .collect();
         if shared.reserved.insert(cx.pod.uid, reserved).is_none() {
             self.reserved_pods.fetch_add(1, Ordering::AcqRel);
         }
-        match claims.pre_bind(&refs.pod, &mut in_flight, &mut store) {
+        match claims.pre_bind(pod, &mut in_flight, &mut store) {
             Ok(()) => Status::success(),
             Err(st) => st,
         }
@@ -290,15 +337,24 @@ impl Plugin for DynamicResources {
     /// made, unless someone else reserved the claim since). After it: the pod's reservations removed.
     fn unreserve(&self, cx: CycleCx<'_>, state: &mut CycleState, _node: NodeIdx) {
         let Some(data) = self.data(state) else { return };
-        let (Some(claims), Some(refs)) = (&data.claims, &cx.pod.claims) else { return };
+        let ext_pod = data.extended.as_ref().map(|e| &e.pod);
+        let (Some(claims), Some(pod)) = (&data.claims, cx.pod.claims.as_ref().map(|r| &r.pod).or(ext_pod)) else {
+            return;
+        };
         let mut store = cx.snap.cluster.dra.claims.lock();
         let mut shared = lock(&self.shared);
         match shared.reserved.remove(&cx.pod.uid) {
             Some(reserved) => {
                 self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
-                undo_reserve(&refs.pod.metadata.uid, &reserved, &mut store);
+                undo_reserve(&pod.metadata.uid, &reserved, &mut store);
             }
-            None => claims.unreserve(&refs.pod, &mut InFlight::new(), &mut store),
+            None => {
+                claims.unreserve(pod, &mut InFlight::new(), &mut store);
+                // `unreserveExtendedResourceClaim`: the special claim PreBind created is deleted.
+                if let Some(ext) = &data.extended {
+                    store.remove(&ext.claim);
+                }
+            }
         }
     }
 
