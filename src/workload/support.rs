@@ -43,11 +43,11 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
 
 /// The DRA features beyond the basic ones, by the feature gate a test case (or workload) of
 /// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
-/// setting them changes no gate, but it says what the workload needs).
+/// setting them changes no gate, but it says what the workload needs). DRAPrioritizedList and
+/// DRAConsumableCapacity are implemented (`plugins::dynamicresources::allocator_prioritized`,
+/// `allocator_capacity`).
 const DRA_FEATURES: &[(&str, &str)] = &[
-    ("DRAPrioritizedList", "prioritized lists of devices (firstAvailable)"),
     ("DRAPartitionableDevices", "partitionable devices (shared counters)"),
-    ("DRAConsumableCapacity", "consumable device capacity"),
     ("DRADeviceTaints", "device taints and tolerations"),
     ("DRAExtendedResource", "extended resources backed by DRA"),
     ("DRAListTypeAttributes", "list-typed device attributes"),

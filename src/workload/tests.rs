@@ -987,7 +987,7 @@ fn dra_workloads_run_unless_they_need_a_feature_beyond_the_basic_ones() {
   workloads:
   - name: b
 - name: Features
-  featureGates: {DynamicResourceAllocation: true, DRAConsumableCapacity: true}
+  featureGates: {DynamicResourceAllocation: true, DRAConsumableCapacity: true, DRADeviceTaints: true}
   workloadTemplate:
   - opcode: allocResourceClaims
     namespace: init
@@ -1003,7 +1003,8 @@ fn dra_workloads_run_unless_they_need_a_feature_beyond_the_basic_ones() {
     let cases = fx.load().unwrap();
     let reasons: Vec<Option<String>> =
         cases.iter().flat_map(|tc| tc.workloads.iter().map(move |w| skip_reason(tc, w))).collect();
-    let capacity = "dynamic resource allocation: consumable device capacity (DRAConsumableCapacity) is not implemented";
-    // The basic workload runs; a feature beyond the basic ones is named.
-    assert_eq!(reasons, [None, Some(capacity.to_string()), Some(capacity.to_string())]);
+    let taints = "dynamic resource allocation: device taints and tolerations (DRADeviceTaints) is not implemented";
+    // The basic workload runs; a feature beyond those implemented (consumable capacity and
+    // prioritized lists are) is named.
+    assert_eq!(reasons, [None, Some(taints.to_string()), Some(taints.to_string())]);
 }

@@ -735,3 +735,6 @@ fn selector_results_are_cached_per_request_and_device() {
     assert_eq!(got, Outcome::Unfit);
     assert_eq!(cel.evaluations, 6);
 }
+
+#[path = "allocator_features_tests.rs"]
+mod features;

@@ -1,5 +1,6 @@
 //! DynamicResources (dynamic resource allocation, `resource.k8s.io/v1`): the structured allocator
-//! (`allocator`, its CEL selectors evaluated by `crate::cel` through `selectors::CelSelectors`),
+//! (`allocator`, its CEL selectors evaluated by `crate::cel` through `selectors::CelSelectors`;
+//! `allocator_prioritized`: firstAvailable subrequests; `allocator_capacity`: consumable capacity),
 //! the resourceclaim controller's part scheduler_perf runs (`controller`: a claim per template
 //! entry of a pod, named as the controller names it, and `allocResourceClaims`), the claims a pod
 //! uses with upstream's PreEnqueue messages (`pod_claims`), and the plugin's PreFilter, Filter,
@@ -7,6 +8,8 @@
 //! (`cycle`), and the plugin over them (`plugin`).
 
 pub mod allocator;
+pub mod allocator_capacity;
+pub mod allocator_prioritized;
 #[cfg(test)]
 mod allocator_tests;
 pub mod controller;
