@@ -218,8 +218,8 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
             }
         }
     }
-    // 194 run and 73 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling) and the 10
-    // basic DRA workloads run.
+    // 196 run and 71 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 10
+    // basic DRA workloads, ConsumableCapacity/fast and FirstAvailable/fast run.
     assert!(runs >= 190 && skips >= 50, "{runs} run, {skips} skipped");
 }
 
