@@ -94,6 +94,11 @@ impl Quantity {
     pub fn saturating_add(self, other: Quantity) -> Quantity {
         Quantity { nanos: (self.nanos + other.nanos).clamp(-MAX_NANOS, MAX_NANOS) }
     }
+
+    /// The difference, saturating as [`Quantity::saturating_add`].
+    pub fn saturating_sub(self, other: Quantity) -> Quantity {
+        Quantity { nanos: (self.nanos - other.nanos).clamp(-MAX_NANOS, MAX_NANOS) }
+    }
 }
 
 /// Divides `n` by the positive `d`, rounding a remainder away from zero.

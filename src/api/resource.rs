@@ -156,9 +156,18 @@ pub struct ExactDeviceRequest {
     /// DRADeviceTaints.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<super::resource_counters::DeviceToleration>,
-    /// DRAConsumableCapacity.
+    /// DRAConsumableCapacity: how much of each capacity of a device the request consumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<serde_norway::Value>,
+    pub capacity: Option<CapacityRequirements>,
+}
+
+/// `CapacityRequirements` (DRAConsumableCapacity): the capacity a request consumes of a device
+/// that allows multiple allocations, by capacity name.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityRequirements {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub requests: BTreeMap<String, Quantity>,
 }
 
 impl ExactDeviceRequest {
@@ -185,6 +194,12 @@ pub struct DeviceSubRequest {
     pub allocation_mode: Option<DeviceAllocationMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
+    /// DRADeviceTaints.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<super::resource_counters::DeviceToleration>,
+    /// DRAConsumableCapacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityRequirements>,
 }
 
 /// `DeviceAllocationMode`.
@@ -251,6 +266,12 @@ pub struct DeviceRequestAllocationResult {
     /// DRADeviceTaints: the request's tolerations, copied by the allocator.
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<super::resource_counters::DeviceToleration>,
+    /// DRAConsumableCapacity: set when the device allows multiple allocations (one share of it).
+    #[serde(default, rename = "shareID", skip_serializing_if = "Option::is_none")]
+    pub share_id: Option<String>,
+    /// DRAConsumableCapacity: the capacity this share consumes, by capacity name.
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "BTreeMap::is_empty")]
+    pub consumed_capacity: BTreeMap<String, Quantity>,
 }
 
 /// `ResourceClaimConsumerReference`: a pod (or PodGroup) the claim is reserved for.
@@ -415,9 +436,35 @@ impl DeviceAttribute {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceCapacity {
     pub value: Quantity,
-    /// DRAConsumableCapacity.
+    /// DRAConsumableCapacity: how requests for this capacity are rounded and checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_policy: Option<serde_norway::Value>,
+    pub request_policy: Option<CapacityRequestPolicy>,
+}
+
+/// `CapacityRequestPolicy` (DRAConsumableCapacity): the value taken when a request names no
+/// amount, and at most one of the valid values (ascending) or a valid range.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityRequestPolicy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Quantity>,
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub valid_values: Vec<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_range: Option<CapacityRequestPolicyRange>,
+}
+
+/// `CapacityRequestPolicyRange`: `min` (required), an optional `max`, and an optional `step`
+/// from `min`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityRequestPolicyRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<Quantity>,
 }
 
 /// Splits a qualified attribute or capacity name into (domain, id); a name without a domain
@@ -444,8 +491,69 @@ pub fn validate_slice(slice: &ResourceSlice) -> Result<(), (String, String)> {
                 ));
             }
         }
+        for (name, capacity) in &device.capacity {
+            validate_capacity(capacity)
+                .map_err(|(field, message)| (format!("spec.devices[{d}].capacity.{name}{field}"), message))?;
+        }
     }
     super::resource_counters::validate_slice_partitions(&slice.spec)
+}
+
+/// Checks a device capacity (DRAConsumableCapacity's request policy as the API validates it): a
+/// non-negative value; at most one of `validValues` (ascending, unique, at most
+/// [`CAPACITY_VALID_VALUES_MAX_SIZE`]) and `validRange` (with `min`, a positive `step`,
+/// `min <= max`). Returns the field below the capacity (`.requestPolicy.validRange.min`) and why.
+fn validate_capacity(capacity: &DeviceCapacity) -> Result<(), (String, String)> {
+    if capacity.value < Quantity::ZERO {
+        return Err((".value".into(), "must be non-negative".into()));
+    }
+    let Some(policy) = &capacity.request_policy else { return Ok(()) };
+    if !policy.valid_values.is_empty() && policy.valid_range.is_some() {
+        return Err((".requestPolicy".into(), "expected at most one of `validValues` and `validRange`".into()));
+    }
+    if policy.valid_values.len() > CAPACITY_VALID_VALUES_MAX_SIZE {
+        return Err((
+            ".requestPolicy.validValues".into(),
+            format!("must have at most {CAPACITY_VALID_VALUES_MAX_SIZE} items"),
+        ));
+    }
+    if policy.valid_values.windows(2).any(|w| w[0] >= w[1]) {
+        return Err((
+            ".requestPolicy.validValues".into(),
+            "must be sorted in ascending order, without duplicates".into(),
+        ));
+    }
+    if let Some(range) = &policy.valid_range {
+        let Some(min) = range.min else {
+            return Err((".requestPolicy.validRange.min".into(), "required".into()));
+        };
+        if min < Quantity::ZERO {
+            return Err((".requestPolicy.validRange.min".into(), "must be non-negative".into()));
+        }
+        if range.step.is_some_and(|s| s <= Quantity::ZERO) {
+            return Err((".requestPolicy.validRange.step".into(), "must be greater than zero".into()));
+        }
+        if range.max.is_some_and(|m| m < min) {
+            return Err((".requestPolicy.validRange.max".into(), "must be greater than or equal to min".into()));
+        }
+    }
+    Ok(())
+}
+
+/// `resourceapi.CapacityRequestPolicyDiscreteMaxOptions`: at most this many valid values.
+pub const CAPACITY_VALID_VALUES_MAX_SIZE: usize = 10;
+
+/// `resourceapi.FirstAvailableDeviceRequestMaxSize`: at most this many subrequests.
+pub const FIRST_AVAILABLE_MAX_SIZE: usize = 8;
+
+/// Checks a request's (or subrequest's) capacity requests: each non-negative.
+fn validate_capacity_requests(capacity: Option<&CapacityRequirements>, path: &str) -> Result<(), (String, String)> {
+    for (name, q) in capacity.map(|c| &c.requests).into_iter().flatten() {
+        if *q < Quantity::ZERO {
+            return Err((format!("{path}.capacity.requests.{name}"), "must be non-negative".into()));
+        }
+    }
+    Ok(())
 }
 
 /// Checks a claim spec: each request has exactly one of `exactly` and `firstAvailable`, a positive
@@ -466,14 +574,47 @@ pub fn validate_claim_spec(spec: &ResourceClaimSpec) -> Result<(), (String, Stri
                         &format!("devices.requests[{r}].exactly.tolerations[{t}]"),
                     )?;
                 }
+                validate_capacity_requests(exact.capacity.as_ref(), &format!("devices.requests[{r}].exactly"))?;
             }
-            (None, false) => {}
+            (None, false) => {
+                if request.first_available.len() > FIRST_AVAILABLE_MAX_SIZE {
+                    return Err((
+                        format!("devices.requests[{r}].firstAvailable"),
+                        format!("must have at most {FIRST_AVAILABLE_MAX_SIZE} items"),
+                    ));
+                }
+                for (i, sub) in request.first_available.iter().enumerate() {
+                    let path = format!("devices.requests[{r}].firstAvailable[{i}]");
+                    if sub.name.is_empty() || request.first_available[..i].iter().any(|o| o.name == sub.name) {
+                        return Err((format!("{path}.name"), "must be set and unique within the request".into()));
+                    }
+                    let mode = sub.allocation_mode.unwrap_or(DeviceAllocationMode::ExactCount);
+                    if mode == DeviceAllocationMode::ExactCount && sub.count.unwrap_or(1) <= 0 {
+                        return Err((
+                            format!("{path}.count"),
+                            format!("must be greater than zero, found {}", sub.count.unwrap_or(1)),
+                        ));
+                    }
+                    validate_capacity_requests(sub.capacity.as_ref(), &path)?;
+                    for (t, toleration) in sub.tolerations.iter().enumerate() {
+                        super::resource_counters::validate_toleration(toleration, &format!("{path}.tolerations[{t}]"))?;
+                    }
+                }
+            }
             _ => {
                 return Err((
                     format!("devices.requests[{r}]"),
                     "expected exactly one of `exactly` and `firstAvailable`".into(),
                 ))
             }
+        }
+    }
+    for (i, c) in spec.devices.constraints.iter().enumerate() {
+        if c.match_attribute.is_some() == c.distinct_attribute.is_some() {
+            return Err((
+                format!("devices.constraints[{i}]"),
+                "expected exactly one of `matchAttribute` and `distinctAttribute`".into(),
+            ));
         }
     }
     Ok(())
@@ -628,6 +769,42 @@ status:
             (
                 "kind: ResourceClaimTemplate\nmetadata: {name: t}\nspec: {spec: {devices: {requests: [{name: r}]}}}\n".to_string(),
                 "spec.spec.devices.requests[0]",
+            ),
+            (
+                SLICE.replace("{value: 24480Mi}", "{value: 1G, requestPolicy: {validRange: {step: 8}}}"),
+                "spec.devices[0].capacity.memory.requestPolicy.validRange.min",
+            ),
+            (
+                SLICE.replace("{value: 24480Mi}", "{value: 1G, requestPolicy: {validRange: {min: 1M, step: 0}}}"),
+                "spec.devices[0].capacity.memory.requestPolicy.validRange.step",
+            ),
+            (
+                SLICE.replace("{value: 24480Mi}", "{value: 1G, requestPolicy: {validValues: [2M, 1M]}}"),
+                "spec.devices[0].capacity.memory.requestPolicy.validValues",
+            ),
+            (
+                SLICE.replace("{value: 24480Mi}", "{value: 1G, requestPolicy: {default: lots}}"),
+                "spec.devices[0].capacity.memory.requestPolicy.default",
+            ),
+            (
+                "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: x, capacity: {requests: {bw: -1}}}}]}}\n"
+                    .to_string(),
+                "spec.devices.requests[0].exactly.capacity.requests.bw",
+            ),
+            (
+                "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: r, firstAvailable: [{name: a, deviceClassName: x, count: 0}]}]}}\n"
+                    .to_string(),
+                "spec.devices.requests[0].firstAvailable[0].count",
+            ),
+            (
+                "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: r, firstAvailable: [{name: a, deviceClassName: x}, {name: a, deviceClassName: y}]}]}}\n"
+                    .to_string(),
+                "spec.devices.requests[0].firstAvailable[1].name",
+            ),
+            (
+                "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {constraints: [{matchAttribute: a, distinctAttribute: b}]}}\n"
+                    .to_string(),
+                "spec.devices.constraints[0]",
             ),
             ("kind: DeviceClass\nmetadata: {}\n".to_string(), "metadata"),
             ("kind: Pod\nmetadata: {name: p}\nspec: {resourceClaims: [{name: a, resourceClaimName: [x]}]}\n".to_string(), "spec.resourceClaims[0].resourceClaimName"),

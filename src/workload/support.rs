@@ -44,10 +44,11 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
 
 /// The DRA features beyond the basic ones, by the feature gate a test case (or workload) of
 /// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
-/// setting them changes no gate, but it says what the workload needs).
+/// setting them changes no gate, but it says what the workload needs). DRAPrioritizedList,
+/// DRAConsumableCapacity, DRAPartitionableDevices, DRADeviceTaints and DRAExtendedResource are
+/// implemented (`plugins::dynamicresources`: `allocator_prioritized`, `allocator_capacity`,
+/// `allocator_counters`, `allocator_taints`, `extended`).
 const DRA_FEATURES: &[(&str, &str)] = &[
-    ("DRAPrioritizedList", "prioritized lists of devices (firstAvailable)"),
-    ("DRAConsumableCapacity", "consumable device capacity"),
     ("DRAListTypeAttributes", "list-typed device attributes"),
     ("DRADeviceCompatibilityGroups", "device compatibility groups"),
     ("DRAWorkloadResourceClaims", "resource claims of pod groups"),
@@ -58,8 +59,10 @@ pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     // Only a test case that uses DRA (or one already unsupported) is skipped for a DRA feature gate.
     let dra = tc.uses_dra;
     if dra || tc.unsupported.is_some() {
-        let gates = tc.feature_gates.iter().chain(&w.feature_gates);
-        let feature = gates.filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
+        // The workload's gates override the test case's, as upstream merges them.
+        let mut gates = tc.feature_gates.clone();
+        gates.extend(w.feature_gates.iter().map(|(g, &on)| (g.clone(), on)));
+        let feature = gates.iter().filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
         if let Some((gate, what)) = feature {
             return Some(format!("dynamic resource allocation: {what} ({gate}) is not implemented"));
         }

@@ -987,7 +987,7 @@ fn dra_workloads_run_unless_they_need_a_feature_beyond_the_basic_ones() {
   workloads:
   - name: b
 - name: Features
-  featureGates: {DynamicResourceAllocation: true, DRAConsumableCapacity: true}
+  featureGates: {DynamicResourceAllocation: true, DRAConsumableCapacity: true, DRAListTypeAttributes: true}
   workloadTemplate:
   - opcode: allocResourceClaims
     namespace: init
@@ -997,13 +997,19 @@ fn dra_workloads_run_unless_they_need_a_feature_beyond_the_basic_ones() {
   workloads:
   - name: capacity
   - name: both
-    featureGates: {DRAPartitionableDevices: true}
+    featureGates: {DRAPartitionableDevices: true, DRADeviceTaints: true, DRAExtendedResource: true}
+  - name: groups
+    featureGates: {DRAListTypeAttributes: false, DRADeviceCompatibilityGroups: true}
 ";
     let fx = Fixture::new(yaml);
     let cases = fx.load().unwrap();
     let reasons: Vec<Option<String>> =
         cases.iter().flat_map(|tc| tc.workloads.iter().map(move |w| skip_reason(tc, w))).collect();
-    let capacity = "dynamic resource allocation: consumable device capacity (DRAConsumableCapacity) is not implemented";
-    // The basic workload runs; a feature beyond the basic ones is named.
-    assert_eq!(reasons, [None, Some(capacity.to_string()), Some(capacity.to_string())]);
+    let lists = "dynamic resource allocation: list-typed device attributes (DRAListTypeAttributes) is not implemented";
+    let groups =
+        "dynamic resource allocation: device compatibility groups (DRADeviceCompatibilityGroups) is not implemented";
+    // The basic workload runs; a feature beyond those implemented (consumable capacity,
+    // prioritized lists, partitionable devices, device taints and DRA-backed extended resources
+    // are) is named.
+    assert_eq!(reasons, [None, Some(lists.to_string()), Some(lists.to_string()), Some(groups.to_string())]);
 }

@@ -11,24 +11,29 @@
 //!
 //! Partitionable devices (shared counters, per-device node selection) are in
 //! [`super::allocator_counters`], device taints and tolerations in [`super::allocator_taints`],
-//! hooked into the pools and the search here.
+//! DRAConsumableCapacity (devices allowing multiple allocations, capacity requests and request
+//! policies, `distinctAttribute`) in [`super::allocator_capacity`], DRAPrioritizedList
+//! (`firstAvailable`: subrequests tried in order, results named `<request>/<subrequest>`) in
+//! [`super::allocator_prioritized`]; all hook into the pools and the search here.
 //!
 //! Not here (the caller refuses such claims and slices before allocating; a workload using them
-//! is skipped): `firstAvailable` (DRAPrioritizedList), consumable capacity (`distinctAttribute`,
-//! multiple allocations), binding conditions, compatibility groups, list attributes.
+//! is skipped): binding conditions, compatibility groups, list attributes.
 //!
 //! CEL selectors are evaluated through [`DeviceSelectors`], so each distinct expression is compiled
 //! once by whoever implements it; results are cached per (request, device) as upstream does.
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::allocator_capacity::{self as capacity, Consumed, DistinctAttribute, SharedState};
 use super::allocator_counters::{self as counters, PoolCounters};
+use super::allocator_prioritized::{self as prioritized, RequestForm, MAX_SIZE_EXCEEDED};
 use super::allocator_taints::taint_prevents_allocation;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
 use crate::api::resource::{
-    AllocationResult, Device, DeviceAllocationMode, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
-    DeviceSelector, ExactDeviceRequest, ResourceClaim, ResourceSlice,
+    AllocationResult, CapacityRequirements, Device, DeviceAllocationMode, DeviceAllocationResult, DeviceClass,
+    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
 };
+use crate::api::resource_counters::DeviceToleration;
 
 /// `resourceapi.AllocationResultsMaxSize`: at most this many devices per claim.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
@@ -203,14 +208,25 @@ struct Candidate<'a> {
     reachable: bool,
 }
 
-/// A request as the search needs it.
+/// A request (or one subrequest of a `firstAvailable` request) as the search needs it.
 struct RequestData<'a> {
+    /// The request's name (the parent's for a subrequest: constraints name it).
     name: &'a str,
-    exact: &'a ExactDeviceRequest,
+    /// The subrequest's name, for a `firstAvailable` alternative.
+    sub_name: Option<&'a str>,
+    selectors: &'a [DeviceSelector],
+    admin: bool,
+    capacity: Option<&'a CapacityRequirements>,
+    /// DRADeviceTaints: the request's (or subrequest's) tolerations.
+    tolerations: &'a [DeviceToleration],
     class: &'a DeviceClass,
     num_devices: usize,
     /// `All`: the candidates (indices) picked before the search.
     all_devices: Option<Vec<usize>>,
+    /// Where this request's row of `Search::selectable` starts.
+    offset: usize,
+    /// A `firstAvailable` request: its subrequests, in order (then the fields above are unused).
+    subrequests: Vec<RequestData<'a>>,
 }
 
 /// A `matchAttribute` constraint: every device of its requests has the attribute, with one value.
@@ -222,12 +238,12 @@ struct MatchAttribute<'a> {
 }
 
 impl MatchAttribute<'_> {
-    fn applies(&self, request: &str) -> bool {
-        self.requests.is_empty() || self.requests.contains(&request)
+    fn applies(&self, request: &str, sub: Option<&str>) -> bool {
+        prioritized::constraint_applies(&self.requests, request, sub)
     }
 
-    fn add(&mut self, request: &str, c: &Candidate<'_>) -> bool {
-        if !self.applies(request) {
+    fn add(&mut self, request: &str, sub: Option<&str>, c: &Candidate<'_>) -> bool {
+        if !self.applies(request, sub) {
             return true;
         }
         let Some(value) = lookup_attribute(c.device, &c.id.driver, self.attribute) else {
@@ -245,8 +261,8 @@ impl MatchAttribute<'_> {
         true
     }
 
-    fn remove(&mut self, request: &str) {
-        if self.applies(request) {
+    fn remove(&mut self, request: &str, sub: Option<&str>) {
+        if self.applies(request, sub) {
             self.num_devices -= 1;
         }
     }
@@ -275,15 +291,38 @@ struct Search<'a, 's> {
     /// Per claim, per request.
     requests: Vec<Vec<RequestData<'a>>>,
     constraints: Vec<Vec<MatchAttribute<'a>>>,
-    /// Per claim: (request index, candidate index) chosen so far.
-    result: Vec<Vec<(usize, usize)>>,
-    /// (claim, request, candidate) -> selectable, filled on first use.
+    /// Per claim: the `distinctAttribute` constraints (checked after the `matchAttribute` ones;
+    /// each is independent of the others, so the order decides nothing).
+    distinct: Vec<Vec<DistinctAttribute<'a>>>,
+    /// Per claim: the devices chosen so far.
+    result: Vec<Vec<Chosen>>,
+    /// (claim, request or subrequest, candidate) -> selectable, filled on first use.
     selectable: Vec<Option<bool>>,
-    /// Per claim, per request: where its row of `selectable` starts.
-    request_offsets: Vec<Vec<usize>>,
+    /// Per claim, per request: the subrequest being tried (then chosen) of a `firstAvailable` one.
+    chosen_sub: Vec<Vec<usize>>,
+    /// Per candidate: the capacity the shares of allocated claims consume.
+    allocated_consumed: Vec<Option<&'a Consumed>>,
+    /// Per candidate: the capacity the shares chosen so far consume (`allocatingCapacity`).
+    allocating_consumed: Vec<Option<Consumed>>,
+    /// Per candidate: how many shares of it the search holds (upstream's `allocatingCapacity`
+    /// entry exists exactly while one does).
+    allocating_shares: Vec<u32>,
+    /// Per candidate: an allocated claim holds a share of it (`AllocatedSharedDeviceIDs`).
+    allocated_shared: Vec<bool>,
     selectors: &'s mut dyn DeviceSelectors,
     /// Per pool (as in `Candidate::pool`): its counters, when it has counter sets.
     counters: Vec<Option<PoolCounters<'a>>>,
+}
+
+/// One device chosen for a claim.
+#[derive(Clone, Debug, PartialEq)]
+struct Chosen {
+    ri: usize,
+    d: usize,
+    /// What this share consumes, for a device that allows multiple allocations.
+    share: Option<Consumed>,
+    /// Whether choosing it reserved the device's counters (released when it is undone).
+    counters_reserved: bool,
 }
 
 /// Allocates `claims` (none allocated yet) for `node` from `slices`, excluding `allocated`
@@ -298,17 +337,39 @@ pub fn allocate(
     allocated: &HashSet<DeviceId>,
     selectors: &mut dyn DeviceSelectors,
 ) -> Result<Outcome, String> {
+    allocate_with(claims, node, slices, classes, allocated, &SharedState::default(), selectors)
+}
+
+/// [`allocate`] with the shares allocated claims hold (`shared`; their devices are not in
+/// `allocated`).
+pub fn allocate_with(
+    claims: &[&ResourceClaim],
+    node: &NodeView<'_>,
+    slices: &[&ResourceSlice],
+    classes: &BTreeMap<String, DeviceClass>,
+    allocated: &HashSet<DeviceId>,
+    shared: &SharedState,
+    selectors: &mut dyn DeviceSelectors,
+) -> Result<Outcome, String> {
     if claims.len() > 64 {
         return Err(format!("{} claims for one pod: at most 64 are supported", claims.len()));
     }
     let pools = gather_pools(slices, node);
+    // `IsDeviceAllocated`: a device an allocated claim holds a share of consumes its counters too.
+    let with_shared;
+    let counted = if shared.shared.is_empty() {
+        allocated
+    } else {
+        with_shared = allocated.union(&shared.shared).cloned().collect::<HashSet<DeviceId>>();
+        &with_shared
+    };
     let mut candidates = Vec::new();
     let mut pool_counters = Vec::new();
     for pool in pools.iter().filter(|p| !p.incomplete && !p.invalid) {
         let index = pool_counters.len();
         pool_counters.push((!pool.counter_sets.is_empty()).then(|| {
             let device_slices: Vec<&ResourceSlice> = pool.slices.iter().chain(&pool.other_slices).copied().collect();
-            PoolCounters::new(&pool.counter_sets, &device_slices, allocated)
+            PoolCounters::new(&pool.counter_sets, &device_slices, counted)
         }));
         for &slice in &pool.slices {
             let per_device = counters::per_device(slice);
@@ -324,85 +385,64 @@ pub fn allocate(
         }
     }
     let in_use = candidates.iter().map(|c| allocated.contains(&c.id)).collect();
+    let allocated_shared = candidates.iter().map(|c| shared.shared.contains(&c.id)).collect();
+    let allocated_consumed = if shared.consumed.is_empty() {
+        vec![None; candidates.len()]
+    } else {
+        candidates.iter().map(|c| shared.consumed.get(&c.id)).collect()
+    };
+    let rows: usize =
+        claims.iter().flat_map(|c| &c.spec.devices.requests).map(|r| r.first_available.len().max(1)).sum();
     let mut search = Search {
         claims,
         allocating: vec![0; candidates.len()],
+        allocating_consumed: vec![None; candidates.len()],
+        allocating_shares: vec![0; candidates.len()],
+        allocated_shared,
+        allocated_consumed,
+        selectable: vec![None; rows * candidates.len()],
         candidates,
         in_use,
         requests: Vec::with_capacity(claims.len()),
         constraints: Vec::with_capacity(claims.len()),
+        distinct: Vec::with_capacity(claims.len()),
         result: vec![Vec::new(); claims.len()],
-        selectable: Vec::new(),
-        request_offsets: Vec::new(),
+        chosen_sub: claims.iter().map(|c| vec![0; c.spec.devices.requests.len()]).collect(),
         selectors,
         counters: pool_counters,
     };
     let mut offset = 0;
-    for claim in claims {
-        let n = claim.spec.devices.requests.len();
-        search.request_offsets.push((0..n).map(|r| offset + r * search.candidates.len()).collect());
-        offset += n * search.candidates.len();
-    }
-    search.selectable = vec![None; offset];
     for (ci, claim) in claims.iter().enumerate() {
         let key = claim_key(claim);
         let mut requests = Vec::with_capacity(claim.spec.devices.requests.len());
         let mut min_devices = 0usize;
-        for (ri, request) in claim.spec.devices.requests.iter().enumerate() {
-            let Some(exact) = &request.exactly else {
-                return Err(format!(
-                    "claim {key}, request {}: has subrequests (firstAvailable), which schedperf does not implement",
-                    request.name
-                ));
-            };
-            for (i, s) in exact.selectors.iter().enumerate() {
-                if s.cel.is_none() {
-                    return Err(format!(
-                        "claim {key}, request {}, selector #{i}: CEL expression empty (unsupported selector type?)",
-                        request.name
-                    ));
+        for request in &claim.spec.devices.requests {
+            let forms = prioritized::forms_of(request);
+            let mut alternatives = Vec::with_capacity(forms.len());
+            for form in forms {
+                let data = search.request_data(ci, &key, &request.name, form, offset, classes, &pools)?;
+                offset += search.candidates.len();
+                alternatives.push(data);
+            }
+            let data = if request.exactly.is_some() {
+                alternatives.pop().expect("one form for an exact request")
+            } else {
+                let first = &alternatives[0];
+                RequestData {
+                    name: &request.name,
+                    sub_name: None,
+                    selectors: &[],
+                    admin: false,
+                    capacity: None,
+                    tolerations: &[],
+                    class: first.class,
+                    // A lower bound: the subrequest chosen decides (`allocate_one` checks again).
+                    num_devices: alternatives.iter().map(|a| a.num_devices).min().unwrap_or(0),
+                    all_devices: None,
+                    offset: usize::MAX,
+                    subrequests: alternatives,
                 }
-            }
-            if exact.device_class_name.is_empty() {
-                return Err(format!(
-                    "claim {key}, request {}: missing device class name (unsupported request type?)",
-                    request.name
-                ));
-            }
-            let Some(class) = classes.get(&exact.device_class_name) else {
-                return Err(format!(
-                    "claim {key}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
-                    request.name, exact.device_class_name, exact.device_class_name
-                ));
             };
-            let mut data = RequestData { name: &request.name, exact, class, num_devices: 0, all_devices: None };
-            match exact.mode() {
-                DeviceAllocationMode::ExactCount => data.num_devices = usize::try_from(exact.count()).unwrap_or(0),
-                DeviceAllocationMode::All => {
-                    for pool in &pools {
-                        if pool.incomplete {
-                            return Err(format!(
-                                "claim {key}, request {}: asks for all devices, but resource pool {}/{} is currently being updated",
-                                request.name, pool.driver, pool.name
-                            ));
-                        }
-                        if pool.invalid {
-                            return Err(format!(
-                                "claim {key}, request {}: asks for all devices, but resource pool {}/{} is currently invalid",
-                                request.name, pool.driver, pool.name
-                            ));
-                        }
-                    }
-                    let mut all = Vec::new();
-                    for d in 0..search.candidates.len() {
-                        if search.is_selectable(ci, ri, class, exact, d)? {
-                            all.push(d);
-                        }
-                    }
-                    data.num_devices = all.len();
-                    data.all_devices = Some(all);
-                }
-            }
             if data.num_devices > ALLOCATION_RESULTS_MAX_SIZE - min_devices {
                 return Err(format!(
                     "claim {key}, request {}: adding {} devices exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_devices} already accounted for",
@@ -413,28 +453,120 @@ pub fn allocate(
             requests.push(data);
         }
         let mut constraints = Vec::with_capacity(claim.spec.devices.constraints.len());
+        let mut distinct = Vec::new();
         for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
-            let Some(attribute) = c.match_attribute.as_deref() else {
+            let requests = c.requests.iter().map(String::as_str).collect();
+            if let Some(attribute) = c.match_attribute.as_deref() {
+                constraints.push(MatchAttribute { requests, attribute, value: None, num_devices: 0 });
+            } else if let Some(attribute) = c.distinct_attribute.as_deref() {
+                distinct.push(DistinctAttribute { requests, attribute, values: Vec::new() });
+            } else {
                 return Err(format!("claim {key}, constraint #{i}: empty constraint (unsupported constraint type?)"));
-            };
-            constraints.push(MatchAttribute {
-                requests: c.requests.iter().map(String::as_str).collect(),
-                attribute,
-                value: None,
-                num_devices: 0,
-            });
+            }
         }
         search.requests.push(requests);
         search.constraints.push(constraints);
+        search.distinct.push(distinct);
     }
-    if !search.allocate_one(0, 0, 0)? {
-        // Not fatal for other nodes; surfaced only when allocation fails on every node.
-        if pools.iter().any(|p| p.invalid) {
-            return Err(INVALID_POOLS.into());
-        }
-        return Ok(Outcome::Unfit);
+    match search.allocate_one(0, 0, 0, 0, false) {
+        Ok(true) => {}
+        Ok(false) => return unfit(&pools),
+        // Past the claim limit in the first claim: upstream returns this error as it is.
+        Err(e) => return Err(e),
     }
     Ok(Outcome::Allocated((0..claims.len()).map(|ci| search.result_of(ci)).collect()))
+}
+
+impl<'a> Search<'a, '_> {
+    /// `validateDeviceRequest`: the class, the selectors, the count (for `All`: the devices).
+    #[allow(clippy::too_many_arguments)]
+    fn request_data(
+        &mut self,
+        ci: usize,
+        key: &str,
+        request_name: &'a str,
+        form: RequestForm<'a>,
+        offset: usize,
+        classes: &'a BTreeMap<String, DeviceClass>,
+        pools: &[Pool<'_>],
+    ) -> Result<RequestData<'a>, String> {
+        let name = form.display_name(request_name);
+        for (i, s) in form.selectors.iter().enumerate() {
+            if s.cel.is_none() {
+                return Err(format!(
+                    "claim {key}, request {name}, selector #{i}: CEL expression empty (unsupported selector type?)"
+                ));
+            }
+        }
+        if form.device_class_name.is_empty() {
+            return Err(format!("claim {key}, request {name}: missing device class name (unsupported request type?)"));
+        }
+        let Some(class) = classes.get(form.device_class_name) else {
+            return Err(format!(
+                "claim {key}, request {name}: could not retrieve device class {0}: deviceclass.resource.k8s.io \"{0}\" not found",
+                form.device_class_name
+            ));
+        };
+        let mut data = RequestData {
+            name: request_name,
+            sub_name: form.sub_name,
+            selectors: form.selectors,
+            admin: form.admin,
+            capacity: form.capacity,
+            tolerations: form.tolerations,
+            class,
+            num_devices: 0,
+            all_devices: None,
+            offset,
+            subrequests: Vec::new(),
+        };
+        match form.mode {
+            DeviceAllocationMode::ExactCount => data.num_devices = usize::try_from(form.count).unwrap_or(0),
+            DeviceAllocationMode::All => {
+                for pool in pools {
+                    if pool.incomplete {
+                        return Err(format!(
+                            "claim {key}, request {name}: asks for all devices, but resource pool {}/{} is currently being updated",
+                            pool.driver, pool.name
+                        ));
+                    }
+                    if pool.invalid {
+                        return Err(format!(
+                            "claim {key}, request {name}: asks for all devices, but resource pool {}/{} is currently invalid",
+                            pool.driver, pool.name
+                        ));
+                    }
+                }
+                let mut all = Vec::new();
+                for d in 0..self.candidates.len() {
+                    if !self.is_selectable(ci, offset, class, form.selectors, d)? {
+                        continue;
+                    }
+                    // Static capacity only: what is taken is checked when allocating, so a
+                    // device short of capacity stays in the list and `All` fails.
+                    let device = self.candidates[d].device;
+                    if !capacity::fits(form.capacity, &device.capacity, None, None).map_err(|e| {
+                        format!("claim {key}, request {name}: checking capacity for device {}: {e}", device.name)
+                    })? {
+                        continue;
+                    }
+                    all.push(d);
+                }
+                data.num_devices = all.len();
+                data.all_devices = Some(all);
+            }
+        }
+        Ok(data)
+    }
+}
+
+/// No allocation on this node: with an invalid pool reaching it, upstream's error (not fatal for
+/// other nodes; surfaced only when allocation fails on every node), else unfit.
+fn unfit(pools: &[Pool<'_>]) -> Result<Outcome, String> {
+    if pools.iter().any(|p| p.invalid) {
+        return Err(INVALID_POOLS.into());
+    }
+    Ok(Outcome::Unfit)
 }
 
 /// `klog.KObj`: `namespace/name`, or the name alone without a namespace.
@@ -447,16 +579,26 @@ fn claim_key(claim: &ResourceClaim) -> String {
 }
 
 impl<'a> Search<'a, '_> {
+    /// The request `ri` of claim `ci`, or the subrequest being tried of a `firstAvailable` one.
+    fn req(&self, ci: usize, ri: usize) -> &RequestData<'a> {
+        let r = &self.requests[ci][ri];
+        if r.subrequests.is_empty() {
+            r
+        } else {
+            &r.subrequests[self.chosen_sub[ci][ri]]
+        }
+    }
+
     /// `isSelectable`: the class's selectors, then the request's, cached per (request, device).
     fn is_selectable(
         &mut self,
         ci: usize,
-        ri: usize,
+        offset: usize,
         class: &DeviceClass,
-        exact: &ExactDeviceRequest,
+        request_selectors: &[DeviceSelector],
         d: usize,
     ) -> Result<bool, String> {
-        let slot = self.request_offsets[ci][ri] + d;
+        let slot = offset + d;
         if let Some(known) = self.selectable[slot] {
             return Ok(known);
         }
@@ -470,43 +612,56 @@ impl<'a> Search<'a, '_> {
         let selectors = &mut *self.selectors;
         let matches = selectors_match(selectors, &c.id, c.device, &class.spec.selectors, || {
             format!("class {}", class.metadata.name)
-        })? && selectors_match(selectors, &c.id, c.device, &exact.selectors, || {
+        })? && selectors_match(selectors, &c.id, c.device, request_selectors, || {
             format!("claim {}", claim_key(claim))
         })? && c.reachable;
         self.selectable[slot] = Some(matches);
         Ok(matches)
     }
 
-    /// `allocateOne`: the `di`-th device of request `ri` of claim `ci`, and everything after it.
-    fn allocate_one(&mut self, ci: usize, ri: usize, di: usize) -> Result<bool, String> {
+    /// `allocateOne`: the `di`-th device of request `ri` of claim `ci`, and everything after it;
+    /// candidates from `start` on (the devices of one request are taken in candidate order).
+    /// `in_sub`: the subrequest of a `firstAvailable` request is chosen (`chosen_sub`).
+    /// `Err(MAX_SIZE_EXCEEDED)`: the claim would pass [`ALLOCATION_RESULTS_MAX_SIZE`] (a
+    /// `firstAvailable` request may then try its next subrequest).
+    fn allocate_one(&mut self, ci: usize, ri: usize, di: usize, start: usize, in_sub: bool) -> Result<bool, String> {
         if ci >= self.claims.len() {
             return Ok(true);
         }
         if ri >= self.requests[ci].len() {
-            return self.allocate_one(ci + 1, 0, 0);
+            return match self.allocate_one(ci + 1, 0, 0, 0, false) {
+                Err(e) if e == MAX_SIZE_EXCEEDED => Ok(false),
+                other => other,
+            };
         }
-        let num_devices = self.requests[ci][ri].num_devices;
-        if let Some(all) = &self.requests[ci][ri].all_devices {
+        if !in_sub && !self.requests[ci][ri].subrequests.is_empty() {
+            return self.allocate_subrequests(ci, ri);
+        }
+        let num_devices = self.req(ci, ri).num_devices;
+        if let Some(all) = &self.req(ci, ri).all_devices {
             if all.is_empty() {
                 return Ok(false);
             }
         }
         if di >= num_devices {
-            return self.allocate_one(ci, ri + 1, 0);
+            return self.allocate_one(ci, ri + 1, 0, 0, false);
         }
-        if let Some(all) = &self.requests[ci][ri].all_devices {
+        if num_devices - di > ALLOCATION_RESULTS_MAX_SIZE - self.result[ci].len() {
+            return Err(MAX_SIZE_EXCEEDED.into());
+        }
+        if let Some(all) = &self.req(ci, ri).all_devices {
             let d = all[di];
             if !self.allocate_device(ci, ri, d, true)? {
                 return Ok(false);
             }
-            if self.allocate_one(ci, ri, di + 1)? {
-                return Ok(true);
+            let done = self.allocate_one(ci, ri, di + 1, 0, in_sub);
+            if !matches!(done, Ok(true)) {
+                self.deallocate_device(ci, ri, d);
             }
-            self.deallocate_device(ci, ri, d);
-            return Ok(false);
+            return done;
         }
-        let admin = self.requests[ci][ri].exact.admin_access.unwrap_or(false);
-        for d in 0..self.candidates.len() {
+        let admin = self.req(ci, ri).admin;
+        for d in start..self.candidates.len() {
             if admin {
                 if self.allocating[d] & (1 << ci) != 0 {
                     continue;
@@ -514,100 +669,226 @@ impl<'a> Search<'a, '_> {
             } else if self.in_use[d] || self.allocating[d] != 0 {
                 continue;
             }
-            let (class, exact) = (self.requests[ci][ri].class, self.requests[ci][ri].exact);
-            if !self.is_selectable(ci, ri, class, exact, d)? {
+            let r = self.req(ci, ri);
+            let (class, selectors, offset) = (r.class, r.selectors, r.offset);
+            if !self.is_selectable(ci, offset, class, selectors, d)? {
+                continue;
+            }
+            if !self.capacity_fits(ci, ri, d)? {
                 continue;
             }
             if !self.allocate_device(ci, ri, d, false)? {
                 continue;
             }
-            if self.allocate_one(ci, ri, di + 1)? {
-                return Ok(true);
+            match self.allocate_one(ci, ri, di + 1, d + 1, in_sub) {
+                Ok(true) => return Ok(true),
+                Ok(false) => self.deallocate_device(ci, ri, d),
+                Err(e) => {
+                    self.deallocate_device(ci, ri, d);
+                    return Err(e);
+                }
             }
-            self.deallocate_device(ci, ri, d);
         }
         Ok(false)
     }
 
-    /// `allocateDevice`: in use, then the claim's constraints; on success the device is recorded.
+    /// A `firstAvailable` request: its subrequests in order, the first that leads to a full
+    /// solution is kept (`chosen_sub`). `Err(MAX_SIZE_EXCEEDED)` when every one passed the claim
+    /// limit: no solution goes through the devices chosen before.
+    fn allocate_subrequests(&mut self, ci: usize, ri: usize) -> Result<bool, String> {
+        let mut all_exceeded = true;
+        for si in 0..self.requests[ci][ri].subrequests.len() {
+            self.chosen_sub[ci][ri] = si;
+            match self.allocate_one(ci, ri, 0, 0, true) {
+                Err(e) if e == MAX_SIZE_EXCEEDED => continue,
+                Err(e) => return Err(e),
+                Ok(true) => return Ok(true),
+                Ok(false) => all_exceeded = false,
+            }
+        }
+        if all_exceeded {
+            return Err(MAX_SIZE_EXCEEDED.into());
+        }
+        Ok(false)
+    }
+
+    /// `CmpRequestOverCapacity` for candidate `d` and request `ri` of claim `ci`: what allocated
+    /// claims and this search's shares take of it, plus what the request would take, within its
+    /// capacities.
+    fn capacity_fits(&self, ci: usize, ri: usize, d: usize) -> Result<bool, String> {
+        let c = &self.candidates[d];
+        let r = self.req(ci, ri);
+        capacity::fits(r.capacity, &c.device.capacity, self.allocated_consumed[d], self.allocating_consumed[d].as_ref())
+            .map_err(|e| {
+                format!(
+                    "claim {}, request {}: checking capacity for device {}: {e}",
+                    claim_key(self.claims[ci]),
+                    r.sub_name.unwrap_or(r.name),
+                    c.id
+                )
+            })
+    }
+
+    /// `allocateDevice`: in use, then the device's counters (partitionable devices), its taints,
+    /// the claim's constraints, then the capacity; on success the device is recorded (a device
+    /// allowing multiple allocations is not marked in use: its share consumes capacity instead).
+    /// Every rejection after the counters were reserved releases them (`rollbackDevice`).
     fn allocate_device(&mut self, ci: usize, ri: usize, d: usize, must: bool) -> Result<bool, String> {
-        let admin = self.requests[ci][ri].exact.admin_access.unwrap_or(false);
+        let multiple = self.candidates[d].device.allow_multiple_allocations == Some(true);
+        let (admin, name, sub, request_capacity, tolerations) = {
+            let r = self.req(ci, ri);
+            (r.admin, r.name, r.sub_name, r.capacity, r.tolerations)
+        };
         if admin {
-            if self.allocating[d] & (1 << ci) != 0 {
+            if !multiple && self.allocating[d] & (1 << ci) != 0 {
                 return Ok(false);
             }
         } else if self.in_use[d] || self.allocating[d] != 0 {
             return Ok(false);
         }
-        let name = self.requests[ci][ri].name;
-        let candidate = &self.candidates[d];
-        let reserved = !candidate.device.consumes_counters.is_empty();
-        if reserved && !self.counters[candidate.pool].as_mut().is_some_and(|c| c.reserve(candidate.device)) {
+        let (pool, device) = (self.candidates[d].pool, self.candidates[d].device);
+        // A further share of a device already shared does not charge its counters again.
+        let capacity_in_use =
+            self.allocated_shared[d] || self.allocated_consumed[d].is_some() || self.allocating_shares[d] > 0;
+        let skip_counter_check = multiple && capacity_in_use;
+        let counters_reserved = !skip_counter_check && !device.consumes_counters.is_empty();
+        if counters_reserved && !self.counters[pool].as_mut().is_some_and(|c| c.reserve(device)) {
             return Ok(false);
         }
         let release = |counters: &mut Vec<Option<PoolCounters<'a>>>| {
-            if let Some(c) = counters[candidate.pool].as_mut().filter(|_| reserved) {
-                c.release(candidate.device);
+            if let Some(c) = counters[pool].as_mut().filter(|_| counters_reserved) {
+                c.release(device);
             }
         };
-        if taint_prevents_allocation(candidate.device, &self.requests[ci][ri].exact.tolerations) {
+        if taint_prevents_allocation(device, tolerations) {
             release(&mut self.counters);
             return Ok(false);
         }
+        let constraint_error = |search: &Self| {
+            format!(
+                "claim {}, request {}: cannot add device {} because a claim constraint would not be satisfied",
+                claim_key(search.claims[ci]),
+                sub.unwrap_or(name),
+                search.candidates[d].id
+            )
+        };
         for k in 0..self.constraints[ci].len() {
-            if !self.constraints[ci][k].add(name, candidate) {
+            if !self.constraints[ci][k].add(name, sub, &self.candidates[d]) {
                 for j in (0..k).rev() {
-                    self.constraints[ci][j].remove(name);
+                    self.constraints[ci][j].remove(name, sub);
                 }
                 release(&mut self.counters);
-                if must {
-                    return Err(format!(
-                        "claim {}, request {name}: cannot add device {} because a claim constraint would not be satisfied",
-                        claim_key(self.claims[ci]),
-                        candidate.id
-                    ));
-                }
-                return Ok(false);
+                return if must { Err(constraint_error(self)) } else { Ok(false) };
             }
         }
-        self.allocating[d] |= 1 << ci;
-        self.result[ci].push((ri, d));
+        for k in 0..self.distinct[ci].len() {
+            let c = &self.distinct[ci][k];
+            let applies = prioritized::constraint_applies(&c.requests, name, sub);
+            let value =
+                if applies { lookup_attribute(device, &self.candidates[d].id.driver, c.attribute) } else { None };
+            if !self.distinct[ci][k].add(applies, value) {
+                self.undo_constraints(ci, name, sub, k);
+                release(&mut self.counters);
+                return if must { Err(constraint_error(self)) } else { Ok(false) };
+            }
+        }
+        match self.capacity_fits(ci, ri, d) {
+            Ok(true) => {}
+            other => {
+                self.undo_constraints(ci, name, sub, self.distinct[ci].len());
+                release(&mut self.counters);
+                return other;
+            }
+        }
+        let share = if multiple {
+            let consumed = match capacity::consumed_by(request_capacity, &device.capacity) {
+                Ok(consumed) => consumed,
+                Err(e) => {
+                    self.undo_constraints(ci, name, sub, self.distinct[ci].len());
+                    release(&mut self.counters);
+                    return Err(format!(
+                        "claim {}, request {}: computing consumed capacity for device {}: {e}",
+                        claim_key(self.claims[ci]),
+                        sub.unwrap_or(name),
+                        self.candidates[d].id
+                    ));
+                }
+            };
+            capacity::add_consumed(self.allocating_consumed[d].get_or_insert_with(Consumed::new), &consumed);
+            self.allocating_shares[d] += 1;
+            Some(consumed)
+        } else {
+            self.allocating[d] |= 1 << ci;
+            None
+        };
+        self.result[ci].push(Chosen { ri, d, share, counters_reserved });
         Ok(true)
+    }
+
+    /// Removes a device of (`name`, `sub`) from every `matchAttribute` constraint and from the
+    /// first `distinct` `distinctAttribute` ones of claim `ci`.
+    fn undo_constraints(&mut self, ci: usize, name: &str, sub: Option<&str>, distinct: usize) {
+        for k in (0..distinct).rev() {
+            let applies = prioritized::constraint_applies(&self.distinct[ci][k].requests, name, sub);
+            self.distinct[ci][k].remove(applies);
+        }
+        for k in (0..self.constraints[ci].len()).rev() {
+            self.constraints[ci][k].remove(name, sub);
+        }
     }
 
     /// `rollbackDevice` of a device `allocate_device` accepted (the last one of claim `ci`).
     fn deallocate_device(&mut self, ci: usize, ri: usize, d: usize) {
-        let popped = self.result[ci].pop();
-        debug_assert_eq!(popped, Some((ri, d)));
-        self.allocating[d] &= !(1 << ci);
+        let popped = self.result[ci].pop().expect("a device to deallocate");
+        debug_assert_eq!((popped.ri, popped.d), (ri, d));
+        let counters_reserved = match &popped.share {
+            // The entry stays (empty) once made: upstream keeps it while an earlier share holds it,
+            // and an empty entry changes no sum.
+            Some(consumed) => {
+                let entry = self.allocating_consumed[d].get_or_insert_with(Consumed::new);
+                capacity::sub_consumed(entry, consumed);
+                self.allocating_shares[d] -= 1;
+                popped.counters_reserved
+            }
+            None => {
+                self.allocating[d] &= !(1 << ci);
+                popped.counters_reserved
+            }
+        };
         let c = &self.candidates[d];
-        if let Some(counters) = self.counters[c.pool].as_mut().filter(|_| !c.device.consumes_counters.is_empty()) {
+        if let Some(counters) = self.counters[c.pool].as_mut().filter(|_| counters_reserved) {
             counters.release(c.device);
         }
-        let name = self.requests[ci][ri].name;
-        for k in (0..self.constraints[ci].len()).rev() {
-            self.constraints[ci][k].remove(name);
-        }
+        let (name, sub) = {
+            let r = self.req(ci, ri);
+            (r.name, r.sub_name)
+        };
+        self.undo_constraints(ci, name, sub, self.distinct[ci].len());
     }
 
     /// The allocation of claim `ci` (devices in the order chosen, and where they are reachable).
     fn result_of(&self, ci: usize) -> AllocationResult {
+        let key = claim_key(self.claims[ci]);
         let results = self.result[ci]
             .iter()
-            .map(|&(ri, d)| {
-                let c = &self.candidates[d];
+            .enumerate()
+            .map(|(i, chosen)| {
+                let c = &self.candidates[chosen.d];
+                let r = self.req(ci, chosen.ri);
                 DeviceRequestAllocationResult {
-                    request: self.requests[ci][ri].name.to_string(),
+                    request: prioritized::result_name(r.name, r.sub_name),
                     driver: c.id.driver.clone(),
                     pool: c.id.pool.clone(),
                     device: c.id.device.clone(),
-                    admin_access: self.requests[ci][ri].exact.admin_access.filter(|&a| a),
-                    tolerations: self.requests[ci][ri].exact.tolerations.clone(),
+                    admin_access: Some(true).filter(|_| r.admin),
+                    tolerations: r.tolerations.to_vec(),
+                    share_id: chosen.share.as_ref().map(|_| capacity::share_id(&key, i, &c.id)),
+                    consumed_capacity: chosen.share.clone().unwrap_or_default(),
                 }
             })
             .collect();
-        let node_selector = node_selector_of(self.result[ci].iter().map(|&(_, d)| {
-            let c = &self.candidates[d];
+        let node_selector = node_selector_of(self.result[ci].iter().map(|chosen| {
+            let c = &self.candidates[chosen.d];
             if counters::per_device(c.slice) {
                 (c.device.node_name.as_deref(), c.device.node_selector.as_ref())
             } else {

@@ -1083,3 +1083,6 @@ fn allocation_results_carry_tolerations() {
     let want = &c.claims[0].spec.devices.requests[0].exactly.as_ref().unwrap().tolerations;
     assert_eq!(&got[0].devices.results[0].tolerations, want);
 }
+
+#[path = "allocator_features_tests.rs"]
+mod features;

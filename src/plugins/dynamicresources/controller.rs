@@ -12,7 +12,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome};
+use super::allocator::{allocate_with, DeviceId, DeviceSelectors, NodeView, Outcome};
+use super::allocator_capacity::SharedState;
 use crate::snapshot::dra::{Claims, DraObjects};
 
 use crate::api::objects::{ObjectMeta, OwnerReference, Pod};
@@ -162,7 +163,8 @@ pub fn allocated_devices(claims: &Claims) -> HashSet<DeviceId> {
     let mut devices = HashSet::new();
     for claim in claims.values() {
         if let Some(allocation) = &claim.status.allocation {
-            for r in &allocation.devices.results {
+            // A share of a device allowing multiple allocations leaves the device free.
+            for r in allocation.devices.results.iter().filter(|r| r.share_id.is_none()) {
                 devices.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
             }
         }
@@ -185,6 +187,7 @@ pub fn alloc_resource_claims(
     let claims = dra.claims.get_mut();
     let names: Vec<String> = claims.keys().filter(|(ns, _)| ns == namespace).map(|(_, name)| name.clone()).collect();
     let mut allocated = allocated_devices(claims);
+    let mut shared = SharedState::of(claims.values().filter_map(|c| c.status.allocation.as_ref()));
     let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
     let slices: Vec<&ResourceSlice> = slices.iter().collect();
     let mut done = 0;
@@ -196,13 +199,14 @@ pub fn alloc_resource_claims(
         }
         for k in 0..nodes.len() {
             let node = &nodes[(i + k) % nodes.len()];
-            match allocate(&[&claim], node, &slices, &dra.classes, &allocated, selectors)? {
+            match allocate_with(&[&claim], node, &slices, &dra.classes, &allocated, &shared, selectors)? {
                 Outcome::Unfit => {}
                 Outcome::Allocated(mut results) => {
                     let allocation = results.remove(0);
-                    for r in &allocation.devices.results {
+                    for r in allocation.devices.results.iter().filter(|r| r.share_id.is_none()) {
                         allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
                     }
+                    shared.add(&allocation);
                     if let Some(c) = dra.claims.get_mut().get_mut(&key) {
                         c.status.allocation = Some(allocation);
                     }

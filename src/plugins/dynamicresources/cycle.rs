@@ -15,7 +15,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome, INVALID_POOLS};
+use super::allocator::{allocate_with, DeviceId, DeviceSelectors, NodeView, Outcome, INVALID_POOLS};
+use super::allocator_capacity::SharedState;
 use super::controller::allocated_devices;
 use super::pod_claims::pod_resource_claims;
 use crate::api::objects::{NodeSelector, Pod};
@@ -36,6 +37,13 @@ pub type InFlight = BTreeMap<(String, String), AllocationResult>;
 
 pub use crate::snapshot::dra::Claims;
 
+/// The shares (DRAConsumableCapacity) every allocated claim of the store holds, and those of the
+/// allocations in flight.
+pub fn shared_state_of(claims: &Claims, in_flight: &InFlight) -> SharedState {
+    let allocations = claims.values().filter_map(|c| c.status.allocation.as_ref());
+    SharedState::of(allocations.chain(in_flight.values()))
+}
+
 /// What PreFilter found for a pod with claims (upstream's `stateData`).
 #[derive(Debug)]
 pub struct PodClaims {
@@ -45,6 +53,8 @@ pub struct PodClaims {
     pub to_allocate: Vec<usize>,
     /// The devices held by every allocated or in-flight claim (empty when nothing is to allocate).
     pub allocated: HashSet<DeviceId>,
+    /// The shares of devices allowing multiple allocations those claims hold (not in `allocated`).
+    pub shared: SharedState,
 }
 
 fn unresolvable(reason: impl Into<String>) -> Status {
@@ -111,15 +121,19 @@ pub fn pre_filter(
                     }
                 }
                 (None, false) => {
-                    // DRAPrioritizedList (on by default): refused by `workload::support` before a run.
-                    return Err(Status::new(
-                        Code::Error,
-                        format!(
-                            "resource claim {}, request {}: firstAvailable is not implemented",
-                            kobj(claim),
-                            request.name
-                        ),
-                    ));
+                    // DRAPrioritizedList (on by default): each subrequest's class, named `request/sub`.
+                    for sub in &request.first_available {
+                        let name = format!("{}/{}", request.name, sub.name);
+                        if sub.device_class_name.is_empty() {
+                            return Err(Status::new(Code::Error, format!("request {name}: unsupported request type")));
+                        }
+                        if !dra.classes.contains_key(&sub.device_class_name) {
+                            return Err(unresolvable(format!(
+                                "request {name}: device class {} does not exist",
+                                sub.device_class_name
+                            )));
+                        }
+                    }
                 }
                 (None, true) => {
                     return Err(unresolvable(format!(
@@ -132,16 +146,18 @@ pub fn pre_filter(
         }
     }
     let mut allocated = HashSet::new();
+    let mut shared = SharedState::default();
     if !to_allocate.is_empty() {
         allocated = allocated_devices(claims);
         for allocation in in_flight.values() {
-            for r in &allocation.devices.results {
+            for r in allocation.devices.results.iter().filter(|r| r.share_id.is_none()) {
                 allocated.insert(DeviceId::new(&r.driver, &r.pool, &r.device));
             }
         }
+        shared = shared_state_of(claims, in_flight);
     }
     let claims = found.into_iter().map(|(_, c)| c.clone()).collect();
-    Ok(Some(PodClaims { claims, to_allocate, allocated }))
+    Ok(Some(PodClaims { claims, to_allocate, allocated, shared }))
 }
 
 /// The node selector of an allocated claim (`nodeSelectorFromAllocation`), `None` when it is
@@ -166,7 +182,7 @@ impl PodClaims {
         let mut allocations = Vec::new();
         if !self.to_allocate.is_empty() {
             let claims: Vec<&ResourceClaim> = self.to_allocate.iter().map(|&i| &self.claims[i]).collect();
-            match allocate(&claims, node, slices, &dra.classes, &self.allocated, selectors) {
+            match allocate_with(&claims, node, slices, &dra.classes, &self.allocated, &self.shared, selectors) {
                 Ok(Outcome::Allocated(results)) => allocations = results,
                 Ok(Outcome::Unfit) => return Err(unresolvable("cannot allocate all claims")),
                 Err(e) if e == INVALID_POOLS => return Err(unresolvable(e)),

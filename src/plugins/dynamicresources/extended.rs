@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::allocator::{DeviceId, DeviceSelectors};
 use super::controller::{allocated_devices, generated_name};
-use super::cycle::{Claims, PodClaims};
+use super::cycle::{shared_state_of, Claims, InFlight, PodClaims};
 use super::plugin::node_selector_matches;
 use crate::api::names::is_extended_resource_name;
 use crate::api::objects::{OwnerReference, Pod};
@@ -364,10 +364,15 @@ pub fn pre_filter(
     }
     let claim = special_claim(snap, info, &pod.metadata.uid, requests);
     let key = (claim.metadata.namespace.clone(), claim.metadata.name.clone());
-    let mut claims =
-        found.unwrap_or(PodClaims { claims: Vec::new(), to_allocate: Vec::new(), allocated: HashSet::new() });
+    let mut claims = found.unwrap_or(PodClaims {
+        claims: Vec::new(),
+        to_allocate: Vec::new(),
+        allocated: HashSet::new(),
+        shared: Default::default(),
+    });
     if claims.to_allocate.is_empty() {
         claims.allocated = allocated_devices(written);
+        claims.shared = shared_state_of(written, &InFlight::new());
     }
     claims.to_allocate.push(claims.claims.len());
     claims.claims.push(claim);
