@@ -13,13 +13,12 @@ use crate::config::{DefaultingType, PluginArgs, Profile, ResourceSpec, ScoringSt
 use crate::framework::{Framework, Plugin, Registry};
 use crate::snapshot::Interner;
 
-/// Plugins that are known names but find nothing to do for pods here: DynamicResources (no
-/// resource claims), NodeDeclaredFeatures (no declared feature requirements) and the in-tree
-/// volume limits plugins (gone upstream at v1.37; NodeVolumeLimits counts in-tree disks as their
-/// CSI drivers'). Their PreFilter returns Skip, as upstream's does for such pods; DynamicResources
-/// scores 0 on every node, as upstream's does.
+/// Plugins that are known names but find nothing to do for pods here: NodeDeclaredFeatures (no
+/// declared feature requirements) and the in-tree volume limits plugins (gone upstream at v1.37;
+/// NodeVolumeLimits counts in-tree disks as their CSI drivers'). Their PreFilter returns Skip, as
+/// upstream's does for such pods.
 pub const NO_OP_PLUGINS: &[&str] =
-    &["DynamicResources", "NodeDeclaredFeatures", "EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"];
+    &["NodeDeclaredFeatures", "EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"];
 
 /// The in-tree registry; `compiled` holds the Kubernetes objects inside the profile's args,
 /// compiled by [`super::compile_args`].

@@ -467,4 +467,47 @@ mod tests {
             assert_eq!(c.metadata.finalizers.is_empty(), !want_allocated, "{name}");
         }
     }
+
+    #[test]
+    fn dynamic_resources_post_filter_errs_when_its_pre_filter_never_ran() {
+        let config = crate::config::SchedulerConfig::defaults();
+        let mut interner = crate::snapshot::Interner::default();
+        let fw = crate::plugins::registry::build_framework(
+            &config.profiles[0],
+            &crate::plugins::CompiledArgs::default(),
+            &mut interner,
+        )
+        .unwrap();
+        let id = |name: &str| (0..fw.plugins.len()).find(|&p| fw.plugin(p).name() == name).unwrap();
+        let dra = DynamicResources::default();
+        let mut snap = Snapshot::new();
+        let pod = crate::snapshot::testing::MakePod::new(&mut snap, "p").build();
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
+        // (PreFilter's end: the plugin and its code; None = every PreFilter plugin passed) -> message.
+        type Case = (Option<(&'static str, Code)>, Option<&'static str>);
+        let cases: &[Case] = &[
+            (None, None),
+            // Unschedulable lets the later PreFilter plugins run: DynamicResources wrote its state.
+            (Some(("VolumeBinding", Code::Unschedulable)), None),
+            // An earlier plugin ended PreFilter: no state, "not found", PostFilter ends there.
+            (Some(("VolumeBinding", Code::UnschedulableAndUnresolvable)), Some(NO_STATE)),
+            (Some(("NodeAffinity", Code::UnschedulableAndUnresolvable)), Some(NO_STATE)),
+            (Some(("InterPodAffinity", Code::UnschedulableAndUnresolvable)), Some(NO_STATE)),
+            (Some((NAME, Code::UnschedulableAndUnresolvable)), None),
+        ];
+        for (end, want) in cases {
+            let diag = Diagnosis {
+                pre_filter: end.map(|(name, code)| (id(name), Status::new(code, "rejected"))),
+                num_all_nodes: 1,
+                ..Default::default()
+            };
+            let got = dra.post_filter_message(&fw, &mut snap, &pod, &diag);
+            assert_eq!(got.as_deref(), *want, "{end:?}");
+            let plan = dra.post_filter_plan(&fw, &mut snap, &pod, &diag, false);
+            assert_eq!(plan.as_ref().map(|p| p.error), want.map(|_| true), "{end:?}: plan");
+            let st = dra.post_filter(&fw, &mut snap, &pod, &diag, &mut rng).unwrap_err();
+            let code = if want.is_some() { Code::Error } else { Code::Unschedulable };
+            assert_eq!(st.code, code, "{end:?}: status");
+        }
+    }
 }
