@@ -579,6 +579,23 @@ mod tests {
             assert!(snap.cluster.dra.claims.lock().get(&key).is_none(), "Unreserve after PreBind deletes it");
         }
 
+        /// A rejection is worded without the cycle's state: the run words a failed cycle's message
+        /// after the cycle ("0/2 nodes are available: 2 cannot allocate all claims.").
+        #[test]
+        fn reasons_outlive_the_cycle_state() {
+            let mut snap = snapshot(true);
+            let pod = MakePod::new(&mut snap, "p").scalar_req("example.com/gpu", 1).build();
+            let dra = DynamicResources::default();
+            let cx = CycleCx { snap: &snap, pod: &pod };
+            let mut state = CycleState::new();
+            assert_eq!(dra.pre_filter(cx, &mut state).0.code, Code::Success);
+            let b = snap.nodes.idx_of(snap.interner.get("node-b").unwrap()).unwrap();
+            let mut out = [None];
+            dra.filter(cx, &state, &[b], &mut out);
+            let reject = out[0].expect("node-b's only device is taken");
+            assert_eq!(dra.reasons(cx, &CycleState::new(), reject), ["cannot allocate all claims"]);
+        }
+
         /// NodeResourcesFit scores example.com/gpu from the devices of the class on each node
         /// (allocatable) and the allocated ones (requested), LeastAllocated: node-a 1 device, 0
         /// allocated, pod 1 -> 0; node-b 1 of 1 allocated -> 0; node-c 2 devices -> 50; node-d

@@ -48,13 +48,39 @@ struct Shared {
     /// Pods between Reserve and PreBind: each claim Reserve reserved for the pod.
     reserved: AHashMap<PodUid, Vec<ReservedClaim>>,
     selectors: CelSelectors,
+    /// Filter's rejection reasons: a Reject's `detail` indexes them.
+    reasons: Reasons,
+}
+
+/// Distinct rejection reasons, each stored once for the plugin's life (a failed cycle's message is
+/// worded after the cycle, from its Rejects alone).
+#[derive(Default)]
+struct Reasons {
+    words: Vec<String>,
+    index: AHashMap<String, u64>,
+}
+
+impl Reasons {
+    /// The index of `words`, added if new.
+    fn intern(&mut self, words: String) -> u64 {
+        if let Some(&at) = self.index.get(&words) {
+            return at;
+        }
+        let at = self.words.len() as u64;
+        self.words.push(words.clone());
+        self.index.insert(words, at);
+        at
+    }
+
+    fn get(&self, at: u64) -> Option<&str> {
+        self.words.get(usize::try_from(at).ok()?).map(String::as_str)
+    }
 }
 
 /// The cycle state: what PreFilter found (`None`: Skip) and Filter's allocations per node.
 struct CycleData {
     claims: Option<PodClaims>,
-    /// Filter's allocations for each node it passed, and its rejection reasons (a Reject's
-    /// `detail` indexes `reasons`).
+    /// Filter's allocations for each node it passed.
     filtered: Mutex<FilterMemo>,
     /// A pod with DRA-backed extended resources: its special claim (`extended.rs`).
     extended: Option<super::extended::CycleExtended>,
@@ -63,7 +89,6 @@ struct CycleData {
 #[derive(Default)]
 struct FilterMemo {
     allocations: BTreeMap<NodeIdx, Vec<AllocationResult>>,
-    reasons: Vec<String>,
 }
 
 #[derive(Default)]
@@ -276,24 +301,17 @@ impl Plugin for DynamicResources {
                     memo.allocations.insert(n, allocations);
                 }
                 Err(st) => {
-                    let detail = match memo.reasons.iter().position(|r| *r == st.reasons.join(", ")) {
-                        Some(at) => at,
-                        None => {
-                            memo.reasons.push(st.reasons.join(", "));
-                            memo.reasons.len() - 1
-                        }
-                    };
-                    out[i] = Some(Reject { code: st.code, detail: detail as u64 });
+                    let detail = shared.reasons.intern(st.reasons.join(", "));
+                    out[i] = Some(Reject { code: st.code, detail });
                 }
             }
         }
     }
 
-    fn reasons(&self, _cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
-        self.data(state)
-            .and_then(|d| lock(&d.filtered).reasons.get(reject.detail as usize).cloned())
-            .into_iter()
-            .collect()
+    /// The rejection's words, from the plugin's table (not the cycle state: the run words a
+    /// failed cycle's message after the cycle).
+    fn reasons(&self, _cx: CycleCx<'_>, _state: &CycleState, reject: Reject) -> Vec<String> {
+        lock(&self.shared).reasons.get(reject.detail).map(str::to_string).into_iter().collect()
     }
 
     /// Upstream's Score scores only extended resources backed by DRA: 0 everywhere here.
