@@ -144,16 +144,7 @@ impl Plugin for NodeVolumeLimits {
             return (Status::skip(), none());
         }
         // Filter's lookup of the pod's own claims does not depend on the node: done once here.
-        let mut missing_claim = None;
-        for (claim, ephemeral) in vols.claims() {
-            let c = claim_name(cx.pod, claim, ephemeral, &cx.snap.interner);
-            if lookup(cx.snap, cx.pod, &c).is_none() {
-                let ns = cx.snap.interner.resolve(cx.pod.namespace);
-                missing_claim = Some(format!("looking up PVC {ns}/{}: {}", c.name, super::claim_not_found(&c.name)));
-                break;
-            }
-        }
-        state.write(NAME, State { missing_claim });
+        state.write(NAME, State { missing_claim: missing_claim(cx) });
         (Status::success(), none())
     }
 
@@ -192,10 +183,31 @@ impl Plugin for NodeVolumeLimits {
         }
     }
 
-    fn reasons(&self, _cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
-        match (reject.detail, state.read::<State>(NAME).and_then(|s| s.missing_claim.clone())) {
-            (DETAIL_CLAIM_NOT_FOUND, Some(m)) => vec![m],
-            _ => vec![ERR_REASON_MAX_VOLUME_COUNT.to_string()],
+    /// A missing claim is worded from the cycle state, or found again when the state is gone (the
+    /// run words a failed cycle's message after the cycle).
+    fn reasons(&self, cx: CycleCx<'_>, state: &CycleState, reject: Reject) -> Vec<String> {
+        if reject.detail == DETAIL_CLAIM_NOT_FOUND {
+            let missing = match state.read::<State>(NAME) {
+                Some(s) => s.missing_claim.clone(),
+                None => missing_claim(cx),
+            };
+            if let Some(m) = missing {
+                return vec![m];
+            }
+        }
+        vec![ERR_REASON_MAX_VOLUME_COUNT.to_string()]
+    }
+}
+
+/// The first claim of the pod that does not exist, worded as Filter's NotFound error.
+fn missing_claim(cx: CycleCx<'_>) -> Option<String> {
+    let vols = cx.pod.volumes.as_ref()?;
+    for (claim, ephemeral) in vols.claims() {
+        let c = claim_name(cx.pod, claim, ephemeral, &cx.snap.interner);
+        if lookup(cx.snap, cx.pod, &c).is_none() {
+            let ns = cx.snap.interner.resolve(cx.pod.namespace);
+            return Some(format!("looking up PVC {ns}/{}: {}", c.name, super::claim_not_found(&c.name)));
         }
     }
+    None
 }

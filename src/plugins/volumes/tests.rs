@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::cluster::{build_snapshot, Cluster, UidGen};
-use crate::framework::{Code, Plugin};
+use crate::framework::{Code, CycleCx, CycleState, Plugin};
 use crate::plugins::testutil::filter_one;
 use crate::snapshot::{PodInfo, Snapshot};
 
@@ -22,6 +22,18 @@ fn check(plugin: &dyn Plugin, name: &str, yaml: &str, node: &str, want: Want<'_>
     match want {
         None => assert_eq!(got, Ok(()), "{name}"),
         Some((code, reason)) => assert_eq!(got, Err((code, vec![reason.to_string()])), "{name}"),
+    }
+    // A Filter rejection is worded alike without the cycle state (the run words a failed cycle's
+    // message after the cycle).
+    let cx = CycleCx { snap: &snap, pod: &pods[0] };
+    let mut state = CycleState::new();
+    if plugin.pre_filter(cx, &mut state).0.code == Code::Success {
+        let idx = snap.nodes.idx_of(snap.interner.get(node).unwrap()).unwrap();
+        let mut out = [None];
+        plugin.filter(cx, &state, &[idx], &mut out);
+        if let Some(r) = out[0] {
+            assert_eq!(plugin.reasons(cx, &CycleState::new(), r), plugin.reasons(cx, &state, r), "{name}: stateless");
+        }
     }
 }
 
