@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -33,6 +34,43 @@ func startLockstepClaimController(e *env) (bool, error) {
 	e.informers.Start(e.ctx.Done())
 	e.informers.WaitForCacheSync(e.ctx.Done())
 	return true, nil
+}
+
+// allocClaims is scheduler_perf's allocResourceClaims op in lockstep: the op (dra.go's
+// allocResourceClaims, the same as `run`) on the env's client, then a wait until the scheduler's claim
+// cache holds every claim of the namespace ("" = all) at the resourceVersion the op left it at, and its
+// index of allocated devices agrees.
+func (l *lockstep) allocClaims(namespace string) (any, error) {
+	if err := applyGates(l.gates); err != nil {
+		return nil, err
+	}
+	if !utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		return nil, fmt.Errorf("allocClaims: the DynamicResourceAllocation feature gate is off")
+	}
+	if err := allocResourceClaims(l.e.ctx, l.e.client, namespace); err != nil {
+		return nil, err
+	}
+	m := draManagerOf(l.e.sched)
+	if m == nil {
+		return map[string]any{"ok": true}, nil
+	}
+	list, err := l.e.client.ResourceV1().ResourceClaims(namespace).List(l.e.ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("allocClaims: list claims: %v", err)
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		if err := waitFor("ResourceClaim "+c.Namespace+"/"+c.Name+" in the scheduler's claim cache", func() bool {
+			got, err := m.ResourceClaims().Get(c.Namespace, c.Name)
+			return err == nil && rvAtLeast(got.ResourceVersion, c.ResourceVersion)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := waitDRASettled(m); err != nil {
+		return nil, err
+	}
+	return map[string]any{"ok": true, "claims": len(list.Items)}, nil
 }
 
 // rvAtLeast compares two resourceVersions (the trackers' are decimal counters).

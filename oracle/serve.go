@@ -92,7 +92,7 @@ func (s *server) handle(line []byte) (resp any) {
 		r, err = s.explain(&req)
 	case "init":
 		r, err = s.init(&req)
-	case "apply", "delete", "schedule", "scheduleGroup", "state", "advance":
+	case "apply", "delete", "schedule", "scheduleGroup", "state", "advance", "allocClaims":
 		if s.lock == nil {
 			return errorResponse{Error: req.Op + ": no scheduler: send {\"op\":\"init\"} first"}
 		}
@@ -109,9 +109,11 @@ func (s *server) handle(line []byte) (resp any) {
 			r, err = s.lock.state()
 		case "advance":
 			r, err = s.lock.advance(req.Seconds)
+		case "allocClaims":
+			r, err = s.lock.allocClaims(req.Namespace)
 		}
 	default:
-		err = fmt.Errorf("op: unknown %q (want explain, init, apply, delete, schedule, scheduleGroup, state, advance)", req.Op)
+		err = fmt.Errorf("op: unknown %q (want explain, init, apply, delete, schedule, scheduleGroup, state, advance, allocClaims)", req.Op)
 	}
 	if err != nil {
 		return errorResponse{Error: err.Error()}

@@ -10,7 +10,8 @@
 # 4. the lockstep replay of upstream's own pod-group workloads (`short`: podgroup/basicscheduling,
 #    podgroup/gangscheduling, podgroup/tas, default_preemption, starvation, workload_preemption), straight from the
 #    pinned module; every pod that is replayed must agree (what cannot be replayed is skipped with its reason);
-# 5. the same for upstream's event_handling at its `integration-test` sizes (updateAny included);
+# 5. the same for upstream's dra suites (`short`) and event_handling at its `integration-test` sizes
+#    (updateAny included);
 # 6. `schedperf verify --hint-random $VERIFY_HINT_CASES` generated queueing-hint cases (the 7 filter
 #    plugins' hints on node and pod events) against upstream's QueueingHintFns (`schedperf-oracle hint`);
 # 7. the shared conformance cases through the oracle's `explain`.
@@ -39,6 +40,9 @@ podgroup_floor=${VERIFY_PODGROUP_FLOOR:-124}
 # Upstream's event_handling at --label-filter integration-test (node and pod adds, updates through
 # updateAny; EventHandlingPodDelete is skipped: persistent volumes): every replayed pod.
 events_floor=${VERIFY_EVENTS_FLOOR:-541}
+# Upstream's dra suites at --label-filter short (every subfolder): every replayed pod; what needs a DRA
+# feature schedperf lacks is skipped with the reason (stop 30: 76 pods in 12 workloads).
+dra_floor=${VERIFY_DRA_FLOOR:-76}
 hint_cases=${VERIFY_HINT_CASES:-4000}
 hint_floor=${VERIFY_HINT_FLOOR:-4000}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}
@@ -117,6 +121,19 @@ else
   echo "verify: $U/podgroup is missing (the oracle build downloads the module)" >&2
   exit 1
 fi
+
+echo "== verify (lockstep) upstream's dra suites --label-filter short (reproducers in $out/dra)" >&2
+set +e
+"$schedperf" verify --oracle "$oracle" "$U/dra" --label-filter short --out "$out/dra" >"$out/dra.txt" 2>&1
+rc=$?
+set -e
+grep '^verify: ' "$out/dra.txt" | grep -v ' agree$' || true
+tail -1 "$out/dra.txt"
+a=$(agreed "$out/dra.txt")
+[ "$rc" -eq 0 ] && [ "${a:-0}" -ge "$dra_floor" ] || {
+  echo "verify: upstream's dra suites: exit $rc, $a pods agree (floor $dra_floor, and no divergence)" >&2
+  exit 1
+}
 
 echo "== verify (lockstep) upstream's event_handling --label-filter integration-test (reproducers in $out/events)" >&2
 set +e

@@ -15,6 +15,13 @@
 //! op (whose templated nodes and pods replace the ones of that name on both sides, as upstream's
 //! Update + UpdateStatus do).
 //!
+//! DRA: DeviceClasses, ResourceSlices, ResourceClaims and their templates go to both sides like
+//! any object; a pod's claims from templates are made at its creation (schedperf's
+//! `controller::create_pod_claims`; the oracle waits for the real resourceclaim controller), a
+//! deleted pod's claims are released the same way, and `allocResourceClaims` runs on each side
+//! (the oracle's `allocClaims`), so a different allocation shows as a later divergence. Pending
+//! pods are retried after a `createAny` of DRA objects, as after storage objects.
+//!
 //! What a workload does that lockstep cannot replay (churn, steady state) makes it skip
 //! that workload with the reason, never count it as agreement.
 
@@ -35,15 +42,15 @@ use crate::framework::Framework;
 use crate::plugins::compile_args;
 use crate::plugins::defaultpreemption::podgroup::GroupPostFilter;
 use crate::runner::driver::{
-    group_algorithm, group_post_filter, has_pod_group_post_filter, member_failure_after, pod_name, validate_group,
-    GroupOutcome, GroupTopology, Trial,
+    alloc_resource_claims_in, group_algorithm, group_post_filter, has_pod_group_post_filter, member_failure_after,
+    pod_name, validate_group, GroupOutcome, GroupTopology, Trial,
 };
 use crate::snapshot::compile::{compile_node, compile_pod, Priorities};
 use crate::snapshot::{PodInfo, Snapshot};
 use crate::workload::volumes::{self, VolumeTemplates};
 use crate::workload::{
     apply_node_allocatable, label_node_prepare, load_path, render_template, resolve, skip_reason, template_env,
-    unique_node_label, LabelFilter, ParamValue, ResolvedOp, ResolvedWorkload,
+    unique_node_label, workload_labels, LabelFilter, ParamValue, ResolvedOp, ResolvedWorkload,
 };
 
 /// The outcome of one workload's replay.
@@ -135,11 +142,13 @@ fn select(args: &VerifyArgs) -> Result<Vec<(ResolvedWorkload, Option<String>)>, 
                     if !args.workload.is_empty() && !args.workload.contains(&w.name) {
                         continue;
                     }
-                    let r = resolve(tc, w)?;
-                    if !args.workload.is_empty() || filter.matches(&r.labels) {
-                        // What `schedperf run` skips (disruptionMode, gates it lacks), verify skips too.
-                        out.push((r, skip_reason(tc, w)));
+                    // Selected by labels before resolving: a workload left out need not resolve
+                    // (upstream's steady-state workloads leave `measurePods` undefined).
+                    if args.workload.is_empty() && !filter.matches(&workload_labels(tc, w)) {
+                        continue;
                     }
+                    // What `schedperf run` skips (disruptionMode, gates it lacks), verify skips too.
+                    out.push((resolve(tc, w)?, skip_reason(tc, w)));
                 }
             }
         }
@@ -156,12 +165,8 @@ fn select(args: &VerifyArgs) -> Result<Vec<(ResolvedWorkload, Option<String>)>, 
 
 /// Why a workload cannot be replayed in lockstep, if it cannot.
 fn unsupported(w: &ResolvedWorkload) -> Option<String> {
-    if w.feature_gates.get("DynamicResourceAllocation") == Some(&true) {
-        return Some("lockstep does not replay DRA workloads yet (the DRA objects, the controller)".to_string());
-    }
     w.ops.iter().find_map(|op| match op {
         ResolvedOp::Churn { .. } => Some("churn runs against wall-clock time".to_string()),
-        ResolvedOp::AllocResourceClaims { .. } => Some("lockstep does not replay DRA ops yet".to_string()),
         ResolvedOp::CreatePods { steady_state: true, .. } => Some("steady-state pod creation".to_string()),
         _ => None,
     })
@@ -370,15 +375,16 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                 apply(&mut ours, oracle, nss, None)?;
             }
             ResolvedOp::CreateAny { template_path, namespace, count, template_params } => {
-                let mut storage = false;
+                let mut retry = false;
                 for i in 0..*count {
                     let docs = instantiate(template_path, i, *count, template_params)?;
-                    storage |= docs.iter().any(|d| STORAGE_KINDS.contains(&d["kind"].as_str().unwrap_or("")));
+                    retry |= docs.iter().any(|d| RETRY_KINDS.contains(&d["kind"].as_str().unwrap_or("")));
                     apply(&mut ours, oracle, docs, namespace.as_deref())?;
                 }
-                // A storage object's event may queue pods the volume plugins rejected: the pending
-                // pods are retried on both sides (as after deletions and updates).
-                if storage && !ours.pending.is_empty() {
+                // A storage or DRA object's event may queue pods the volume plugins or
+                // DynamicResources rejected: the pending pods are retried on both sides (as after
+                // deletions and updates).
+                if retry && !ours.pending.is_empty() {
                     retry_pending(&mut ours, oracle, &mut out)?;
                     if out.first_divergence.is_some() {
                         return Ok(out);
@@ -509,9 +515,15 @@ fn replay(w: &ResolvedWorkload, oracle: &mut Oracle) -> Result<Replay, ReplayErr
                     return Ok(out);
                 }
             }
-            ResolvedOp::Churn { .. } | ResolvedOp::AllocResourceClaims { .. } => {
-                unreachable!("unsupported() screens churn and DRA ops out")
+            ResolvedOp::AllocResourceClaims { namespace } => {
+                // Each side runs the op itself (the oracle: upstream's allocator on its claims, in
+                // the same node order), so a different allocation shows as a later divergence.
+                oracle.call(&json!({"op": "allocClaims", "namespace": namespace}))?;
+                alloc_resource_claims_in(&mut ours.snap, namespace).map_err(|e| {
+                    InputError::new("<lockstep>", "allocResourceClaims", format!("namespace {namespace}: {e}"))
+                })?;
             }
+            ResolvedOp::Churn { .. } => unreachable!("unsupported() screens churn out"),
         }
     }
     Ok(out)
@@ -601,7 +613,16 @@ fn apply(
         let namespaced = !matches!(
             d["kind"].as_str(),
             Some(
-                "Node" | "Namespace" | "PriorityClass" | "PersistentVolume" | "StorageClass" | "CSINode" | "CSIDriver"
+                "Node"
+                    | "Namespace"
+                    | "PriorityClass"
+                    | "PersistentVolume"
+                    | "StorageClass"
+                    | "CSINode"
+                    | "CSIDriver"
+                    | "ResourceSlice"
+                    | "DeviceClass"
+                    | "DeviceTaintRule"
             )
         );
         if namespaced && d["metadata"]["namespace"].as_str().is_none_or(str::is_empty) {
@@ -629,7 +650,7 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
             Object::Pod(p) => {
                 let key = format!("{}/{}", p.namespace(), p.metadata.name);
                 let wk = ours.snap.wk.clone();
-                let info = compile_pod(
+                let mut info = compile_pod(
                     p,
                     &p.metadata.name,
                     ours.uids.next_uid(),
@@ -638,6 +659,18 @@ fn apply_ours(ours: &mut Ours, docs: &[Value]) -> Result<(), InputError> {
                     &wk,
                 )
                 .map_err(|e| InputError::new("<workload pod>", "spec.priorityClassName", e))?;
+                // Its claims from templates, made as the resourceclaim controller makes them (the
+                // oracle's `apply` waits for its controller to have made them).
+                if let Some(refs) = &info.claims {
+                    let mut refs = (**refs).clone();
+                    refs.pod.metadata.namespace = p.namespace().to_string();
+                    crate::plugins::dynamicresources::controller::create_pod_claims(
+                        &mut refs.pod,
+                        p.namespace(),
+                        &mut ours.snap.cluster.dra,
+                    );
+                    info.claims = Some(Arc::new(refs));
+                }
                 ours.snap.prepare_pod(&info);
                 if let Some(g) = p.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_ref()) {
                     if ours.groups_enabled {
@@ -719,6 +752,7 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
     oracle.call(&json!({"op": "delete", "objects": refs}))?;
     for k in keys {
         if let Some((info, node)) = ours.pods.remove(k) {
+            release_claims(ours, &info);
             if node.is_some() {
                 ours.snap.unplace_pod(info.uid);
             }
@@ -732,9 +766,35 @@ fn delete_pods(ours: &mut Ours, oracle: &mut Oracle, keys: &[String]) -> Result<
     Ok(())
 }
 
-/// The kinds whose creation raises a storage event (`queue::ClusterEvent::Storage`).
-const STORAGE_KINDS: &[&str] =
-    &["PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity"];
+/// A deleted pod's claims left as the resourceclaim controller leaves them
+/// (`controller::release_pod_claims`: its reservations removed, a claim nobody uses deallocated),
+/// as the oracle's `delete` waits for its controller to have done.
+fn release_claims(ours: &mut Ours, info: &PodInfo) {
+    if let Some(refs) = &info.claims {
+        let namespace = ours.snap.interner.resolve(info.namespace).to_string();
+        crate::plugins::dynamicresources::controller::release_pod_claims(
+            &refs.pod,
+            &namespace,
+            ours.snap.cluster.dra.claims.get_mut(),
+        );
+    }
+}
+
+/// The kinds whose creation raises a storage or DRA event (`queue::ClusterEvent::Storage`, the
+/// DynamicResources plugin's events), after which the pending pods are retried.
+const RETRY_KINDS: &[&str] = &[
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "ResourceSlice",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceTaintRule",
+];
 
 /// Pending pods, highest priority first, then in creation order (PrioritySort).
 fn retry_pending(ours: &mut Ours, oracle: &mut Oracle, out: &mut Replay) -> Result<(), ReplayError> {
@@ -938,6 +998,7 @@ fn schedule(ours: &mut Ours, oracle: &mut Oracle, key: &str, out: &mut Replay) -
                 ours.pods.get_mut(key).expect("a known pod").0 = nominated;
                 for v in &their_victims {
                     if let Some((vi, _)) = ours.pods.remove(v) {
+                        release_claims(ours, &vi);
                         ours.snap.unplace_pod(vi.uid);
                         ours.pending.retain(|p| p != v);
                         ours.labels.remove(v);
@@ -1161,6 +1222,7 @@ fn schedule_group(ours: &mut Ours, oracle: &mut Oracle, group: &str, out: &mut R
         }
         for v in &their_victims {
             if let Some((vi, _)) = ours.pods.remove(v) {
+                release_claims(ours, &vi);
                 ours.snap.unplace_pod(vi.uid);
                 ours.snap.clear_nomination(vi.uid);
                 ours.pending.retain(|p| p != v);

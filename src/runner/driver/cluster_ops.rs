@@ -9,7 +9,7 @@ use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod
 use crate::runner::RunError;
 use crate::snapshot::compile::{compile_node, compile_pod};
 use crate::snapshot::volumes::{StorageAction, StorageEventObject};
-use crate::snapshot::{NodeIdx, NodeSpec, PodInfo, Resources, Sym};
+use crate::snapshot::{NodeIdx, NodeSpec, PodInfo, Resources, Snapshot, Sym};
 
 use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
 
@@ -370,31 +370,11 @@ impl Driver {
         Ok(info)
     }
 
-    /// `allocResourceClaims`: the namespace's unallocated claims allocated on the nodes sorted by
-    /// name (`controller::alloc_resource_claims`, the oracle's order); a claim that fits nowhere
-    /// fails the workload, as upstream's op fails its test.
+    /// `allocResourceClaims` ([`alloc_resource_claims_in`]); a claim that fits nowhere fails the
+    /// workload, as upstream's op fails its test.
     pub(super) fn alloc_resource_claims(&mut self, namespace: &str) -> Result<(), RunError> {
-        use crate::plugins::dynamicresources::{allocator::NodeView, controller, plugin, selectors::CelSelectors};
-        let dra = {
-            let snap = &self.snap;
-            let mut nodes: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
-            nodes.sort_by(|a, b| snap.node_name(*a).cmp(snap.node_name(*b)));
-            let matchers: Vec<_> = nodes
-                .iter()
-                .map(|&n| move |s: &crate::api::objects::NodeSelector| plugin::node_selector_matches(snap, n, s))
-                .collect();
-            let views: Vec<NodeView<'_>> = nodes
-                .iter()
-                .zip(&matchers)
-                .map(|(&n, m)| NodeView { name: snap.node_name(n), selector_matches: m })
-                .collect();
-            let mut dra = snap.cluster.dra.clone();
-            controller::alloc_resource_claims(&mut dra, namespace, &views, &mut CelSelectors::new())
-                .map_err(|e| RunError::Failed(format!("allocResourceClaims in namespace {namespace}: {e}")))?;
-            dra
-        };
-        self.snap.cluster.dra = dra;
-        Ok(())
+        alloc_resource_claims_in(&mut self.snap, namespace)
+            .map_err(|e| RunError::Failed(format!("allocResourceClaims in namespace {namespace}: {e}")))
     }
 
     /// DRA: the claim refs of pod `name` (a template's compiled refs are the first pod's), with
@@ -643,6 +623,32 @@ impl Driver {
         }
         Ok(())
     }
+}
+
+/// `allocResourceClaims`: the namespace's unallocated claims allocated on the nodes sorted by name
+/// (`controller::alloc_resource_claims`, the oracle's order). The snapshot's DRA objects change only
+/// when every claim found a node; the error names the claim that fits nowhere.
+pub(crate) fn alloc_resource_claims_in(snap: &mut Snapshot, namespace: &str) -> Result<(), String> {
+    use crate::plugins::dynamicresources::{allocator::NodeView, controller, plugin, selectors::CelSelectors};
+    let dra = {
+        let snap = &*snap;
+        let mut nodes: Vec<NodeIdx> = (0..snap.nodes.len() as u32).map(NodeIdx).collect();
+        nodes.sort_by(|a, b| snap.node_name(*a).cmp(snap.node_name(*b)));
+        let matchers: Vec<_> = nodes
+            .iter()
+            .map(|&n| move |s: &crate::api::objects::NodeSelector| plugin::node_selector_matches(snap, n, s))
+            .collect();
+        let views: Vec<NodeView<'_>> = nodes
+            .iter()
+            .zip(&matchers)
+            .map(|(&n, m)| NodeView { name: snap.node_name(n), selector_matches: m })
+            .collect();
+        let mut dra = snap.cluster.dra.clone();
+        controller::alloc_resource_claims(&mut dra, namespace, &views, &mut CelSelectors::new())?;
+        dra
+    };
+    snap.cluster.dra = dra;
+    Ok(())
 }
 
 #[cfg(test)]

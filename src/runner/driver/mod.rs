@@ -13,7 +13,7 @@ mod cycle;
 mod event_loop;
 mod ops;
 mod podgroup;
-pub(crate) use cluster_ops::{node_update_change, pod_name, requests_scaled_down};
+pub(crate) use cluster_ops::{alloc_resource_claims_in, node_update_change, pod_name, requests_scaled_down};
 pub(crate) use podgroup::{
     group_algorithm, group_post_filter, has_pod_group_post_filter, member_failure_after, validate_group, GroupOutcome,
     GroupTopology, Trial,
