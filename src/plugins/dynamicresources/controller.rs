@@ -396,8 +396,7 @@ mod tests {
         else {
             panic!()
         };
-        let mut dra = DraObjects::default();
-        dra.workload_claims = true;
+        let mut dra = DraObjects { workload_claims: true, ..DraObjects::default() };
         dra.add_template(t);
         assert_eq!(create_pod_group_claims(g0, "test", "g0-uid", &mut dra), 1);
         assert_eq!(create_pod_group_claims(g1, "test", "g1-uid", &mut dra), 0);
