@@ -735,9 +735,22 @@ pub struct PodGroupSpec {
     /// Read only with TopologyAwareWorkloadScheduling on (TopologyPlacementGenerator).
     #[serde(default)]
     pub scheduling_constraints: Option<PodGroupSchedulingConstraints>,
-    /// Read only with DRAWorkloadResourceClaims on.
+    /// Read only with DRAWorkloadResourceClaims on: the claims the group's pods share.
     #[serde(default)]
-    pub resource_claims: Vec<serde_norway::Value>,
+    pub resource_claims: Vec<PodGroupResourceClaim>,
+}
+
+/// `PodGroupResourceClaim`: a claim shared by the group's pods, named directly or made from a
+/// template (exactly one of the two). A pod's `spec.resourceClaims` entry with the same three
+/// fields resolves to it (`resourceclaim.BindTo`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodGroupResourceClaim {
+    pub name: String,
+    #[serde(default)]
+    pub resource_claim_name: Option<String>,
+    #[serde(default)]
+    pub resource_claim_template_name: Option<String>,
 }
 
 /// `PodGroupSchedulingPolicy`: exactly one of `basic` and `gang`.
@@ -855,6 +868,30 @@ impl PodGroup {
         if let Some(d) = &self.spec.disruption_mode {
             if d.single.is_some() == d.all.is_some() {
                 return err("spec.disruptionMode", "expected exactly one of single and all".into());
+            }
+        }
+        for (i, c) in self.spec.resource_claims.iter().enumerate() {
+            let field = format!("spec.resourceClaims[{i}]");
+            if c.name.is_empty() {
+                return err(&format!("{field}.name"), "missing: expected the claim's name in the group".into());
+            }
+            match (&c.resource_claim_name, &c.resource_claim_template_name) {
+                (Some(_), Some(_)) => {
+                    return err(
+                        &field,
+                        "both resourceClaimName and resourceClaimTemplateName are set: expected exactly one".into(),
+                    )
+                }
+                (None, None) => {
+                    return err(
+                        &field,
+                        "neither resourceClaimName nor resourceClaimTemplateName is set: expected exactly one".into(),
+                    )
+                }
+                _ => {}
+            }
+            if self.spec.resource_claims[..i].iter().any(|o| o.name == c.name) {
+                return err(&format!("{field}.name"), format!("{:?}: duplicate: expected unique names", c.name));
             }
         }
         if let Some(c) = &self.spec.scheduling_constraints {

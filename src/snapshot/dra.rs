@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use crate::api::objects::Pod;
+use crate::api::objects::{Pod, PodGroupResourceClaim};
 use crate::api::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 use crate::api::resource_counters::{apply_taint_rules, DeviceTaintRule};
 use crate::ids::PodUid;
@@ -48,7 +48,7 @@ impl ClaimStore {
 }
 
 /// What DynamicResources reads of a pod with resource claims: the pod as the API holds it, cut
-/// down to its namespace, name and uid, `spec.resourceClaims` and `status.resourceClaimStatuses`
+/// down to its namespace, name and uid, `spec.resourceClaims`, `spec.schedulingGroup` and `status.resourceClaimStatuses`
 /// (the controller's generated claim names, which depend on the pod: a `PodInfo` compiled once
 /// for a template gets its own per pod, [`PodClaimRefs::for_pod`]).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -84,6 +84,7 @@ pub fn pod_claim_refs(pod: &Pod, name: &str, uid: PodUid) -> Option<Arc<PodClaim
     slim.metadata.namespace.clone_from(&pod.metadata.namespace);
     slim.metadata.uid = if pod.metadata.uid.is_empty() { uid_string(uid) } else { pod.metadata.uid.clone() };
     slim.spec.resource_claims.clone_from(&pod.spec.resource_claims);
+    slim.spec.scheduling_group.clone_from(&pod.spec.scheduling_group);
     slim.status.resource_claim_statuses.clone_from(&pod.status.resource_claim_statuses);
     Some(Arc::new(PodClaimRefs { pod: slim }))
 }
@@ -103,6 +104,22 @@ pub struct DraObjects {
     pub taint_rules: BTreeMap<String, DeviceTaintRule>,
     /// The slices a rule patched, as published (to re-apply the rules when they change).
     pub published_slices: BTreeMap<String, ResourceSlice>,
+    /// DRAWorkloadResourceClaims (with GenericWorkload) is on: a pod's claim entry matching one of
+    /// its PodGroup's resolves through the group (`pod_groups`). Off, upstream's
+    /// `getPodGroupSnapshot` returns nil and every claim is the pod's own.
+    pub workload_claims: bool,
+    /// The PodGroups' claims, by (namespace, name), while `workload_claims` is on.
+    pub pod_groups: BTreeMap<(String, String), GroupClaims>,
+}
+
+/// What DynamicResources and the resourceclaim controller read of a PodGroup
+/// (DRAWorkloadResourceClaims): its uid, `spec.resourceClaims` and the claims the controller made
+/// for its template entries (`status.resourceClaimStatuses`: entry name -> claim name).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupClaims {
+    pub uid: String,
+    pub claims: Vec<PodGroupResourceClaim>,
+    pub statuses: BTreeMap<String, String>,
 }
 
 impl DraObjects {

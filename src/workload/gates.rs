@@ -59,6 +59,12 @@ pub const HONOURED: &[(&str, &str)] = &[
          NodeResourcesFit and PodGroupPodsCount score the domains where it fits)",
     ),
     (
+        "DRAWorkloadResourceClaims",
+        "every claim is the pod's own (on, with GenericWorkload: a pod's claim entry matching one of its \
+         PodGroup's spec.resourceClaims is the group's claim, made once per group from a template, \
+         reserved for the group; plugins::dynamicresources::pod_claims)",
+    ),
+    (
         "OpportunisticBatching",
         "every pod runs a full cycle (on: a pod with the same signature as the previous one is first \
          tried on the next node of the previous cycle's ranking)",

@@ -951,6 +951,32 @@ fn create_pod_groups_and_pod_group_templates_are_checked() {
             "spec.schedulingConstraints.spread",
             "unknown field `spread`",
         ),
+        // DRAWorkloadResourceClaims: each shared claim names exactly one of a claim and a template.
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  resourceClaims:\n  - name: resource\n",
+            "spec.resourceClaims[0]",
+            "neither resourceClaimName nor resourceClaimTemplateName is set: expected exactly one",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  resourceClaims:\n  - {name: a, resourceClaimName: c}\n  - {name: b, resourceClaimName: c, resourceClaimTemplateName: t}\n",
+            "spec.resourceClaims[1]",
+            "both resourceClaimName and resourceClaimTemplateName are set: expected exactly one",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  resourceClaims:\n  - {resourceClaimName: c}\n",
+            "spec.resourceClaims[0]",
+            "missing field `name`",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  resourceClaims:\n  - {name: a, resourceClaimName: c}\n  - {name: a, resourceClaimTemplateName: t}\n",
+            "spec.resourceClaims[1].name",
+            "duplicate",
+        ),
+        (
+            "spec:\n  schedulingPolicy:\n    basic: {}\n  resourceClaims:\n  - {name: a, claimName: c}\n",
+            "spec.resourceClaims[0].claimName",
+            "unknown field `claimName`",
+        ),
     ];
     for (spec, path, words) in groups {
         let text = format!("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n  name: g\n{spec}");

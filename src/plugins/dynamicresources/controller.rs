@@ -104,7 +104,10 @@ pub fn claim_from_template(
 /// without a recorded claim, the claim made from the template is added to `dra` (named with the
 /// first free attempt) and recorded in the pod's `status.resourceClaimStatuses`. An entry whose
 /// template does not exist is left unrecorded (the controller retries; the pod waits at
-/// PreEnqueue). Returns how many claims were made.
+/// PreEnqueue). With DRAWorkloadResourceClaims on, an entry matching one of its PodGroup's
+/// (`pod_claims::bind_to`) gets the group's claim recorded instead (`handleClaim`'s
+/// `findPodGroupResourceClaim`), or stays unrecorded until the group's claim exists. Returns how
+/// many claims were made.
 pub fn create_pod_claims(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -> usize {
     let mut made = 0;
     for entry in pod.spec.resource_claims.clone() {
@@ -112,22 +115,106 @@ pub fn create_pod_claims(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -
         if pod.status.resource_claim_statuses.iter().any(|s| s.name == entry.name) {
             continue;
         }
-        let Some(template) = dra.template(namespace, template_name) else { continue };
-        let mut attempt = 0;
-        let claim = loop {
-            let claim = claim_from_template(pod, namespace, &entry, template, attempt);
-            if !dra.claims.lock().contains_key(&(namespace.to_string(), claim.metadata.name.clone())) {
-                break claim;
+        // The controller's getPodGroup: a group it does not know yet is no group.
+        let group = super::pod_claims::pod_group(pod, namespace, dra).ok().flatten();
+        let group_claim = match super::pod_claims::bind_to(pod, namespace, group, &entry) {
+            Ok(to) if to.resource == "podgroups" => Some(group.and_then(|(_, g)| g.statuses.get(&entry.name).cloned())),
+            Ok(_) => None,
+            Err(_) => continue,
+        };
+        let claim_name = match group_claim {
+            Some(None) => continue,
+            Some(Some(name)) => name,
+            None => {
+                let Some(template) = dra.template(namespace, template_name) else { continue };
+                let mut attempt = 0;
+                let claim = loop {
+                    let claim = claim_from_template(pod, namespace, &entry, template, attempt);
+                    if !dra.claims.lock().contains_key(&(namespace.to_string(), claim.metadata.name.clone())) {
+                        break claim;
+                    }
+                    attempt += 1;
+                };
+                dra.add_claim(&claim);
+                made += 1;
+                claim.metadata.name
             }
-            attempt += 1;
         };
         pod.status.resource_claim_statuses.push(crate::api::resource::PodResourceClaimStatus {
             name: entry.name.clone(),
-            resource_claim_name: Some(claim.metadata.name.clone()),
+            resource_claim_name: Some(claim_name),
         });
+    }
+    made
+}
+
+/// The API version of PodGroups the controller writes in its owner references.
+pub const POD_GROUP_OWNER_API_VERSION: &str = "scheduling.k8s.io/v1beta1";
+
+/// The controller's work for a PodGroup (`syncPodGroup`, DRAWorkloadResourceClaims on): the group
+/// is recorded in `dra.pod_groups` (`uid`, its `spec.resourceClaims`), and each template entry
+/// without a claim gets one made from the template (`handlePodGroupClaim`): generateName
+/// `<group>-<claim>-` (truncated as a pod's), owned by the group, the template's labels and
+/// annotations plus [`POD_RESOURCE_CLAIM_ANNOTATION`], recorded in the group's statuses. An entry
+/// whose template does not exist is left without a claim (the controller retries; the pods wait).
+/// Returns how many claims were made.
+pub fn create_pod_group_claims(
+    group: &crate::api::objects::PodGroup,
+    namespace: &str,
+    uid: &str,
+    dra: &mut DraObjects,
+) -> usize {
+    let key = (namespace.to_string(), group.metadata.name.clone());
+    let mut statuses = dra.pod_groups.get(&key).map(|g| g.statuses.clone()).unwrap_or_default();
+    let mut made = 0;
+    for entry in &group.spec.resource_claims {
+        let Some(template_name) = entry.resource_claim_template_name.as_deref() else { continue };
+        if statuses.contains_key(&entry.name) {
+            continue;
+        }
+        let Some(template) = dra.template(namespace, template_name) else { continue };
+        let mut annotations: BTreeMap<String, String> = template.spec.metadata.annotations.clone();
+        annotations.insert(POD_RESOURCE_CLAIM_ANNOTATION.to_string(), entry.name.clone());
+        let generate_name = claim_generate_name(&group.metadata.name, &entry.name);
+        let mut attempt = 0;
+        let name = loop {
+            let name = generated_name("resourceclaims", namespace, &generate_name, attempt);
+            if !dra.claims.lock().contains_key(&(namespace.to_string(), name.clone())) {
+                break name;
+            }
+            attempt += 1;
+        };
+        let claim = ResourceClaim {
+            metadata: ObjectMeta {
+                name: name.clone(),
+                generate_name,
+                namespace: namespace.to_string(),
+                labels: template.spec.metadata.labels.clone(),
+                annotations,
+                owner_references: vec![OwnerReference {
+                    api_version: POD_GROUP_OWNER_API_VERSION.into(),
+                    kind: "PodGroup".into(),
+                    name: group.metadata.name.clone(),
+                    uid: uid.to_string(),
+                    controller: Some(true),
+                }],
+                ..ObjectMeta::default()
+            },
+            spec: template.spec.spec.clone(),
+            status: ResourceClaimStatus::default(),
+        };
         dra.add_claim(&claim);
+        statuses.insert(entry.name.clone(), name);
         made += 1;
     }
+    dra.pod_groups.insert(
+        key,
+        crate::snapshot::dra::GroupClaims {
+            uid: uid.to_string(),
+            claims: group.spec.resource_claims.clone(),
+            statuses,
+        },
+    );
     made
 }
 
@@ -289,6 +376,101 @@ mod tests {
         // Again: nothing more to make.
         assert_eq!(create_pod_claims(&mut pod, "test", &mut dra), 0);
         assert_eq!(dra.claims.lock().len(), 2);
+    }
+
+    /// DRAWorkloadResourceClaims: the controller makes ONE claim per PodGroup template entry
+    /// (owned by the group, named `<group>-<claim>-xxxxx`, recorded in the group's statuses), and a
+    /// member's matching template entry records that claim instead of getting its own; a pod not
+    /// in the group, or whose entry differs, gets its own; a group whose template is missing has
+    /// no claim and its members' entries stay unrecorded (the pods wait).
+    #[test]
+    fn one_claim_per_pod_group() {
+        use crate::api::{parse_objects, Object};
+        let objects = parse_objects(
+            "kind: ResourceClaimTemplate\nmetadata: {name: t, namespace: test}\nspec: {metadata: {labels: {a: b}}}\n---\nkind: PodGroup\nmetadata: {name: test-dra-0}\nspec:\n  schedulingPolicy: {basic: {}}\n  resourceClaims: [{name: resource, resourceClaimTemplateName: t}]\n---\nkind: PodGroup\nmetadata: {name: test-dra-1}\nspec:\n  schedulingPolicy: {basic: {}}\n  resourceClaims: [{name: resource, resourceClaimTemplateName: missing}]\n",
+            "m.yaml",
+        )
+        .unwrap();
+        let (Object::ResourceClaimTemplate(t), Object::PodGroup(g0), Object::PodGroup(g1)) =
+            (&objects[0], &objects[1], &objects[2])
+        else {
+            panic!()
+        };
+        let mut dra = DraObjects { workload_claims: true, ..DraObjects::default() };
+        dra.add_template(t);
+        assert_eq!(create_pod_group_claims(g0, "test", "g0-uid", &mut dra), 1);
+        assert_eq!(create_pod_group_claims(g1, "test", "g1-uid", &mut dra), 0);
+        // Again: already made.
+        assert_eq!(create_pod_group_claims(g0, "test", "g0-uid", &mut dra), 0);
+        let group_claim = dra.pod_groups[&("test".to_string(), "test-dra-0".to_string())].statuses["resource"].clone();
+        assert_eq!(group_claim, generated_name("resourceclaims", "test", "test-dra-0-resource-", 0));
+        let made = dra.claim("test", &group_claim).unwrap();
+        let owner = &made.metadata.owner_references[0];
+        assert_eq!(
+            (
+                owner.api_version.as_str(),
+                owner.kind.as_str(),
+                owner.name.as_str(),
+                owner.uid.as_str(),
+                owner.controller
+            ),
+            ("scheduling.k8s.io/v1beta1", "PodGroup", "test-dra-0", "g0-uid", Some(true))
+        );
+        assert_eq!(made.metadata.annotations[POD_RESOURCE_CLAIM_ANNOTATION], "resource");
+        assert_eq!(made.metadata.labels["a"], "b");
+        assert!(dra.pod_groups[&("test".to_string(), "test-dra-1".to_string())].statuses.is_empty());
+
+        let pod = |name: &str, group: Option<&str>, entry: &str| {
+            let mut text = format!(
+                "kind: Pod\nmetadata: {{name: {name}, uid: {name}}}\nspec:\n  containers: [{{name: c}}]\n  resourceClaims: [{entry}]\n"
+            );
+            if let Some(g) = group {
+                text.push_str(&format!("  schedulingGroup: {{podGroupName: {g}}}\n"));
+            }
+            let Object::Pod(p) = parse_objects(&text, "p.yaml").unwrap().remove(0) else { panic!() };
+            p
+        };
+        const ENTRY: &str = "{name: resource, resourceClaimTemplateName: t}";
+        // (case, pod, group, entry) -> (claims made, recorded claim: None = unrecorded, Some("") = its own).
+        type Case = (&'static str, &'static str, Option<&'static str>, &'static str, (usize, Option<&'static str>));
+        let cases: [Case; 5] = [
+            ("member", "a", Some("test-dra-0"), ENTRY, (0, Some("group"))),
+            ("another member", "b", Some("test-dra-0"), ENTRY, (0, Some("group"))),
+            ("not in a group", "c", None, ENTRY, (1, Some(""))),
+            (
+                "entry named otherwise",
+                "d",
+                Some("test-dra-0"),
+                "{name: other, resourceClaimTemplateName: t}",
+                (1, Some("")),
+            ),
+            (
+                "group without its claim",
+                "e",
+                Some("test-dra-1"),
+                "{name: resource, resourceClaimTemplateName: missing}",
+                (0, None),
+            ),
+        ];
+        for (name, pod_name, group, entry, (want_made, want_claim)) in cases {
+            let mut p = pod(pod_name, group, entry);
+            let before = dra.claims.lock().len();
+            assert_eq!(create_pod_claims(&mut p, "test", &mut dra), want_made, "{name}");
+            assert_eq!(dra.claims.lock().len(), before + want_made, "{name}");
+            let recorded = p.status.resource_claim_statuses.first().and_then(|s| s.resource_claim_name.clone());
+            match want_claim {
+                None => assert_eq!(recorded, None, "{name}"),
+                Some("group") => assert_eq!(recorded.as_deref(), Some(group_claim.as_str()), "{name}"),
+                Some(_) => {
+                    let own = dra.claim("test", recorded.as_deref().unwrap()).unwrap();
+                    assert_eq!(own.metadata.owner_references[0].uid, pod_name, "{name}: owned by the pod");
+                }
+            }
+        }
+        // Gate off: a member gets its own claim.
+        dra.workload_claims = false;
+        let mut p = pod("f", Some("test-dra-0"), ENTRY);
+        assert_eq!(create_pod_claims(&mut p, "test", &mut dra), 1);
     }
 
     /// The controller at pod deletion (`syncClaim`'s reservedFor clean-up, as the oracle runs it):

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::allocator::{allocate_with, DeviceId, DeviceSelectors, NodeView, Outcome, INVALID_POOLS};
 use super::allocator_capacity::SharedState;
 use super::controller::allocated_devices;
-use super::pod_claims::pod_resource_claims;
+use super::pod_claims::{bind_to, pod_group, pod_resource_claims_with};
 use crate::api::objects::{NodeSelector, Pod};
 use crate::api::resource::{AllocationResult, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice};
 use crate::framework::{Code, Status};
@@ -55,6 +55,18 @@ pub struct PodClaims {
     pub allocated: HashSet<DeviceId>,
     /// The shares of devices allowing multiple allocations those claims hold (not in `allocated`).
     pub shared: SharedState,
+    /// Whom each claim is reserved for at PreBind (`claims`' order): the pod, or its PodGroup for
+    /// a claim shared through the group (`podResourceClaimBindings`, DRAWorkloadResourceClaims).
+    pub bindings: Vec<ResourceClaimConsumerReference>,
+    /// DRAWorkloadResourceClaims is on: a reservation for the pod's PodGroup counts as the pod's.
+    pub accept_group: bool,
+}
+
+impl PodClaims {
+    /// Whether claim `i` is shared through the pod's PodGroup (reserved for the group).
+    pub fn is_group_claim(&self, i: usize) -> bool {
+        self.bindings.get(i).is_some_and(|b| b.resource == "podgroups")
+    }
 }
 
 fn unresolvable(reason: impl Into<String>) -> Status {
@@ -66,13 +78,10 @@ fn kobj(claim: &ResourceClaim) -> String {
     format!("{}/{}", claim.metadata.namespace, claim.metadata.name)
 }
 
-/// `resourceclaim.IsReservedForPod`: the pod's uid is among the claim's consumers.
-fn is_reserved_for_pod(pod: &Pod, claim: &ResourceClaim) -> bool {
-    claim
-        .status
-        .reserved_for
-        .iter()
-        .any(|r| r.resource == "pods" && r.api_group.is_empty() && r.uid == pod.metadata.uid)
+/// `resourceclaim.IsReservedForPod` (the pod's uid among the claim's consumers; with
+/// `accept_group`, its PodGroup's name).
+fn is_reserved_for_pod(pod: &Pod, claim: &ResourceClaim, accept_group: bool) -> bool {
+    super::pod_claims::is_reserved_for_pod(pod, claim, accept_group)
 }
 
 /// PreFilter: `Ok(None)` is Skip (the pod uses no claim); `Err` ends the cycle with upstream's
@@ -88,14 +97,26 @@ pub fn pre_filter(
     if pod.spec.resource_claims.is_empty() {
         return Ok(None);
     }
-    let found = pod_resource_claims(pod, namespace, claims).map_err(unresolvable)?;
+    let accept_group = dra.workload_claims;
+    let found = pod_resource_claims_with(pod, namespace, claims, accept_group).map_err(unresolvable)?;
+    // `podResourceClaimBindings`: whom each claim is reserved for (the PodGroup's lookup fails
+    // when the group does not exist).
+    let group = pod_group(pod, namespace, dra).map_err(unresolvable)?;
+    let mut bindings = Vec::with_capacity(found.len());
+    for (entry_name, _) in &found {
+        let entry =
+            pod.spec.resource_claims.iter().find(|e| e.name == *entry_name).expect("found from the pod's entries");
+        bindings.push(bind_to(pod, namespace, group, entry).map_err(unresolvable)?);
+    }
     if found.is_empty() {
         return Ok(None);
     }
     let mut to_allocate = Vec::new();
     for (index, (_, claim)) in found.iter().enumerate() {
         if claim.status.allocation.is_some() {
-            if claim.status.reserved_for.len() >= RESERVED_FOR_MAX_SIZE && !is_reserved_for_pod(pod, claim) {
+            if claim.status.reserved_for.len() >= RESERVED_FOR_MAX_SIZE
+                && !is_reserved_for_pod(pod, claim, accept_group)
+            {
                 return Err(unresolvable("resourceclaim in use"));
             }
             continue;
@@ -157,7 +178,7 @@ pub fn pre_filter(
         shared = shared_state_of(claims, in_flight);
     }
     let claims = found.into_iter().map(|(_, c)| c.clone()).collect();
-    Ok(Some(PodClaims { claims, to_allocate, allocated, shared }))
+    Ok(Some(PodClaims { claims, to_allocate, allocated, shared, bindings, accept_group }))
 }
 
 /// The node selector of an allocated claim (`nodeSelectorFromAllocation`), `None` when it is
@@ -225,8 +246,8 @@ impl PodClaims {
     }
 
     /// Unreserve: the pod's in-flight allocations are dropped, and the pod's reservation of an
-    /// allocated claim is removed (upstream's `reservedFor` delete patch). `claims`: the claim
-    /// store's map.
+    /// allocated claim is removed (upstream's `reservedFor` delete patch; a claim reserved for the
+    /// pod's PodGroup keeps the group's). `claims`: the claim store's map.
     pub fn unreserve(&self, pod: &Pod, in_flight: &mut InFlight, claims: &mut Claims) {
         for claim in &self.claims {
             let key = key_of(claim);
@@ -239,15 +260,16 @@ impl PodClaims {
         }
     }
 
-    /// PreBind (`bindClaim` for each claim not yet reserved for the pod): the in-flight allocation
-    /// is written to the claim in `claims` with [`CLAIM_FINALIZER`] and the pod added to its
-    /// `reservedFor`; a claim not in `claims` yet is written there as PreFilter found it. The
-    /// allocation timestamp is not modelled (nothing here reads it).
+    /// PreBind (`bindClaim` for each claim not yet reserved for the pod or its group): the
+    /// in-flight allocation is written to the claim in `claims` with [`CLAIM_FINALIZER`] and the
+    /// claim's binding (the pod, or its PodGroup) added to its `reservedFor`; a claim not in
+    /// `claims` yet is written there as PreFilter found it. The allocation timestamp is not
+    /// modelled (nothing here reads it).
     pub fn pre_bind(&self, pod: &Pod, in_flight: &mut InFlight, claims: &mut Claims) -> Result<(), Status> {
-        for claim in &self.claims {
+        for (i, claim) in self.claims.iter().enumerate() {
             let key = key_of(claim);
             let current = claims.entry(key.clone()).or_insert_with(|| claim.clone());
-            if is_reserved_for_pod(pod, current) {
+            if is_reserved_for_pod(pod, current, self.accept_group) {
                 continue;
             }
             if current.metadata.deletion_timestamp.is_some() {
@@ -265,12 +287,14 @@ impl PodClaims {
                     current.metadata.finalizers.push(CLAIM_FINALIZER.to_string());
                 }
             }
-            current.status.reserved_for.push(ResourceClaimConsumerReference {
-                api_group: String::new(),
-                resource: "pods".into(),
-                name: pod.metadata.name.clone(),
-                uid: pod.metadata.uid.clone(),
-            });
+            current.status.reserved_for.push(self.bindings.get(i).cloned().unwrap_or_else(|| {
+                ResourceClaimConsumerReference {
+                    api_group: String::new(),
+                    resource: "pods".into(),
+                    name: pod.metadata.name.clone(),
+                    uid: pod.metadata.uid.clone(),
+                }
+            }));
         }
         Ok(())
     }
@@ -467,5 +491,184 @@ mod tests {
         next.unreserve(&pod, &mut in_flight, dra.claims.get_mut());
         let claim = dra.claim("default", "my-pod-my-resource").unwrap();
         assert!(claim.status.reserved_for.is_empty() && claim.status.allocation.is_some());
+    }
+
+    /// A pod group with the shared claims of upstream's workloadresourceclaims suite: `g` shares
+    /// `shared` (by name, `test-claim-0`) and `resource` (from template `t`, made as
+    /// `g-resource-xxxxx`, owned by the group).
+    fn group_dra(workload_claims: bool) -> DraObjects {
+        let mut dra = DraObjects::default();
+        for o in parse_objects(
+            &[
+                CLASS,
+                SLICE,
+                "kind: ResourceClaim\nmetadata: {name: test-claim-0, namespace: default}\nspec: {devices: {requests: [{name: req-1, exactly: {deviceClassName: my-resource-class}}]}}\n",
+                "kind: ResourceClaim\nmetadata:\n  name: g-resource-xxxxx\n  namespace: default\n  ownerReferences: [{apiVersion: scheduling.k8s.io/v1beta1, kind: PodGroup, name: g, uid: g-uid, controller: true}]\nspec: {devices: {requests: [{name: req-1, exactly: {deviceClassName: my-resource-class}}]}}\n",
+                "kind: ResourceClaim\nmetadata:\n  name: h-resource-xxxxx\n  namespace: default\n  ownerReferences: [{apiVersion: scheduling.k8s.io/v1beta1, kind: PodGroup, name: h, uid: h-uid, controller: true}]\nspec: {devices: {requests: [{name: req-1, exactly: {deviceClassName: my-resource-class}}]}}\n",
+            ]
+            .join("---\n"),
+            "case.yaml",
+        )
+        .unwrap()
+        {
+            match o {
+                Object::DeviceClass(c) => dra.add_class(&c),
+                Object::ResourceSlice(s) => dra.add_slice(&s),
+                Object::ResourceClaim(c) => dra.add_claim(&c),
+                _ => unreachable!(),
+            }
+        }
+        dra.workload_claims = workload_claims;
+        let claims = vec![
+            crate::api::objects::PodGroupResourceClaim {
+                name: "shared".into(),
+                resource_claim_name: Some("test-claim-0".into()),
+                resource_claim_template_name: None,
+            },
+            crate::api::objects::PodGroupResourceClaim {
+                name: "resource".into(),
+                resource_claim_name: None,
+                resource_claim_template_name: Some("t".into()),
+            },
+        ];
+        let statuses = [("resource".to_string(), "g-resource-xxxxx".to_string())].into();
+        dra.pod_groups.insert(
+            ("default".into(), "g".into()),
+            crate::snapshot::dra::GroupClaims { uid: "g-uid".into(), claims, statuses },
+        );
+        dra
+    }
+
+    /// A pod `p` (uid `u1`) with one claim entry, in group `group` when set, with
+    /// `status.resourceClaimStatuses` `[{name: resource, resourceClaimName: status}]` when set.
+    fn group_pod(entry: &str, group: Option<&str>, status: Option<&str>) -> Pod {
+        let mut text = format!(
+            "kind: Pod\nmetadata: {{name: p, namespace: default, uid: u1}}\nspec:\n  containers: [{{name: c}}]\n  resourceClaims: [{entry}]\n"
+        );
+        if let Some(g) = group {
+            text.push_str(&format!("  schedulingGroup: {{podGroupName: {g}}}\n"));
+        }
+        if let Some(s) = status {
+            text.push_str(&format!("status:\n  resourceClaimStatuses: [{{name: resource, resourceClaimName: {s}}}]\n"));
+        }
+        let Object::Pod(pod) = parse_objects(&text, "pod.yaml").unwrap().remove(0) else { panic!() };
+        pod
+    }
+
+    /// Claim resolution through a pod's PodGroup (DRAWorkloadResourceClaims): (case, gate on, pod
+    /// entry, group, pod status) -> PreFilter's claim and whom PreBind reserves it for
+    /// (`podgroups/g` or `pods/p`), or its UnschedulableAndUnresolvable reason.
+    #[test]
+    fn claims_resolve_through_the_pod_group() {
+        const REF: &str = "{name: shared, resourceClaimName: test-claim-0}";
+        const TEMPLATE: &str = "{name: resource, resourceClaimTemplateName: t}";
+        type Case = (
+            &'static str,
+            bool,
+            &'static str,
+            Option<&'static str>,
+            Option<&'static str>,
+            Result<(&'static str, &'static str), &'static str>,
+        );
+        let cases: [Case; 11] = [
+            ("claim ref matching the group's", true, REF, Some("g"), None, Ok(("test-claim-0", "podgroups/g"))),
+            ("template, the group's claim recorded", true, TEMPLATE, Some("g"), Some("g-resource-xxxxx"), Ok(("g-resource-xxxxx", "podgroups/g"))),
+            ("claim ref, gate off", false, REF, Some("g"), None, Ok(("test-claim-0", "pods/p"))),
+            ("claim ref, pod not in a group", true, REF, None, None, Ok(("test-claim-0", "pods/p"))),
+            ("same name, another claim: the pod's own", true, "{name: shared, resourceClaimName: test-claim-1}", Some("g"), None, Err("could not find ResourceClaim \"default/test-claim-1\"")),
+            ("another entry name: the pod's own", true, "{name: other, resourceClaimName: test-claim-0}", Some("g"), None, Ok(("test-claim-0", "pods/p"))),
+            ("group missing", true, REF, Some("nope"), None, Err("pod group state not found for pod group podgroup/default/nope")),
+            ("claim not yet created", true, TEMPLATE, Some("g"), None, Err("pod \"default/p\": ResourceClaim not created yet")),
+            ("group's claim, pod not in a group", true, TEMPLATE, None, Some("g-resource-xxxxx"), Err("ResourceClaim default/g-resource-xxxxx was not created for Pod default/p (Pod is not owner)")),
+            ("group's claim, gate off", false, TEMPLATE, Some("g"), Some("g-resource-xxxxx"), Err("ResourceClaim default/g-resource-xxxxx was not created for Pod default/p (Pod is not owner)")),
+            ("another group's claim", true, TEMPLATE, Some("g"), Some("h-resource-xxxxx"), Err("ResourceClaim default/h-resource-xxxxx was not created for Pod default/p (neither Pod nor PodGroup g is the owner)")),
+        ];
+        for (name, gate, entry, group, status, want) in cases {
+            let dra = group_dra(gate);
+            let pod = group_pod(entry, group, status);
+            let got = pre_filter(&pod, "default", &dra, &dra.claims.lock(), &InFlight::new());
+            match (want, got) {
+                (Ok((claim, binding)), Ok(Some(s))) => {
+                    assert_eq!(s.claims.len(), 1, "{name}");
+                    assert_eq!(s.claims[0].metadata.name, claim, "{name}");
+                    let b = &s.bindings[0];
+                    assert_eq!(format!("{}/{}", b.resource, b.name), binding, "{name}");
+                    assert_eq!(s.is_group_claim(0), binding.starts_with("podgroups"), "{name}");
+                    if s.is_group_claim(0) {
+                        assert_eq!((b.api_group.as_str(), b.uid.as_str()), ("scheduling.k8s.io", "g-uid"), "{name}");
+                    }
+                }
+                (Err(reason), Err(st)) => {
+                    assert_eq!(
+                        (st.code, st.reasons.join(", ")),
+                        (Code::UnschedulableAndUnresolvable, reason.to_string()),
+                        "{name}"
+                    )
+                }
+                (want, got) => panic!("{name}: PreFilter {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    /// reservedFor through a PodGroup: PreBind of the first member writes the allocation and one
+    /// `podgroups` entry; every other member then finds the claim reserved for it (nothing to
+    /// allocate, PreBind adds nothing), past `RESERVED_FOR_MAX_SIZE` members too, while a pod
+    /// outside the group finds the claim in use once it has that many consumers; a member's
+    /// Unreserve after PreBind leaves the group's reservation.
+    #[test]
+    fn reserved_for_names_the_group_once() {
+        let mut dra = group_dra(true);
+        let member = |uid: &str| {
+            let mut p = group_pod("{name: shared, resourceClaimName: test-claim-0}", Some("g"), None);
+            p.metadata.uid = uid.into();
+            p.metadata.name = format!("p-{uid}");
+            p
+        };
+        let matches = |s: &NodeSelector| name_matches("worker", s);
+        let node = NodeView { name: "worker", selector_matches: &matches };
+        let slices: Vec<ResourceSlice> = dra.slices.values().cloned().collect();
+        let slices: Vec<&ResourceSlice> = slices.iter().collect();
+        let first = member("m0");
+        let state = pre_filter(&first, "default", &dra, &dra.claims.lock(), &InFlight::new()).unwrap().unwrap();
+        assert_eq!(state.to_allocate, [0]);
+        let allocations = state.filter(&node, &dra, &slices, &mut CelSelectors::new()).unwrap();
+        let mut in_flight = InFlight::new();
+        state.reserve(&allocations, &mut in_flight).unwrap();
+        state.pre_bind(&first, &mut in_flight, dra.claims.get_mut()).unwrap();
+        let reserved = |dra: &DraObjects| {
+            let c = dra.claim("default", "test-claim-0").unwrap();
+            c.status
+                .reserved_for
+                .iter()
+                .map(|r| format!("{}/{}/{}", r.api_group, r.resource, r.name))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(reserved(&dra), ["scheduling.k8s.io/podgroups/g"]);
+        // Fill reservedFor with other consumers up to the limit.
+        {
+            let claims = dra.claims.get_mut();
+            let c = claims.get_mut(&("default".to_string(), "test-claim-0".to_string())).unwrap();
+            for i in 1..RESERVED_FOR_MAX_SIZE {
+                c.status.reserved_for.push(ResourceClaimConsumerReference {
+                    api_group: String::new(),
+                    resource: "pods".into(),
+                    name: format!("o{i}"),
+                    uid: format!("o{i}"),
+                });
+            }
+        }
+        for uid in ["m1", "m2"] {
+            let m = member(uid);
+            let s = pre_filter(&m, "default", &dra, &dra.claims.lock(), &InFlight::new()).unwrap().unwrap();
+            assert!(s.to_allocate.is_empty(), "{uid}");
+            s.pre_bind(&m, &mut InFlight::new(), dra.claims.get_mut()).unwrap();
+            assert_eq!(reserved(&dra).len(), RESERVED_FOR_MAX_SIZE, "{uid}: nothing added");
+            s.unreserve(&m, &mut InFlight::new(), dra.claims.get_mut());
+            assert_eq!(reserved(&dra)[0], "scheduling.k8s.io/podgroups/g", "{uid}: the group's stays");
+        }
+        let mut outsider = member("x");
+        outsider.spec.scheduling_group = None;
+        let st = pre_filter(&outsider, "default", &dra, &dra.claims.lock(), &InFlight::new()).unwrap_err();
+        assert_eq!(st.reasons, ["resourceclaim in use"]);
     }
 }

@@ -369,6 +369,8 @@ pub fn pre_filter(
         to_allocate: Vec::new(),
         allocated: HashSet::new(),
         shared: Default::default(),
+        bindings: Vec::new(),
+        accept_group: snap.cluster.dra.workload_claims,
     });
     if claims.to_allocate.is_empty() {
         claims.allocated = allocated_devices(written);

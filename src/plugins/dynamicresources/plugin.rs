@@ -50,6 +50,21 @@ struct Shared {
     selectors: CelSelectors,
     /// Filter's rejection reasons: a Reject's `detail` indexes them.
     reasons: Reasons,
+    /// Claims reserved for a PodGroup (DRAWorkloadResourceClaims) by a Reserve no member's
+    /// PreBind has committed yet, by claim key (upstream's pending allocation shared by the pods
+    /// of one pod-group cycle).
+    group_pending: BTreeMap<(String, String), GroupPending>,
+}
+
+/// A PodGroup's reservation of a claim that Reserve wrote and no PreBind has committed yet.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct GroupPending {
+    /// The group's consumer uid (its `reservedFor` entry).
+    group_uid: String,
+    /// The members Reserve reserved the claim for (through the group) and not yet unreserved.
+    members: Vec<PodUid>,
+    /// Reserve allocated the claim (else it was allocated before).
+    allocated_here: bool,
 }
 
 /// Distinct rejection reasons, each stored once for the plugin's life (a failed cycle's message is
@@ -335,13 +350,31 @@ impl Plugin for DynamicResources {
         let mut store = cx.snap.cluster.dra.claims.lock();
         let mut shared = lock(&self.shared);
         // What Reserve is about to write, recorded first so Unreserve takes back a partial write.
-        let reserved: Vec<ReservedClaim> = claims
-            .claims
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| !c.status.reserved_for.iter().any(|r| r.uid == pod.metadata.uid))
-            .map(|(i, c)| ((c.metadata.namespace.clone(), c.metadata.name.clone()), claims.to_allocate.contains(&i)))
-            .collect();
+        let mut reserved: Vec<ReservedClaim> = Vec::new();
+        for (i, c) in claims.claims.iter().enumerate() {
+            let key = (c.metadata.namespace.clone(), c.metadata.name.clone());
+            if claims.is_group_claim(i) {
+                // Shared through the PodGroup: the group's reservation is held until every member
+                // that relied on it before a PreBind committed it is unreserved.
+                let group_uid = &claims.bindings[i].uid;
+                if let Some(pending) = shared.group_pending.get_mut(&key) {
+                    if !pending.members.contains(&cx.pod.uid) {
+                        pending.members.push(cx.pod.uid);
+                    }
+                } else if !store.get(&key).is_some_and(|c| c.status.reserved_for.iter().any(|r| &r.uid == group_uid)) {
+                    shared.group_pending.insert(
+                        key,
+                        GroupPending {
+                            group_uid: group_uid.clone(),
+                            members: vec![cx.pod.uid],
+                            allocated_here: claims.to_allocate.contains(&i),
+                        },
+                    );
+                }
+            } else if !c.status.reserved_for.iter().any(|r| r.uid == pod.metadata.uid) {
+                reserved.push((key, claims.to_allocate.contains(&i)));
+            }
+        }
         if shared.reserved.insert(cx.pod.uid, reserved).is_none() {
             self.reserved_pods.fetch_add(1, Ordering::AcqRel);
         }
@@ -365,6 +398,7 @@ impl Plugin for DynamicResources {
             Some(reserved) => {
                 self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
                 undo_reserve(&pod.metadata.uid, &reserved, &mut store);
+                undo_group_reserve(cx.pod.uid, &mut shared.group_pending, &mut store);
             }
             None => {
                 claims.unreserve(pod, &mut InFlight::new(), &mut store);
@@ -377,9 +411,17 @@ impl Plugin for DynamicResources {
     }
 
     /// The API write of what Reserve wrote: commits it (Unreserve then keeps the allocation).
+    /// A PodGroup's reservation the pod relied on is committed with it (other members' Unreserve
+    /// then leaves it, as upstream's ignores claims reserved for the group).
     fn pre_bind(&self, pod: &BindingPod<'_>) -> Status {
-        if self.reserved_pods.load(Ordering::Acquire) > 0 && lock(&self.shared).reserved.remove(&pod.uid).is_some() {
-            self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
+        if self.reserved_pods.load(Ordering::Acquire) > 0 {
+            let mut shared = lock(&self.shared);
+            if shared.reserved.remove(&pod.uid).is_some() {
+                self.reserved_pods.fetch_sub(1, Ordering::AcqRel);
+                if !shared.group_pending.is_empty() {
+                    shared.group_pending.retain(|_, p| !p.members.contains(&pod.uid));
+                }
+            }
         }
         Status::success()
     }
@@ -446,6 +488,28 @@ fn undo_reserve(uid: &str, reserved: &[ReservedClaim], claims: &mut Claims) {
     }
 }
 
+/// Unreserve before PreBind of PodGroup member `uid`: it leaves each pending group reservation;
+/// the last member out takes the group's reservation back, and the allocation when Reserve made
+/// it and nobody else holds the claim (upstream: the pending allocation goes with the last pod
+/// sharing it).
+fn undo_group_reserve(uid: PodUid, pending: &mut BTreeMap<(String, String), GroupPending>, claims: &mut Claims) {
+    pending.retain(|key, p| {
+        let Some(at) = p.members.iter().position(|&m| m == uid) else { return true };
+        p.members.remove(at);
+        if !p.members.is_empty() {
+            return true;
+        }
+        if let Some(c) = claims.get_mut(key) {
+            c.status.reserved_for.retain(|r| r.uid != p.group_uid);
+            if p.allocated_here && c.status.reserved_for.is_empty() {
+                c.status.allocation = None;
+                c.metadata.finalizers.retain(|f| f != CLAIM_FINALIZER);
+            }
+        }
+        false
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +547,57 @@ mod tests {
             assert_eq!(uids, want_reserved, "{name}");
             assert_eq!(c.status.allocation.is_some(), want_allocated, "{name}");
             assert_eq!(c.metadata.finalizers.is_empty(), !want_allocated, "{name}");
+        }
+    }
+
+    /// Unreserve before PreBind of PodGroup members sharing a claim Reserve reserved for the
+    /// group: (case, members pending, allocated by Reserve, other consumers, member unreserved)
+    /// -> (group still reserved, still allocated, still pending).
+    #[test]
+    fn undo_group_reserve_waits_for_the_last_member() {
+        type Case = (&'static str, &'static [u64], bool, &'static [&'static str], u64, (bool, bool, bool));
+        let cases: [Case; 6] = [
+            ("another member still relies on it", &[1, 2], true, &[], 1, (true, true, true)),
+            ("last member, Reserve allocated", &[2], true, &[], 2, (false, false, false)),
+            ("last member, allocated before", &[2], false, &[], 2, (false, true, false)),
+            ("last member, another consumer", &[2], true, &["x"], 2, (false, true, false)),
+            ("not a pending member", &[1], true, &[], 3, (true, true, true)),
+            ("the other of two members leaves", &[1, 3], true, &[], 3, (true, true, true)),
+        ];
+        for (name, members, allocated_here, others, out, (want_group, want_allocated, want_pending)) in cases {
+            let key = ("ns".to_string(), "c".to_string());
+            let mut claim = ResourceClaim::default();
+            claim.status.allocation = Some(AllocationResult::default());
+            claim.metadata.finalizers.push(CLAIM_FINALIZER.into());
+            claim.status.reserved_for.push(ResourceClaimConsumerReference {
+                api_group: "scheduling.k8s.io".into(),
+                resource: "podgroups".into(),
+                name: "g".into(),
+                uid: "g-uid".into(),
+            });
+            for o in others {
+                claim.status.reserved_for.push(ResourceClaimConsumerReference {
+                    resource: "pods".into(),
+                    uid: o.to_string(),
+                    ..Default::default()
+                });
+            }
+            let mut claims = Claims::new();
+            claims.insert(key.clone(), claim);
+            let mut pending = BTreeMap::new();
+            pending.insert(
+                key.clone(),
+                GroupPending {
+                    group_uid: "g-uid".into(),
+                    members: members.iter().map(|&m| PodUid(m)).collect(),
+                    allocated_here,
+                },
+            );
+            undo_group_reserve(PodUid(out), &mut pending, &mut claims);
+            let c = &claims[&key];
+            assert_eq!(c.status.reserved_for.iter().any(|r| r.uid == "g-uid"), want_group, "{name}: group");
+            assert_eq!(c.status.allocation.is_some(), want_allocated, "{name}: allocation");
+            assert_eq!(pending.contains_key(&key), want_pending, "{name}: pending");
         }
     }
 

@@ -3,11 +3,95 @@
 //! claim cache, checked for deletion and, for a claim made from a template, ownership
 //! (`resourceclaim.IsForPod`). The error strings are upstream's; PreEnqueue returns them as an
 //! Unschedulable status.
+//!
+//! With DRAWorkloadResourceClaims on, a pod in a PodGroup may share the group's claims: an entry
+//! whose name, claim name and template name equal one of the group's `spec.resourceClaims`
+//! resolves (for a template, through the pod's status, which the controller fills with the
+//! group's claim) to a claim owned by the group, and is reserved for the group, not the pod
+//! ([`bind_to`], [`pod_group`], upstream's `resourceclaim.BindTo` and `getPodGroupSnapshot`).
 
 use super::controller::{claim_name, ClaimRef};
 use crate::api::objects::Pod;
-use crate::api::resource::ResourceClaim;
-use crate::snapshot::dra::Claims;
+use crate::api::resource::{PodResourceClaim, ResourceClaim, ResourceClaimConsumerReference};
+use crate::snapshot::dra::{Claims, DraObjects, GroupClaims};
+
+/// `schedulingapi.GroupName`: a PodGroup consumer's `apiGroup`.
+pub const SCHEDULING_GROUP: &str = "scheduling.k8s.io";
+
+/// A pod's PodGroup as DynamicResources reads it: its name and claims.
+pub type PodGroupRef<'a> = (&'a str, &'a GroupClaims);
+
+/// `getPodGroupSnapshot`: `Ok(None)` with DRAWorkloadResourceClaims off or a pod without
+/// `spec.schedulingGroup.podGroupName`; the error of the snapshot's PodGroup lister when the group
+/// does not exist.
+pub fn pod_group<'a>(pod: &'a Pod, namespace: &str, dra: &'a DraObjects) -> Result<Option<PodGroupRef<'a>>, String> {
+    if !dra.workload_claims {
+        return Ok(None);
+    }
+    let Some(name) = pod.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_deref()) else {
+        return Ok(None);
+    };
+    match dra.pod_groups.get(&(namespace.to_string(), name.to_string())) {
+        Some(group) => Ok(Some((name, group))),
+        None => Err(format!("pod group state not found for pod group podgroup/{namespace}/{name}")),
+    }
+}
+
+/// `resourceclaim.BindTo`: the consumer a pod's claim entry is reserved for: the pod's PodGroup
+/// when the group has an entry with the same name, claim name and template name, else the pod.
+pub fn bind_to(
+    pod: &Pod,
+    namespace: &str,
+    group: Option<PodGroupRef<'_>>,
+    entry: &PodResourceClaim,
+) -> Result<ResourceClaimConsumerReference, String> {
+    if entry.resource_claim_name.is_none() && entry.resource_claim_template_name.is_none() {
+        return Err(format!(
+            "Pod {namespace}/{} claim {}: none of the supported fields are set",
+            pod.metadata.name, entry.name
+        ));
+    }
+    if let Some((group_name, group)) = group {
+        for c in &group.claims {
+            if c.resource_claim_name.is_none() && c.resource_claim_template_name.is_none() {
+                return Err(format!(
+                    "PodGroup {namespace}/{group_name} claim {}: none of the supported fields are set",
+                    c.name
+                ));
+            }
+            if c.name == entry.name
+                && c.resource_claim_name == entry.resource_claim_name
+                && c.resource_claim_template_name == entry.resource_claim_template_name
+            {
+                return Ok(ResourceClaimConsumerReference {
+                    api_group: SCHEDULING_GROUP.into(),
+                    resource: "podgroups".into(),
+                    name: group_name.to_string(),
+                    uid: group.uid.clone(),
+                });
+            }
+        }
+    }
+    Ok(ResourceClaimConsumerReference {
+        api_group: String::new(),
+        resource: "pods".into(),
+        name: pod.metadata.name.clone(),
+        uid: pod.metadata.uid.clone(),
+    })
+}
+
+/// `resourceclaim.IsReservedForPod`: the pod's uid is among the claim's consumers, or (with
+/// `accept_group`, DRAWorkloadResourceClaims on) the pod's PodGroup is, by name.
+pub fn is_reserved_for_pod(pod: &Pod, claim: &ResourceClaim, accept_group: bool) -> bool {
+    let group = pod.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_deref());
+    claim.status.reserved_for.iter().any(|r| {
+        r.uid == pod.metadata.uid
+            || (accept_group
+                && r.api_group == SCHEDULING_GROUP
+                && r.resource == "podgroups"
+                && group.is_some_and(|g| g == r.name))
+    })
+}
 
 /// The pod's claims in `spec.resourceClaims` order, with the entry's name; entries whose claim
 /// the controller chose not to make are left out. `namespace` is the pod's; `store` the claim
@@ -16,6 +100,17 @@ pub fn pod_resource_claims<'a>(
     pod: &'a Pod,
     namespace: &str,
     store: &'a Claims,
+) -> Result<Vec<(&'a str, &'a ResourceClaim)>, String> {
+    pod_resource_claims_with(pod, namespace, store, false)
+}
+
+/// [`pod_resource_claims`] with `accept_group_owner` (DRAWorkloadResourceClaims on): a claim
+/// from a template may be owned by the pod's PodGroup (`IsForPod`'s `acceptPodGroupOwner`).
+pub fn pod_resource_claims_with<'a>(
+    pod: &'a Pod,
+    namespace: &str,
+    store: &'a Claims,
+    accept_group_owner: bool,
 ) -> Result<Vec<(&'a str, &'a ResourceClaim)>, String> {
     let mut claims = Vec::with_capacity(pod.spec.resource_claims.len());
     for entry in &pod.spec.resource_claims {
@@ -40,14 +135,34 @@ pub fn pod_resource_claims<'a>(
         }
         let must_check_owner = entry.resource_claim_name.is_none();
         if must_check_owner && !is_controlled_by(claim, pod) {
-            return Err(format!(
-                "ResourceClaim {namespace}/{name} was not created for Pod {namespace}/{} (Pod is not owner)",
-                pod.metadata.name
-            ));
+            let group = pod.spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_deref());
+            match group.filter(|_| accept_group_owner) {
+                Some(group) if is_for_group_by_pod(claim, group) => {}
+                Some(group) => {
+                    return Err(format!(
+                        "ResourceClaim {namespace}/{name} was not created for Pod {namespace}/{} (neither Pod nor PodGroup {group} is the owner)",
+                        pod.metadata.name
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "ResourceClaim {namespace}/{name} was not created for Pod {namespace}/{} (Pod is not owner)",
+                        pod.metadata.name
+                    ))
+                }
+            }
         }
         claims.push((entry.name.as_str(), claim));
     }
     Ok(claims)
+}
+
+/// `isForPodGroupByPod`: the claim's controller is the PodGroup `group` (by kind, name and the
+/// API group of its `apiVersion`; a pod does not know its group's uid).
+fn is_for_group_by_pod(claim: &ResourceClaim, group: &str) -> bool {
+    claim.metadata.owner_references.iter().find(|r| r.controller == Some(true)).is_some_and(|r| {
+        r.name == group && r.kind == "PodGroup" && r.api_version.starts_with(&format!("{SCHEDULING_GROUP}/"))
+    })
 }
 
 /// `metav1.IsControlledBy`: the claim's controller owner reference has the pod's uid.

@@ -173,6 +173,20 @@ impl Driver {
         };
         let (ns, name) = (self.snap.interner.intern(&key.0), self.snap.interner.intern(&key.1));
         self.snap.pod_groups.set_group(ns, name, GroupMeta::of(group));
+        if self.snap.cluster.dra.workload_claims {
+            // The resourceclaim controller's syncPodGroup: the group's claims from templates.
+            let uid = if group.metadata.uid.is_empty() {
+                format!("podgroup-{}-{}", key.0, key.1)
+            } else {
+                group.metadata.uid.clone()
+            };
+            crate::plugins::dynamicresources::controller::create_pod_group_claims(
+                group,
+                &key.0,
+                &uid,
+                &mut self.snap.cluster.dra,
+            );
+        }
         let now = self.now();
         for uid in self.groups.incomplete.remove(&key).unwrap_or_default() {
             self.join_group(ix, uid, now);

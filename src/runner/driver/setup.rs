@@ -273,6 +273,8 @@ pub(crate) fn run_workload_with(
     d.pods = recs.into_iter().map(|r| r.expect("every cluster pod has a record")).collect();
     d.snap = snap;
     d.snap.pod_groups.set_enabled(d.groups.enabled);
+    // DRAWorkloadResourceClaims depends on GenericWorkload (upstream's gate dependencies): only with it.
+    d.snap.cluster.dra.workload_claims = d.groups.enabled && gate("DRAWorkloadResourceClaims");
     if d.groups.enabled {
         for g in &cluster.pod_groups {
             d.add_pod_group(g, g.namespace());
