@@ -59,6 +59,12 @@ pub const HONOURED: &[(&str, &str)] = &[
          NodeResourcesFit and PodGroupPodsCount score the domains where it fits)",
     ),
     (
+        "DRADeviceCompatibilityGroups",
+        "devices that consume counters are allocated without comparing their compatibility groups, and \
+         slices declaring groups are ignored (on: devices drawing from one counter set are co-allocated \
+         only while their groups intersect, as upstream's experimental allocator does)",
+    ),
+    (
         "OpportunisticBatching",
         "every pod runs a full cycle (on: a pod with the same signature as the previous one is first \
          tried on the next node of the previous cycle's ranking)",

@@ -45,12 +45,12 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
 /// The DRA features beyond the basic ones, by the feature gate a test case (or workload) of
 /// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
 /// setting them changes no gate, but it says what the workload needs). DRAPrioritizedList,
-/// DRAConsumableCapacity, DRAPartitionableDevices, DRADeviceTaints and DRAExtendedResource are
-/// implemented (`plugins::dynamicresources`: `allocator_prioritized`, `allocator_capacity`,
-/// `allocator_counters`, `allocator_taints`, `extended`).
+/// DRAConsumableCapacity, DRAPartitionableDevices, DRADeviceTaints, DRAExtendedResource and
+/// DRADeviceCompatibilityGroups are implemented (`plugins::dynamicresources`:
+/// `allocator_prioritized`, `allocator_capacity`, `allocator_counters`, `allocator_taints`,
+/// `extended`, `allocator_groups`).
 const DRA_FEATURES: &[(&str, &str)] = &[
     ("DRAListTypeAttributes", "list-typed device attributes"),
-    ("DRADeviceCompatibilityGroups", "device compatibility groups"),
     ("DRAWorkloadResourceClaims", "resource claims of pod groups"),
 ];
 
