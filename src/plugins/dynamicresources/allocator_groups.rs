@@ -143,7 +143,9 @@ mod tests {
     /// order, then whether a candidate is admitted.
     #[test]
     fn intersection_admits_as_upstream() {
-        let cases: &[(&str, &[&[&str]], &[&str], bool)] = &[
+        /// (name, members added in order, candidate, admitted).
+        type AdmitCase<'a> = (&'a str, &'a [&'a [&'a str]], &'a [&'a str], bool);
+        let cases: &[AdmitCase] = &[
             ("no members admits groups", &[], &["a"], true),
             ("no members admits no groups", &[], &[], true),
             ("shared group", &[&["a", "b"]], &["b", "c"], true),

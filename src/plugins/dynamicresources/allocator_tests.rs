@@ -790,7 +790,9 @@ fn compatibility_group_cases() {
     let dev = |name: &str, set: &str, groups: &[&str]| consumes_in(device(name), set, "1", groups);
     let devices = |devs: Vec<Device>| device_slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, devs);
     let sets = |names: &[&str]| counter_sets_slice("slice-2", POOL1, 2, names);
-    let cases: Vec<(&str, DraFeatures, Vec<ResourceClaim>, Vec<ResourceSlice>, Vec<&str>, Want)> = vec![
+    /// (name, features, claims, slices, allocated devices of pool-1, want).
+    type GroupCase = (&'static str, DraFeatures, Vec<ResourceClaim>, Vec<ResourceSlice>, Vec<&'static str>, Want);
+    let cases: Vec<GroupCase> = vec![
         (
             "compatibility-groups-compatible",
             on,
