@@ -376,3 +376,31 @@ func resourceToV1(js []byte, kind string) (runtime.Object, error) {
 	obj.GetObjectKind().SetGroupVersionKind(resourceapi.SchemeGroupVersion.WithKind(kind))
 	return obj, nil
 }
+
+// experimentalAllocatorGates are the gates of the features whose scheduler_perf suites pin upstream's
+// experimental DRA allocator in their _test.go (dra/compatibilitygroups/compatibilitygroups_test.go and
+// dra/listattributes/listattributes_test.go: structured.EnableAllocators("experimental")). Only the
+// experimental allocator supports these features, so structured.NewAllocator would pick it anyway; the
+// pin makes that explicit, as upstream's hook does.
+var experimentalAllocatorGates = []string{"DRADeviceCompatibilityGroups", "DRAListTypeAttributes"}
+
+// pinExperimentalAllocator: whether a workload with these (merged test case and workload) gates runs
+// with only the experimental allocator enabled, as upstream's suite hook runs it.
+func pinExperimentalAllocator(gates map[string]bool) bool {
+	for _, g := range experimentalAllocatorGates {
+		if gates[g] {
+			return true
+		}
+	}
+	return false
+}
+
+// pinAllocatorsFor enables only the experimental allocator when pinExperimentalAllocator says so and
+// returns what re-enables every allocator (upstream's `defer structured.EnableAllocators()`).
+func pinAllocatorsFor(gates map[string]bool) func() {
+	if !pinExperimentalAllocator(gates) {
+		return func() {}
+	}
+	structured.EnableAllocators("experimental")
+	return func() { structured.EnableAllocators() }
+}

@@ -180,3 +180,21 @@ func TestLockstepDRA(t *testing.T) {
 		t.Fatalf("p1 should get the freed device: %v", r)
 	}
 }
+
+// The suites whose _test.go pins the experimental allocator are recognised by their gates.
+func TestPinExperimentalAllocator(t *testing.T) {
+	for _, c := range []struct {
+		gates map[string]bool
+		want  bool
+	}{
+		{map[string]bool{"DynamicResourceAllocation": true, "DRAPartitionableDevices": true}, false},
+		{map[string]bool{"DRADeviceCompatibilityGroups": true}, true},
+		{map[string]bool{"DRADeviceCompatibilityGroups": false}, false},
+		{map[string]bool{"DRAListTypeAttributes": true}, true},
+		{nil, false},
+	} {
+		if got := pinExperimentalAllocator(c.gates); got != c.want {
+			t.Errorf("pinExperimentalAllocator(%v) = %v, want %v", c.gates, got, c.want)
+		}
+	}
+}

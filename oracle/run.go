@@ -1110,6 +1110,10 @@ func runWorkload(w workload, opt runOptions) (*runReport, error) {
 	if err := applyGates(opt.gates); err != nil {
 		return nil, badInput("%s: %s/%s: %v", w.file, w.testCase, w.name, err)
 	}
+	// Upstream's dra/compatibilitygroups and dra/listattributes suites pin the experimental allocator in
+	// their _test.go (structured.EnableAllocators("experimental") around RunIntegrationPerfScheduling):
+	// the oracle does the same for a workload whose gates turn on the feature those suites exercise.
+	defer pinAllocatorsFor(opt.gates)()
 	var cfgData []byte
 	configSource := "default"
 	if w.configPath != "" {

@@ -218,11 +218,13 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
             }
         }
     }
-    // 251 run and 16 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 21
+    // 260 run and 7 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 21
     // basic DRA workloads (steady state included) and those of partitionable devices, device
-    // taints, consumable capacity, prioritized lists, DRA-backed extended resources and pod
-    // groups' claims (dra/workloadresourceclaims: 6) run.
-    assert!(runs >= 251 && runs + skips == 267, "{runs} run, {skips} skipped");
+    // taints, consumable capacity, prioritized lists, DRA-backed extended resources, pod groups'
+    // claims (dra/workloadresourceclaims: 6) and device compatibility groups
+    // (dra/compatibilitygroups: 9) run. Skipped: list attributes (2), the node declared features
+    // hooks (5).
+    assert!(runs >= 260 && runs + skips == 267, "{runs} run, {skips} skipped");
 }
 
 /// The oracle: `SCHEDPERF_ORACLE`, else `oracle/bin/schedperf-oracle` (built by scripts/oracle.sh).

@@ -13,7 +13,7 @@ use super::objects::{NodeSelector, ObjectMeta};
 use super::quantity::Quantity;
 
 /// Reads a list or map where `null` means empty, as Go's JSON decoder does for a nil slice or map.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(super) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

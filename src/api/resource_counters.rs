@@ -34,6 +34,23 @@ pub struct DeviceCounterConsumption {
     pub counter_set: String,
     #[serde(default)]
     pub counters: BTreeMap<String, Counter>,
+    /// DRADeviceCompatibilityGroups: opaque group names (at most
+    /// [`DEVICE_COMPATIBILITY_GROUPS_MAX_SIZE`], unique, DNS labels). Devices drawing from one
+    /// counter set are co-allocated only while the intersection of their groups is non-empty; no
+    /// groups co-allocates only with no groups.
+    #[serde(default, deserialize_with = "super::resource::null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub compatibility_groups: Vec<String>,
+}
+
+/// `resourceapi.DeviceCompatibilityGroupsMaxSize`.
+pub const DEVICE_COMPATIBILITY_GROUPS_MAX_SIZE: usize = 2;
+
+/// Whether `name` is a DNS-1123 label (`k8s-short-name`): 1 to 63 lowercase alphanumerics or
+/// '-', starting and ending with an alphanumeric.
+fn is_dns_label(name: &str) -> bool {
+    let b = name.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !b.is_empty() && b.len() <= 63 && alnum(&b[0]) && alnum(&b[b.len() - 1]) && b.iter().all(|c| alnum(c) || *c == b'-')
 }
 
 /// `DeviceTaint`. The effect is kept as written: `NoSchedule` and `NoExecute` prevent allocation,
@@ -221,6 +238,29 @@ pub fn validate_slice_partitions(spec: &ResourceSliceSpec) -> Result<(), (String
             if !sets.insert(c.counter_set.as_str()) {
                 return Err((format!("{path}.counterSet"), format!("Duplicate value: {:?}", c.counter_set)));
             }
+            let groups = &c.compatibility_groups;
+            if groups.len() > DEVICE_COMPATIBILITY_GROUPS_MAX_SIZE {
+                return Err((
+                    format!("{path}.compatibilityGroups"),
+                    format!(
+                        "Too many: {}: must have at most {DEVICE_COMPATIBILITY_GROUPS_MAX_SIZE} items",
+                        groups.len()
+                    ),
+                ));
+            }
+            for (g, group) in groups.iter().enumerate() {
+                if !is_dns_label(group) {
+                    return Err((
+                        format!("{path}.compatibilityGroups[{g}]"),
+                        format!(
+                            "Invalid value: {group:?}: expected a DNS-1123 label (at most 63 lowercase alphanumeric characters or '-', starting and ending with an alphanumeric)"
+                        ),
+                    ));
+                }
+                if groups[..g].contains(group) {
+                    return Err((format!("{path}.compatibilityGroups[{g}]"), format!("Duplicate value: {group:?}")));
+                }
+            }
         }
         let set = usize::from(device.node_name.is_some())
             + usize::from(device.node_selector.is_some())
@@ -259,6 +299,13 @@ mod tests {
         assert_eq!(counters.spec.shared_counters[0].counters["mem"].value, crate::api::Quantity::parse("8Gi").unwrap());
         let Object::ResourceSlice(devices) = &objects[1] else { panic!() };
         assert_eq!(devices.spec.devices[0].consumes_counters[0].counter_set, "set");
+        assert!(devices.spec.devices[0].consumes_counters[0].compatibility_groups.is_empty());
+        let grouped = DEVICES.replace(
+            "counters: {mem: {value: 4Gi}}",
+            "counters: {mem: {value: 4Gi}}\n      compatibilityGroups: [mig, mig-2]",
+        );
+        let Object::ResourceSlice(grouped) = &parse_objects(&grouped, "ok.yaml").unwrap()[0] else { panic!() };
+        assert_eq!(grouped.spec.devices[0].consumes_counters[0].compatibility_groups, ["mig", "mig-2"]);
         assert_eq!(devices.spec.devices[0].taints[0].effect, "NoSchedule");
         let Object::DeviceTaintRule(rule) = &objects[2] else { panic!() };
         // An empty (null) selector: no selector, which selects no device.
@@ -275,6 +322,22 @@ mod tests {
             (both, "spec"),
             (DEVICES.replace("counterSet: set", "counterSet: ''"), "spec.devices[0].consumesCounters[0].counterSet"),
             (DEVICES.replace("effect: NoSchedule", "effect: Sometimes"), "spec.devices[0].taints[0].effect"),
+            (
+                DEVICES.replace("counters: {mem: {value: 4Gi}}", "counters: {mem: {value: 4Gi}}\n      compatibilityGroups: [a, b, c]"),
+                "spec.devices[0].consumesCounters[0].compatibilityGroups",
+            ),
+            (
+                DEVICES.replace("counters: {mem: {value: 4Gi}}", "counters: {mem: {value: 4Gi}}\n      compatibilityGroups: [a, a]"),
+                "spec.devices[0].consumesCounters[0].compatibilityGroups[1]",
+            ),
+            (
+                DEVICES.replace("counters: {mem: {value: 4Gi}}", "counters: {mem: {value: 4Gi}}\n      compatibilityGroups: [MIG]"),
+                "spec.devices[0].consumesCounters[0].compatibilityGroups[0]",
+            ),
+            (
+                DEVICES.replace("counters: {mem: {value: 4Gi}}", "counters: {mem: {value: 4Gi}}\n      compatibilityGroups: mig"),
+                "spec.devices[0].consumesCounters[0].compatibilityGroups",
+            ),
             (DEVICES.replace("{key: k, ", "{"), "spec.devices[0].taints[0]"),
             (DEVICES.replace("    taints:", "    nodeName: n\n    taints:"), "spec.devices[0]"),
             (DEVICES.replace("  nodeName: n\n", "  perDeviceNodeSelection: true\n"), "spec.devices[0]"),

@@ -89,9 +89,34 @@ pub fn pod_claim_refs(pod: &Pod, name: &str, uid: PodUid) -> Option<Arc<PodClaim
     Some(Arc::new(PodClaimRefs { pod: slim }))
 }
 
+/// The allocator features a run's feature gates turn on beyond v1.37's defaults (upstream's
+/// `structured.Features` fields whose gates are off by default). Either one makes upstream pick its
+/// `experimental` allocator, the only one supporting them (`structured.NewAllocator`), as the
+/// suites' `_test.go` files also pin it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DraFeatures {
+    /// DRADeviceCompatibilityGroups: the compatibility-group check; off, slices whose devices
+    /// declare groups are ignored (their pools become incomplete).
+    pub compatibility_groups: bool,
+}
+
+impl DraFeatures {
+    /// The allocator upstream runs for these features: `experimental` when any is on, else the
+    /// first of `stable`/`incubating` supporting v1.37's default features (`incubating`).
+    pub fn allocator(&self) -> &'static str {
+        if self.compatibility_groups {
+            "experimental"
+        } else {
+            "incubating"
+        }
+    }
+}
+
 /// DRA objects by name.
 #[derive(Clone, Debug, Default)]
 pub struct DraObjects {
+    /// The run's allocator features (from its feature gates).
+    pub features: DraFeatures,
     pub classes: BTreeMap<String, DeviceClass>,
     /// The claim store, by (namespace, name).
     pub claims: ClaimStore,

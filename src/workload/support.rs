@@ -46,11 +46,11 @@ const HOOK_PARAMS: &[(&str, &str)] = &[(
 /// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
 /// setting them changes no gate, but it says what the workload needs). DRAPrioritizedList,
 /// DRAConsumableCapacity, DRAPartitionableDevices, DRADeviceTaints, DRAExtendedResource and
-/// DRAWorkloadResourceClaims are implemented (`plugins::dynamicresources`: `allocator_prioritized`,
-/// `allocator_capacity`, `allocator_counters`, `allocator_taints`, `extended`, `pod_claims`).
+/// DRAWorkloadResourceClaims and DRADeviceCompatibilityGroups are implemented
+/// (`plugins::dynamicresources`: `allocator_prioritized`, `allocator_capacity`, `allocator_counters`,
+/// `allocator_taints`, `extended`, `pod_claims`, `allocator_groups`).
 const DRA_FEATURES: &[(&str, &str)] = &[
     ("DRAListTypeAttributes", "list-typed device attributes"),
-    ("DRADeviceCompatibilityGroups", "device compatibility groups"),
 ];
 
 /// Why workload `w` of `tc` cannot run, or `None` if it can.

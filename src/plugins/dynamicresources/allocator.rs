@@ -16,8 +16,12 @@
 //! (`firstAvailable`: subrequests tried in order, results named `<request>/<subrequest>`) in
 //! [`super::allocator_prioritized`]; all hook into the pools and the search here.
 //!
+//! DRADeviceCompatibilityGroups (off by default; on, upstream runs its `experimental` allocator,
+//! which decides as `incubating` does for everything else here) is in
+//! [`super::allocator_groups`]: the run's [`DraFeatures`] say whether it is on.
+//!
 //! Not here (the caller refuses such claims and slices before allocating; a workload using them
-//! is skipped): binding conditions, compatibility groups, list attributes.
+//! is skipped): binding conditions, list attributes.
 //!
 //! CEL selectors are evaluated through [`DeviceSelectors`], so each distinct expression is compiled
 //! once by whoever implements it; results are cached per (request, device) as upstream does.
@@ -26,6 +30,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::allocator_capacity::{self as capacity, Consumed, DistinctAttribute, SharedState};
 use super::allocator_counters::{self as counters, PoolCounters};
+use super::allocator_groups::{self as groups, GroupsUndo, PoolGroups};
 use super::allocator_prioritized::{self as prioritized, RequestForm, MAX_SIZE_EXCEEDED};
 use super::allocator_taints::taint_prevents_allocation;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
@@ -34,6 +39,7 @@ use crate::api::resource::{
     DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
 };
 use crate::api::resource_counters::DeviceToleration;
+pub use crate::snapshot::dra::DraFeatures;
 
 /// `resourceapi.AllocationResultsMaxSize`: at most this many devices per claim.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
@@ -123,9 +129,15 @@ struct Pool<'a> {
 
 /// `GatherPools`: the pools with a slice reaching `node`, the newest generation of each, sorted by
 /// (driver, pool), their slices by name.
-fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>) -> Vec<Pool<'a>> {
+/// With compatibility groups off, a slice whose devices declare groups is ignored (and not counted
+/// towards its pool's completeness).
+fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>, features: DraFeatures) -> Vec<Pool<'a>> {
+    let ignored = |slice: &ResourceSlice| !features.compatibility_groups && groups::uses_groups(slice);
     let mut by_pool: BTreeMap<(&'a str, &'a str), Vec<&'a ResourceSlice>> = BTreeMap::new();
     for &slice in slices {
+        if ignored(slice) {
+            continue;
+        }
         let spec = &slice.spec;
         let all_nodes = spec.all_nodes.unwrap_or(false);
         if spec.node_name.as_deref().is_none_or(str::is_empty) && !all_nodes && spec.node_selector.is_none() {
@@ -156,6 +168,7 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView<'_>) -> Vec<Po
                     continue;
                 }
                 match s.spec.pool.generation.cmp(&generation) {
+                    std::cmp::Ordering::Equal if ignored(s) => {}
                     std::cmp::Ordering::Equal => {
                         all += 1;
                         if !pool_slices.iter().any(|p| p.metadata.name == s.metadata.name) {
@@ -312,6 +325,8 @@ struct Search<'a, 's> {
     selectors: &'s mut dyn DeviceSelectors,
     /// Per pool (as in `Candidate::pool`): its counters, when it has counter sets.
     counters: Vec<Option<PoolCounters<'a>>>,
+    /// Per pool: its compatibility groups, when it has counter sets and the feature is on.
+    groups: Vec<Option<PoolGroups<'a>>>,
 }
 
 /// One device chosen for a claim.
@@ -323,6 +338,9 @@ struct Chosen {
     share: Option<Consumed>,
     /// Whether choosing it reserved the device's counters (released when it is undone).
     counters_reserved: bool,
+    /// What admitting it into its counter sets' compatibility groups replaced (restored when it
+    /// is undone).
+    groups_undo: Option<GroupsUndo>,
 }
 
 /// Allocates `claims` (none allocated yet) for `node` from `slices`, excluding `allocated`
@@ -337,11 +355,12 @@ pub fn allocate(
     allocated: &HashSet<DeviceId>,
     selectors: &mut dyn DeviceSelectors,
 ) -> Result<Outcome, String> {
-    allocate_with(claims, node, slices, classes, allocated, &SharedState::default(), selectors)
+    allocate_with(claims, node, slices, classes, allocated, &SharedState::default(), DraFeatures::default(), selectors)
 }
 
 /// [`allocate`] with the shares allocated claims hold (`shared`; their devices are not in
-/// `allocated`).
+/// `allocated`) and the run's `features`.
+#[allow(clippy::too_many_arguments)]
 pub fn allocate_with(
     claims: &[&ResourceClaim],
     node: &NodeView<'_>,
@@ -349,12 +368,13 @@ pub fn allocate_with(
     classes: &BTreeMap<String, DeviceClass>,
     allocated: &HashSet<DeviceId>,
     shared: &SharedState,
+    features: DraFeatures,
     selectors: &mut dyn DeviceSelectors,
 ) -> Result<Outcome, String> {
     if claims.len() > 64 {
         return Err(format!("{} claims for one pod: at most 64 are supported", claims.len()));
     }
-    let pools = gather_pools(slices, node);
+    let pools = gather_pools(slices, node, features);
     // `IsDeviceAllocated`: a device an allocated claim holds a share of consumes its counters too.
     let with_shared;
     let counted = if shared.shared.is_empty() {
@@ -365,11 +385,22 @@ pub fn allocate_with(
     };
     let mut candidates = Vec::new();
     let mut pool_counters = Vec::new();
+    let mut pool_groups = Vec::new();
     for pool in pools.iter().filter(|p| !p.incomplete && !p.invalid) {
         let index = pool_counters.len();
-        pool_counters.push((!pool.counter_sets.is_empty()).then(|| {
-            let device_slices: Vec<&ResourceSlice> = pool.slices.iter().chain(&pool.other_slices).copied().collect();
-            PoolCounters::new(&pool.counter_sets, &device_slices, counted)
+        let device_slices: Vec<&ResourceSlice> = if pool.counter_sets.is_empty() {
+            Vec::new()
+        } else {
+            pool.slices.iter().chain(&pool.other_slices).copied().collect()
+        };
+        pool_counters.push(
+            (!pool.counter_sets.is_empty()).then(|| PoolCounters::new(&pool.counter_sets, &device_slices, counted)),
+        );
+        pool_groups.push((features.compatibility_groups && !pool.counter_sets.is_empty()).then(|| {
+            let sets = pool.counter_sets.iter().map(|s| s.name.as_str()).collect();
+            PoolGroups::new(sets, &device_slices, |slice, device| {
+                counted.contains(&DeviceId::new(&slice.spec.driver, &slice.spec.pool.name, &device.name))
+            })
         }));
         for &slice in &pool.slices {
             let per_device = counters::per_device(slice);
@@ -410,6 +441,7 @@ pub fn allocate_with(
         chosen_sub: claims.iter().map(|c| vec![0; c.spec.devices.requests.len()]).collect(),
         selectors,
         counters: pool_counters,
+        groups: pool_groups,
     };
     let mut offset = 0;
     for (ci, claim) in claims.iter().enumerate() {
@@ -752,16 +784,22 @@ impl<'a> Search<'a, '_> {
             self.allocated_shared[d] || self.allocated_consumed[d].is_some() || self.allocating_shares[d] > 0;
         let skip_counter_check = multiple && capacity_in_use;
         let counters_reserved = !skip_counter_check && !device.consumes_counters.is_empty();
+        // Compatibility groups, gated as the counters are and checked before them.
+        let mut groups_undo = None;
+        if counters_reserved {
+            if let Some(g) = self.groups[pool].as_mut() {
+                match g.admit(device) {
+                    Some(undo) => groups_undo = Some(undo),
+                    None => return Ok(false),
+                }
+            }
+        }
         if counters_reserved && !self.counters[pool].as_mut().is_some_and(|c| c.reserve(device)) {
+            self.rollback(pool, device, false, groups_undo.take());
             return Ok(false);
         }
-        let release = |counters: &mut Vec<Option<PoolCounters<'a>>>| {
-            if let Some(c) = counters[pool].as_mut().filter(|_| counters_reserved) {
-                c.release(device);
-            }
-        };
         if taint_prevents_allocation(device, tolerations) {
-            release(&mut self.counters);
+            self.rollback(pool, device, counters_reserved, groups_undo.take());
             return Ok(false);
         }
         let constraint_error = |search: &Self| {
@@ -777,7 +815,7 @@ impl<'a> Search<'a, '_> {
                 for j in (0..k).rev() {
                     self.constraints[ci][j].remove(name, sub);
                 }
-                release(&mut self.counters);
+                self.rollback(pool, device, counters_reserved, groups_undo.take());
                 return if must { Err(constraint_error(self)) } else { Ok(false) };
             }
         }
@@ -788,7 +826,7 @@ impl<'a> Search<'a, '_> {
                 if applies { lookup_attribute(device, &self.candidates[d].id.driver, c.attribute) } else { None };
             if !self.distinct[ci][k].add(applies, value) {
                 self.undo_constraints(ci, name, sub, k);
-                release(&mut self.counters);
+                self.rollback(pool, device, counters_reserved, groups_undo.take());
                 return if must { Err(constraint_error(self)) } else { Ok(false) };
             }
         }
@@ -796,7 +834,7 @@ impl<'a> Search<'a, '_> {
             Ok(true) => {}
             other => {
                 self.undo_constraints(ci, name, sub, self.distinct[ci].len());
-                release(&mut self.counters);
+                self.rollback(pool, device, counters_reserved, groups_undo.take());
                 return other;
             }
         }
@@ -805,7 +843,7 @@ impl<'a> Search<'a, '_> {
                 Ok(consumed) => consumed,
                 Err(e) => {
                     self.undo_constraints(ci, name, sub, self.distinct[ci].len());
-                    release(&mut self.counters);
+                    self.rollback(pool, device, counters_reserved, groups_undo.take());
                     return Err(format!(
                         "claim {}, request {}: computing consumed capacity for device {}: {e}",
                         claim_key(self.claims[ci]),
@@ -821,8 +859,19 @@ impl<'a> Search<'a, '_> {
             self.allocating[d] |= 1 << ci;
             None
         };
-        self.result[ci].push(Chosen { ri, d, share, counters_reserved });
+        self.result[ci].push(Chosen { ri, d, share, counters_reserved, groups_undo });
         Ok(true)
+    }
+
+    /// `rollbackDevice`'s pool part: the compatibility groups an admission replaced, then the
+    /// counters reserved.
+    fn rollback(&mut self, pool: usize, device: &Device, counters_reserved: bool, groups_undo: Option<GroupsUndo>) {
+        if let (Some(g), Some(undo)) = (self.groups[pool].as_mut(), groups_undo) {
+            g.restore(undo);
+        }
+        if let Some(c) = self.counters[pool].as_mut().filter(|_| counters_reserved) {
+            c.release(device);
+        }
     }
 
     /// Removes a device of (`name`, `sub`) from every `matchAttribute` constraint and from the
@@ -855,10 +904,8 @@ impl<'a> Search<'a, '_> {
                 popped.counters_reserved
             }
         };
-        let c = &self.candidates[d];
-        if let Some(counters) = self.counters[c.pool].as_mut().filter(|_| counters_reserved) {
-            counters.release(c.device);
-        }
+        let (pool, device) = (self.candidates[d].pool, self.candidates[d].device);
+        self.rollback(pool, device, counters_reserved, popped.groups_undo);
         let (name, sub) = {
             let r = self.req(ci, ri);
             (r.name, r.sub_name)

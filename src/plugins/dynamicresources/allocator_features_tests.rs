@@ -3,7 +3,7 @@
 //! `incubating/consumable_capacity_test.go`), on the helpers of the basic cases.
 
 use super::*;
-use crate::plugins::dynamicresources::allocator::allocate_with;
+use crate::plugins::dynamicresources::allocator::{allocate_with, DraFeatures};
 use crate::plugins::dynamicresources::allocator_capacity::SharedState;
 
 fn first_available(name: &str, subs: &[(&str, &str, i64)]) -> DeviceRequest {
@@ -70,7 +70,16 @@ fn run_shared(c: &Case, shared: &SharedState) -> Got {
     let classes: BTreeMap<String, DeviceClass> =
         c.classes.iter().map(|k| (k.metadata.name.clone(), k.clone())).collect();
     let allocated: HashSet<DeviceId> = c.allocated.iter().map(|(d, p, n)| DeviceId::new(d, p, n)).collect();
-    match allocate_with(&claims, &node, &slices, &classes, &allocated, shared, &mut CountingCel::default())? {
+    match allocate_with(
+        &claims,
+        &node,
+        &slices,
+        &classes,
+        &allocated,
+        shared,
+        DraFeatures::default(),
+        &mut CountingCel::default(),
+    )? {
         Outcome::Unfit => Ok(None),
         Outcome::Allocated(results) => Ok(Some(
             results
@@ -459,6 +468,7 @@ fn share_ids_are_deterministic_and_distinct() {
             &classes,
             &HashSet::new(),
             &SharedState::default(),
+            DraFeatures::default(),
             &mut CountingCel::default(),
         ) else {
             panic!()

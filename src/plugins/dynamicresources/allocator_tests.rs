@@ -4,7 +4,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::allocator::{allocate, DeviceId, DeviceSelectors, NodeView, Outcome, SelectorError};
+use super::allocator::{
+    allocate, allocate_with, DeviceId, DeviceSelectors, DraFeatures, NodeView, Outcome, SelectorError,
+};
+use super::allocator_capacity::SharedState;
 use super::selectors::CelSelectors;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm, ObjectMeta};
 use crate::api::resource::*;
@@ -180,6 +183,8 @@ struct Case {
     /// Per claim: the node selector and (request, driver, pool, device, adminAccess) in order;
     /// `None`: no solution on the node.
     want: Result<Option<Vec<ClaimWant>>, &'static str>,
+    /// The allocator features beyond v1.37's defaults.
+    features: DraFeatures,
 }
 
 fn case(name: &'static str) -> Case {
@@ -191,6 +196,7 @@ fn case(name: &'static str) -> Case {
         node: (NODE1, "region-1"),
         allocated: Vec::new(),
         want: Ok(None),
+        features: DraFeatures::default(),
     }
 }
 
@@ -210,7 +216,8 @@ fn run(c: &Case) -> Result<Outcome, String> {
     let classes: BTreeMap<String, DeviceClass> =
         c.classes.iter().map(|k| (k.metadata.name.clone(), k.clone())).collect();
     let allocated: HashSet<DeviceId> = c.allocated.iter().map(|(d, p, n)| DeviceId::new(d, p, n)).collect();
-    allocate(&claims, &node, &slices, &classes, &allocated, &mut CountingCel::default())
+    let shared = SharedState::default();
+    allocate_with(&claims, &node, &slices, &classes, &allocated, &shared, c.features, &mut CountingCel::default())
 }
 
 #[test]
@@ -740,8 +747,251 @@ fn selector_results_are_cached_per_request_and_device() {
 fn consumes(mut d: Device, set: &str, counter: &str, amount: &str) -> Device {
     use crate::api::resource_counters::{Counter, DeviceCounterConsumption};
     let counters = [(counter.to_string(), Counter { value: Quantity::parse(amount).unwrap() })].into();
-    d.consumes_counters.push(DeviceCounterConsumption { counter_set: set.into(), counters });
+    d.consumes_counters.push(DeviceCounterConsumption {
+        counter_set: set.into(),
+        counters,
+        compatibility_groups: vec![],
+    });
     d
+}
+
+/// `consumes` declaring compatibility `groups` for that counter set.
+fn consumes_in(d: Device, set: &str, amount: &str, groups: &[&str]) -> Device {
+    let mut d = consumes(d, set, "memory", amount);
+    d.consumes_counters.last_mut().unwrap().compatibility_groups = groups.iter().map(|g| g.to_string()).collect();
+    d
+}
+
+/// A counter slice of `pool` (of `count` slices) with each of `sets` holding `memory: 4`.
+fn counter_sets_slice(name: &str, pool: &str, count: i64, sets: &[&str]) -> ResourceSlice {
+    use crate::api::resource_counters::{Counter, CounterSet};
+    let mut s = slice(name, Reach::Node(NODE1), pool, DRIVER_A, Vec::new());
+    s.spec.pool.resource_slice_count = count;
+    for set in sets {
+        let counters = [("memory".to_string(), Counter { value: Quantity::parse("4").unwrap() })].into();
+        s.spec.shared_counters.push(CounterSet { name: set.to_string(), counters });
+    }
+    s
+}
+
+/// Upstream's `compatibility-groups-*` cases (v1.37.2 `allocatortesting/allocator_testing.go`,
+/// run there on the experimental allocator) and ours (narrowing across devices of one counter
+/// set, backtracking restoring the intersection), as (name, features on, claims, slices,
+/// allocated devices, want: per claim (request, pool, device), `None`: unfit).
+#[test]
+fn compatibility_group_cases() {
+    type Want = Option<Vec<Vec<(&'static str, &'static str, &'static str)>>>;
+    let on = DraFeatures { compatibility_groups: true };
+    let off = DraFeatures::default();
+    let (s1, s2) = ("counter-set-1", "counter-set-2");
+    let two_requests =
+        || vec![claim("claim-0", vec![request("req-0", CLASS_A, 1), request("req-1", CLASS_A, 1)], vec![])];
+    let one_request = || vec![claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![])];
+    let dev = |name: &str, set: &str, groups: &[&str]| consumes_in(device(name), set, "1", groups);
+    let devices = |devs: Vec<Device>| device_slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, devs);
+    let sets = |names: &[&str]| counter_sets_slice("slice-2", POOL1, 2, names);
+    /// (name, features, claims, slices, allocated devices of pool-1, want).
+    type GroupCase = (&'static str, DraFeatures, Vec<ResourceClaim>, Vec<ResourceSlice>, Vec<&'static str>, Want);
+    let cases: Vec<GroupCase> = vec![
+        (
+            "compatibility-groups-compatible",
+            on,
+            two_requests(),
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["mig"])]), sets(&[s1])],
+            vec![],
+            Some(vec![vec![("req-0", POOL1, "device-1"), ("req-1", POOL1, "device-2")]]),
+        ),
+        (
+            "compatibility-groups-incompatible",
+            on,
+            two_requests(),
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["vgpu"])]), sets(&[s1])],
+            vec![],
+            None,
+        ),
+        (
+            // Without the feature the pool is ignored (its slice declares groups).
+            "compatibility-groups-incompatible-feature-off",
+            off,
+            two_requests(),
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["vgpu"])]), sets(&[s1])],
+            vec![],
+            None,
+        ),
+        (
+            "compatibility-groups-taint-rollback",
+            on,
+            one_request(),
+            vec![
+                devices(vec![tainted(dev("device-1", s1, &["mig"]), "NoSchedule"), dev("device-2", s1, &["vgpu"])]),
+                sets(&[s1]),
+            ],
+            vec![],
+            Some(vec![vec![("req-0", POOL1, "device-2")]]),
+        ),
+        (
+            "compatibility-groups-incompatible-with-allocated-peer",
+            on,
+            one_request(),
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["vgpu"])]), sets(&[s1])],
+            vec!["device-1"],
+            None,
+        ),
+        (
+            "compatibility-groups-compatible-with-allocated-peer",
+            on,
+            one_request(),
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["mig"])]), sets(&[s1])],
+            vec!["device-1"],
+            Some(vec![vec![("req-0", POOL1, "device-2")]]),
+        ),
+        (
+            "compatibility-groups-disabled-skips-grouped-pool",
+            off,
+            one_request(),
+            vec![
+                devices(vec![consumes_in(device("device-1"), s1, "2", &["mig"])]),
+                sets(&[s1]),
+                device_slice("slice-3", Reach::Node(NODE1), POOL2, DRIVER_A, vec![dev("device-2", s2, &[])]),
+                counter_sets_slice("slice-4", POOL2, 2, &[s2]),
+            ],
+            vec![],
+            Some(vec![vec![("req-0", POOL2, "device-2")]]),
+        ),
+        (
+            "compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
+            off,
+            one_request(),
+            vec![
+                {
+                    let mut s = devices(vec![dev("device-1", s1, &["mig"])]);
+                    s.spec.pool.resource_slice_count = 3;
+                    s
+                },
+                {
+                    let mut s =
+                        device_slice("slice-1b", Reach::Node(NODE1), POOL1, DRIVER_A, vec![dev("device-2", s1, &[])]);
+                    s.spec.pool.resource_slice_count = 3;
+                    s
+                },
+                counter_sets_slice("slice-2", POOL1, 3, &[s1]),
+            ],
+            vec![],
+            None,
+        ),
+        (
+            "compatibility-groups-multiple-counter-sets",
+            on,
+            two_requests(),
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s2, &["vgpu"])]), sets(&[s1, s2])],
+            vec![],
+            Some(vec![vec![("req-0", POOL1, "device-1"), ("req-1", POOL1, "device-2")]]),
+        ),
+        (
+            "compatibility-groups-multiple-counter-sets-spanning-device",
+            on,
+            two_requests(),
+            vec![
+                devices(vec![
+                    dev("device-1", s1, &["mig"]),
+                    consumes_in(dev("device-2", s1, &["vgpu"]), s2, "1", &["vgpu"]),
+                ]),
+                sets(&[s1, s2]),
+            ],
+            vec![],
+            None,
+        ),
+        (
+            "compatibility-groups-multiple-claims",
+            on,
+            vec![
+                claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![]),
+                claim("claim-1", vec![request("req-0", CLASS_A, 1)], vec![]),
+            ],
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["mig"])]), sets(&[s1])],
+            vec![],
+            Some(vec![vec![("req-0", POOL1, "device-1")], vec![("req-0", POOL1, "device-2")]]),
+        ),
+        (
+            "compatibility-groups-multiple-claims-incompatible",
+            on,
+            vec![
+                claim("claim-0", vec![request("req-0", CLASS_A, 1)], vec![]),
+                claim("claim-1", vec![request("req-0", CLASS_A, 1)], vec![]),
+            ],
+            vec![devices(vec![dev("device-1", s1, &["mig"]), dev("device-2", s1, &["vgpu"])]), sets(&[s1])],
+            vec![],
+            None,
+        ),
+        (
+            // {a,b} then {b,c} narrow the set to {b}: {a} no longer fits, {b} does.
+            "intersection-narrows-across-devices",
+            on,
+            vec![claim("claim-0", vec![request("req-0", CLASS_A, 3)], vec![])],
+            vec![
+                devices(vec![
+                    dev("device-1", s1, &["a", "b"]),
+                    dev("device-2", s1, &["b", "c"]),
+                    dev("device-3", s1, &["a"]),
+                    dev("device-4", s1, &["b"]),
+                ]),
+                sets(&[s1]),
+            ],
+            vec![],
+            Some(vec![vec![("req-0", POOL1, "device-1"), ("req-0", POOL1, "device-2"), ("req-0", POOL1, "device-4")]]),
+        ),
+        (
+            // req-0 takes device-1 ({x}); req-1 finds only {y} devices and fails; undoing device-1
+            // must restore the empty set, or req-0's next try, device-2 ({y}), would be refused.
+            "backtracking-restores-the-intersection",
+            on,
+            vec![claim(
+                "claim-0",
+                vec![request("req-0", CLASS_A, 1), request("req-1", CLASS_A, 1)],
+                vec![match_attribute("kind", &["req-0", "req-1"])],
+            )],
+            vec![
+                devices(vec![
+                    with_attr(dev("device-1", s1, &["x"]), "kind", AttributeValue::String("a".into())),
+                    with_attr(dev("device-2", s1, &["y"]), "kind", AttributeValue::String("b".into())),
+                    with_attr(dev("device-3", s1, &["y"]), "kind", AttributeValue::String("b".into())),
+                ]),
+                sets(&[s1]),
+            ],
+            vec![],
+            Some(vec![vec![("req-0", POOL1, "device-2"), ("req-1", POOL1, "device-3")]]),
+        ),
+    ];
+    for (name, features, claims, slices, allocated, want) in cases {
+        let c = Case {
+            claims,
+            slices,
+            allocated: allocated.into_iter().map(|d| (DRIVER_A, POOL1, d)).collect(),
+            features,
+            ..case(name)
+        };
+        let got = match run(&c) {
+            Ok(Outcome::Unfit) => None,
+            Ok(Outcome::Allocated(a)) => Some(
+                a.iter()
+                    .map(|a| {
+                        a.devices
+                            .results
+                            .iter()
+                            .map(|r| (r.request.clone(), r.pool.clone(), r.device.clone()))
+                            .collect()
+                    })
+                    .collect::<Vec<Vec<_>>>(),
+            ),
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let want = want.map(|w| {
+            w.into_iter()
+                .map(|c| c.into_iter().map(|(r, p, d)| (r.to_string(), p.to_string(), d.to_string())).collect())
+                .collect::<Vec<Vec<_>>>()
+        });
+        assert_eq!(got, want, "{name}");
+    }
 }
 
 /// A slice of pool `pool` (two slices) holding the counter set `set` with `counter: amount`.

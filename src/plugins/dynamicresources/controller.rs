@@ -286,7 +286,7 @@ pub fn alloc_resource_claims(
         }
         for k in 0..nodes.len() {
             let node = &nodes[(i + k) % nodes.len()];
-            match allocate_with(&[&claim], node, &slices, &dra.classes, &allocated, &shared, selectors)? {
+            match allocate_with(&[&claim], node, &slices, &dra.classes, &allocated, &shared, dra.features, selectors)? {
                 Outcome::Unfit => {}
                 Outcome::Allocated(mut results) => {
                     let allocation = results.remove(0);

@@ -203,7 +203,16 @@ impl PodClaims {
         let mut allocations = Vec::new();
         if !self.to_allocate.is_empty() {
             let claims: Vec<&ResourceClaim> = self.to_allocate.iter().map(|&i| &self.claims[i]).collect();
-            match allocate_with(&claims, node, slices, &dra.classes, &self.allocated, &self.shared, selectors) {
+            match allocate_with(
+                &claims,
+                node,
+                slices,
+                &dra.classes,
+                &self.allocated,
+                &self.shared,
+                dra.features,
+                selectors,
+            ) {
                 Ok(Outcome::Allocated(results)) => allocations = results,
                 Ok(Outcome::Unfit) => return Err(unresolvable("cannot allocate all claims")),
                 Err(e) if e == INVALID_POOLS => return Err(unresolvable(e)),

@@ -1,6 +1,7 @@
 //! DynamicResources (dynamic resource allocation, `resource.k8s.io/v1`): the structured allocator
 //! (`allocator`, its CEL selectors evaluated by `crate::cel` through `selectors::CelSelectors`;
-//! `allocator_prioritized`: firstAvailable subrequests; `allocator_capacity`: consumable capacity),
+//! `allocator_prioritized`: firstAvailable subrequests; `allocator_capacity`: consumable capacity;
+//! `allocator_groups`: device compatibility groups),
 //! the resourceclaim controller's part scheduler_perf runs (`controller`: a claim per template
 //! entry of a pod, named as the controller names it, and `allocResourceClaims`), the claims a pod
 //! uses with upstream's PreEnqueue messages (`pod_claims`), and the plugin's PreFilter, Filter,
@@ -11,6 +12,7 @@
 pub mod allocator;
 pub mod allocator_capacity;
 mod allocator_counters;
+mod allocator_groups;
 pub mod allocator_prioritized;
 mod allocator_taints;
 #[cfg(test)]

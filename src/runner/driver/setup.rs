@@ -126,6 +126,8 @@ pub(crate) fn run_workload_with(
             .copied()
             .unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
     };
+    snap.cluster.dra.features =
+        crate::snapshot::dra::DraFeatures { compatibility_groups: gate("DRADeviceCompatibilityGroups") };
     let mut queue = SchedulingQueue::new(
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
         config.pod_max_backoff_seconds as u64 * 1_000_000_000,
