@@ -31,11 +31,7 @@ fn workload(hook: bool) -> (tempfile::TempDir, crate::workload::ResolvedWorkload
             "    pods: \"110\"\n  declaredFeatures: [UserNamespacesHostNetworkSupport]\n",
         ),
     );
-    let label = write(
-        "label.yaml",
-        &node("node-1", "  labels: {zone: a}\n")
-            .replace("metadata:\n  name: node-1\n  labels", "metadata:\n  name: node-1\n  labels"),
-    );
+    let label = write("label.yaml", &node("node-1", "  labels: {zone: a}\n"));
     let feature = write(
         "feature.yaml",
         &node("node-1", "").replace(
