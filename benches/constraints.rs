@@ -74,6 +74,7 @@ fn pod(snap: &mut Snapshot, uid: u64, app: &str, cpu_milli: i64, priority: i32) 
         sign: Default::default(),
         volumes: None,
         claims: None,
+        feature_facts: Default::default(),
     }
 }
 

@@ -841,7 +841,11 @@ func (r *runner) createNodes(o op) error {
 	}
 	// Pods come after the nodes are in the scheduler's cache, as after upstream's createNodes.
 	want := len(r.nodeNames)
-	return waitFor("nodes in the scheduler cache", func() bool { return r.sched.Cache.NodeCount() >= want })
+	if err := waitFor("nodes in the scheduler cache", func() bool { return r.sched.Cache.NodeCount() >= want }); err != nil {
+		return err
+	}
+	// scheduler_perf's NodeUpdateFn runs after every createNodes op (run_ndf.go).
+	return r.ndfUpdateNodes()
 }
 
 func (r *runner) ensureNamespace(name string) error {
@@ -1128,6 +1132,8 @@ func runWorkload(w workload, opt runOptions) (*runReport, error) {
 		return nil, badInput("%s: %v", nameOr(w.configPath, "default config"), err)
 	}
 	watch.DefaultChanSize = watchBuffer(w)
+	// nodedeclaredfeatures' PreRunFn, before the scheduler is built, as upstream's (run_ndf.go).
+	defer ndfPreRun(w)()
 	wallStart, cpuStart := time.Now(), cpuSeconds()
 	r, err := newRunner(w, cfg, opt)
 	if err != nil {

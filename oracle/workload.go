@@ -161,6 +161,9 @@ type workload struct {
 	configPath           string
 	ops                  []op
 	skip                 string
+	// ndfFeatures is nodedeclaredfeatures/node_declared_features_test.go's hook (run_ndf.go): the
+	// workload's numNodeDeclaredFeatures when its own featureGates set NodeDeclaredFeatures: true, else -1.
+	ndfFeatures int
 }
 
 // loadWorkloads reads a workload file or every *.yaml under a directory (sorted), as schedperf does.
@@ -286,7 +289,12 @@ func parseWorkloadFile(file string) ([]workload, error) {
 				return nil, badInput("%s: %s.name: missing", file, wat)
 			}
 			rw := workload{file: file, testCase: tc.Name, name: w.Name, labels: mergeLabels(tc.Labels, w.Labels),
-				gates: map[string]bool{}, configPath: abs(tc.SchedulerConfigPath), skip: skip}
+				gates: map[string]bool{}, configPath: abs(tc.SchedulerConfigPath), skip: skip, ndfFeatures: -1}
+			n, err := ndfHookParam(w)
+			if err != nil {
+				return nil, badInput("%s: %s.params.%s: %v", file, wat, numNodeDeclaredFeatures, err)
+			}
+			rw.ndfFeatures = n
 			for g, v := range tc.FeatureGates {
 				rw.gates[g] = v
 			}

@@ -2,7 +2,8 @@
 //! Go module cache (the oracle build downloads `k8s.io/kubernetes@v1.37.2`): every `short`
 //! workload of misc, affinity, topology_spreading, default_preemption, batching, event_handling,
 //! starvation and the pod-group suites (podgroup/basicscheduling, podgroup/gangscheduling,
-//! workload_preemption: gate GenericWorkload; podgroup/tas: TopologyAwareWorkloadScheduling too) and volumes runs or is skipped with a reason, `list`
+//! workload_preemption: gate GenericWorkload; podgroup/tas: TopologyAwareWorkloadScheduling too), volumes,
+//! dra and nodedeclaredfeatures (its Go test hook: `workload::HarnessHooks`) runs or is skipped with a reason, `list`
 //! and `run` agree on which, and nothing that went wrong is reported as a success.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,6 +25,7 @@ const SUITES: &[&str] = &[
     "workload_preemption",
     "volumes",
     "dra",
+    "nodedeclaredfeatures",
 ];
 
 /// Short workloads that must run (not be skipped): the volume suite's persistent-volume cases
@@ -43,6 +45,7 @@ const MUST_RUN: &[&str] = &[
     "EventHandlingPodDelete/2Nodes_20Pods",
     "EventHandlingPodDelete/50Nodes_500Pods",
     "TopologyAwareScheduling/10Nodes_3Gangs",
+    "NodeDeclaredFeaturesEnabled/5Nodes5DeclaredFeatures",
 ];
 
 /// `test/integration/scheduler_perf` of the pinned module: `go env GOMODCACHE`, else `$HOME/go/pkg/mod`.
@@ -218,13 +221,14 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
             }
         }
     }
-    // 260 run and 7 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 21
+    // 264 run and 3 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 21
     // basic DRA workloads (steady state included) and those of partitionable devices, device
     // taints, consumable capacity, prioritized lists, DRA-backed extended resources, pod groups'
     // claims (dra/workloadresourceclaims: 6) and device compatibility groups
-    // (dra/compatibilitygroups: 9) run. Skipped: list attributes (2), the node declared features
-    // hooks (5).
-    assert!(runs >= 260 && runs + skips == 267, "{runs} run, {skips} skipped");
+    // (dra/compatibilitygroups: 9) run, and nodedeclaredfeatures' 4 (its Go test hook,
+    // `HarnessHooks`). Skipped: list attributes (2), the workload setting NodeDeclaredFeatures'
+    // locked gate off (1).
+    assert!(runs >= 264 && runs + skips == 267, "{runs} run, {skips} skipped");
 }
 
 /// The oracle: `SCHEDPERF_ORACLE`, else `oracle/bin/schedperf-oracle` (built by scripts/oracle.sh).

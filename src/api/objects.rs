@@ -170,6 +170,14 @@ pub struct PodSpec {
     pub scheduling_gates: Vec<PodSchedulingGate>,
     #[serde(default)]
     pub host_network: bool,
+    /// `spec.hostUsers`: `Some(false)` runs the pod in a user namespace (NodeDeclaredFeatures'
+    /// UserNamespacesHostNetworkSupport with `hostNetwork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_users: Option<bool>,
+    /// `spec.ephemeralContainers`: only their volume mounts are read (NodeDeclaredFeatures'
+    /// VolumeBindMountOptions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ephemeral_containers: Vec<Container>,
     /// Pod-level requests and limits (`spec.resources`, PodLevelResources).
     #[serde(default)]
     pub resources: Option<ResourceRequirements>,
@@ -253,6 +261,32 @@ pub struct Container {
     /// `Always` on an init container makes it a sidecar that keeps running.
     #[serde(default)]
     pub restart_policy: Option<String>,
+    /// `restartPolicyRules`: only each rule's action is read (NodeDeclaredFeatures'
+    /// RestartAllContainersOnContainerExits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restart_policy_rules: Vec<ContainerRestartRule>,
+    /// `volumeMounts`: only `bindMountOptions` is read (NodeDeclaredFeatures'
+    /// VolumeBindMountOptions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volume_mounts: Vec<VolumeMount>,
+}
+
+/// `v1.ContainerRestartRule`: the action (`Restart`, `RestartAllContainers`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerRestartRule {
+    #[serde(default)]
+    pub action: String,
+}
+
+/// `v1.VolumeMount`: the fields the scheduler reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeMount {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bind_mount_options: Vec<String>,
 }
 
 /// `v1.ResourceRequirements`.
@@ -540,6 +574,11 @@ pub struct NodeStatus {
     pub capacity: ResourceList,
     #[serde(default)]
     pub images: Vec<ContainerImage>,
+    /// `status.declaredFeatures` (NodeDeclaredFeatures): the features the node's kubelet declares,
+    /// kept as given (the apiserver requires them sorted and unique; the scheduler maps them with
+    /// a merge walk that assumes so).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_features: Vec<String>,
 }
 
 /// `v1.ContainerImage`: an image present on a node (ImageLocality plugin).

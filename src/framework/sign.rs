@@ -58,7 +58,7 @@ impl SignBuilder {
         self.fragments.insert(key, format!("{value:?}"));
     }
 
-    fn finish(self) -> Signature {
+    pub(crate) fn finish(self) -> Signature {
         let mut bytes = Vec::new();
         for (k, v) in self.fragments {
             bytes.extend_from_slice(k.as_bytes());

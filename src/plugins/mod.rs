@@ -11,6 +11,7 @@ pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_unschedulable;
+pub mod nodedeclaredfeatures;
 pub mod noderesources;
 pub mod podtopologyspread;
 pub mod registry;

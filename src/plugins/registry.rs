@@ -7,18 +7,17 @@ use std::sync::Arc;
 
 use super::{
     defaultpreemption, dynamicresources, image_locality, interpodaffinity, node_affinity, node_name, node_ports,
-    node_unschedulable, noderesources, podtopologyspread, simple, taint_toleration, volumes, CompiledArgs,
+    node_unschedulable, nodedeclaredfeatures, noderesources, podtopologyspread, simple, taint_toleration, volumes,
+    CompiledArgs,
 };
 use crate::config::{DefaultingType, PluginArgs, Profile, ResourceSpec, ScoringStrategyType, PLUGINS};
 use crate::framework::{Framework, Plugin, Registry};
 use crate::snapshot::Interner;
 
-/// Plugins that are known names but find nothing to do for pods here: NodeDeclaredFeatures (no
-/// declared feature requirements) and the in-tree volume limits plugins (gone upstream at v1.37;
-/// NodeVolumeLimits counts in-tree disks as their CSI drivers'). Their PreFilter returns Skip, as
-/// upstream's does for such pods.
-pub const NO_OP_PLUGINS: &[&str] =
-    &["NodeDeclaredFeatures", "EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"];
+/// Plugins that are known names but find nothing to do for pods here: the in-tree volume limits
+/// plugins (gone upstream at v1.37; NodeVolumeLimits counts in-tree disks as their CSI drivers').
+/// Their PreFilter returns Skip, as upstream's does for such pods.
+pub const NO_OP_PLUGINS: &[&str] = &["EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"];
 
 /// The in-tree registry; `compiled` holds the Kubernetes objects inside the profile's args,
 /// compiled by [`super::compile_args`].
@@ -105,6 +104,7 @@ pub fn build_plugin(
             min_candidate_nodes_percentage: args.default_preemption.min_candidate_nodes_percentage,
             min_candidate_nodes_absolute: args.default_preemption.min_candidate_nodes_absolute,
         }),
+        nodedeclaredfeatures::NAME => Arc::new(nodedeclaredfeatures::NodeDeclaredFeatures::default()),
         dynamicresources::plugin::NAME => Arc::new(dynamicresources::plugin::DynamicResources::default()),
         volumes::binding::NAME => Arc::new(volumes::VolumeBinding::with_shape(&args.volume_binding.shape)),
         volumes::restrictions::NAME => Arc::new(volumes::VolumeRestrictions),

@@ -1,8 +1,8 @@
 //! Plugins with little to compute here: PrioritySort (queue order), SchedulingGates (PreEnqueue),
 //! DefaultBinder (Bind through the node agent), and the plugins that find nothing to do for any
-//! pod here (`NO_OP_PLUGINS`: NodeDeclaredFeatures, the in-tree volume limits).
+//! pod here (`NO_OP_PLUGINS`: the in-tree volume limits).
 
-use crate::framework::sign::{keys, Sign, SignBuilder};
+use crate::framework::sign::{Sign, SignBuilder};
 use crate::framework::{
     BindingPod, Code, CycleCx, CycleState, Plugin, PreFilterResult, QueueSortFn, QueueSortKey, Status,
 };
@@ -68,9 +68,8 @@ impl Plugin for DefaultBinder {
     }
 }
 
-/// A plugin of `NO_OP_PLUGINS`: NodeDeclaredFeatures (no declared features) and the in-tree
-/// volume limits plugins (gone upstream at v1.37). PreFilter returns Skip, as upstream's does for
-/// such pods, and Filter never runs.
+/// A plugin of `NO_OP_PLUGINS`: the in-tree volume limits plugins (gone upstream at v1.37).
+/// PreFilter returns Skip, as upstream's does for such pods, and Filter never runs.
 pub struct NoVolumes(pub &'static str);
 
 impl Plugin for NoVolumes {
@@ -82,13 +81,9 @@ impl Plugin for NoVolumes {
         true
     }
 
-    /// Volume plugins sign the pod's volumes; NodeDeclaredFeatures signs the features the pod
-    /// needs (none inferred here).
+    /// Volume plugins sign the pod's volumes.
     fn sign_pod(&self, pod: &PodInfo, sig: &mut SignBuilder) -> Sign {
-        match self.0 {
-            "NodeDeclaredFeatures" => sig.put(keys::FEATURES, ""),
-            _ => crate::plugins::volumes::sign_volumes(pod, sig),
-        }
+        crate::plugins::volumes::sign_volumes(pod, sig);
         Sign::Signed
     }
 

@@ -35,6 +35,7 @@ use super::{ClusterEvent, EventObjects, HintFn, NodeChange, NodeObject, QueuedPo
 use crate::framework::Plugin;
 use crate::ids::PodUid;
 use crate::plugins::node_ports::conflicts;
+use crate::plugins::nodedeclaredfeatures as ndf;
 use crate::plugins::volumes::hints as volume_hints;
 use crate::snapshot::{
     tolerations_tolerate, AffinityTerm, InclusionPolicy, LabelRequirement, NodeSelector, NodeTerm, PodInfo, Resources,
@@ -144,6 +145,11 @@ impl HintArgs {
 /// [`fine_hint`] where it decides, else [`default_hint`], as a registrable hint function; `None`
 /// for an unknown plugin.
 pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms, args: HintArgs) -> Option<HintFn<T>> {
+    if plugin == ndf::NAME {
+        return Some(Box::new(|event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
+            hint(node_declared_features_hint(event, objs, pod.uid))
+        }));
+    }
     if let Some(name) = volume_hints::PLUGINS.iter().copied().find(|p| *p == plugin) {
         return Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
             hint(volume_hint(name, event, objs, pod.spec.as_ref().map(|s| &*s.0)))
@@ -190,6 +196,34 @@ pub fn volume_hint(plugin: &str, event: &ClusterEvent, objs: Option<&EventObject
         },
         UnschedulableTimeout => true,
         AssignedPodAdd { .. } | AssignedPodUpdate { .. } | NodeDelete { .. } | UnscheduledPodUpdate { .. } => false,
+    }
+}
+
+/// NodeDeclaredFeatures' registered events and hints (`plugins::nodedeclaredfeatures`): a node
+/// added, a node update that changed its declared features (`UpdateNodeDeclaredFeature`: Queue when
+/// the list differs, which is when the driver sets the bit), and the pod's own update (Queue when
+/// its inferred requirements changed). Without the objects, Queue.
+pub fn node_declared_features_hint(event: &ClusterEvent, objs: Option<&EventObjects>, pod: PodUid) -> bool {
+    use ClusterEvent::*;
+    match event {
+        NodeAdd { .. } => true,
+        NodeUpdate { change, .. } => {
+            change.intersects(NodeChange::DECLARED_FEATURES)
+                && match objs.map(|o| (o.old_node.as_ref(), o.new_node.as_ref())) {
+                    Some((Some(old), Some(new))) => {
+                        ndf::node_hint(Some(old.spec.declared_features.as_slice()), &new.spec.declared_features)
+                    }
+                    _ => true,
+                }
+        }
+        UnscheduledPodUpdate { pod: p } if *p == pod => {
+            match objs.map(|o| (o.old_pod.as_deref(), o.new_pod.as_deref())) {
+                Some((Some(old), Some(new))) => ndf::pod_update_hint(old.feature_facts, new.feature_facts),
+                _ => true,
+            }
+        }
+        UnschedulableTimeout => true,
+        _ => false,
     }
 }
 

@@ -122,6 +122,8 @@ impl NodeChange {
     /// `spec.unschedulable` changed.
     pub const UNSCHEDULABLE: NodeChange = NodeChange(8);
     pub const CONDITION: NodeChange = NodeChange(16);
+    /// `status.declaredFeatures` changed (`UpdateNodeDeclaredFeature`).
+    pub const DECLARED_FEATURES: NodeChange = NodeChange(32);
 
     pub fn contains(self, other: NodeChange) -> bool {
         self.0 & other.0 == other.0

@@ -17,6 +17,8 @@ mod extension_point_tests;
 mod gate_tests;
 #[cfg(test)]
 mod hint_run_tests;
+#[cfg(test)]
+mod ndf_run_tests;
 pub mod objects;
 #[cfg(test)]
 mod podgroup_tests;

@@ -221,6 +221,8 @@ pub fn compile_node(node: &api::Node, interner: &mut Interner) -> NodeSpec {
         allocatable: resources_of(alloc, interner),
         allowed_pod_number,
         images,
+        declared_features: node.status.declared_features.iter().map(|f| interner.intern(f)).collect(),
+        declared_feature_set: super::features::default_framework().try_map(node.status.declared_features.as_slice()),
     }
 }
 
@@ -580,6 +582,7 @@ pub fn compile_pod(
         sign: sign_parts(spec),
         volumes: super::volumes::compile_pod_volumes(pod, interner),
         claims: super::dra::pod_claim_refs(pod, name, uid),
+        feature_facts: super::features::PodFeatureFacts::admitted(spec),
     })
 }
 

@@ -6,6 +6,7 @@
 pub mod bits;
 pub mod compile;
 pub mod dra;
+pub mod features;
 pub mod intern;
 pub mod model;
 pub mod node_tree;

@@ -235,6 +235,8 @@ pub struct PodInfo {
     pub volumes: Option<std::sync::Arc<super::volumes::PodVolumes>>,
     /// The resource claims DynamicResources reads; `None` for a pod without any (most pods).
     pub claims: Option<std::sync::Arc<super::dra::PodClaimRefs>>,
+    /// What NodeDeclaredFeatures' feature inference reads of the spec.
+    pub feature_facts: super::features::PodFeatureFacts,
 }
 
 /// What upstream's pod signers read from the API pod that the compiled fields do not keep
@@ -285,6 +287,11 @@ pub struct NodeSpec {
     pub allowed_pod_number: i64,
     /// Images present on the node: each name with the image's size in bytes.
     pub images: Vec<(Sym, i64)>,
+    /// `status.declaredFeatures` as given (what NodeDeclaredFeatures' node hint compares).
+    pub declared_features: Vec<Sym>,
+    /// `declared_features` mapped by the scheduler's registry (`features::default_framework`'s
+    /// `try_map`, upstream's `NodeInfo.DeclaredFeatures`).
+    pub declared_feature_set: super::features::FeatureSet,
 }
 
 /// A compiled `metav1.LabelSelector`: `matchLabels` become `In [value]` requirements, ANDed with

@@ -341,6 +341,9 @@ pub struct NodeTable {
     pub pod_meta: Vec<Vec<PodMeta>>,
     /// Bumped whenever the row changes: never 0, and unique in the process (`bump`).
     pub generation: Vec<u64>,
+    /// `status.declaredFeatures` as a set over the scheduler's feature registry (one word per
+    /// row: upstream's `NodeInfo.DeclaredFeatures`), what NodeDeclaredFeatures' Filter tests.
+    pub declared_features: Vec<super::features::FeatureSet>,
     by_name: AHashMap<Sym, u32>,
 }
 
@@ -589,6 +592,7 @@ impl NodeTable {
         self.pods.push(Vec::new());
         self.pod_meta.push(Vec::new());
         self.generation.push(0);
+        self.declared_features.push(spec.declared_feature_set);
         self.bump(i);
         NodeIdx(i as u32)
     }
@@ -712,6 +716,7 @@ impl NodeTable {
         self.pods.swap_remove(i);
         self.pod_meta.swap_remove(i);
         self.generation.swap_remove(i);
+        self.declared_features.swap_remove(i);
         self.len -= 1;
         if i != last {
             self.by_name.insert(self.name[i], i as u32);
@@ -955,6 +960,7 @@ impl NodeTable {
         }
         self.remove_images(i);
         self.images[i] = self.add_images(&spec.images);
+        self.declared_features[i] = spec.declared_feature_set;
         self.bump(i);
     }
 }

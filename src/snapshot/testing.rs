@@ -69,6 +69,13 @@ impl<'a> MakeNode<'a> {
         self
     }
 
+    /// `status.declaredFeatures`, mapped by the scheduler's registry as `compile_node` does.
+    pub fn declared_features(mut self, names: &[&str]) -> Self {
+        self.spec.declared_features = names.iter().map(|n| self.snap.interner.intern(n)).collect();
+        self.spec.declared_feature_set = super::features::default_framework().try_map(names);
+        self
+    }
+
     /// The spec, not added (for `update_node`).
     pub fn spec(self) -> NodeSpec {
         self.spec
@@ -122,8 +129,15 @@ impl<'a> MakePod<'a> {
             sign: SignParts::default(),
             volumes: None,
             claims: None,
+            feature_facts: Default::default(),
         };
         MakePod { snap, pod }
+    }
+
+    /// What NodeDeclaredFeatures' inference reads of the spec.
+    pub fn feature_facts(mut self, facts: super::features::PodFeatureFacts) -> Self {
+        self.pod.feature_facts = facts;
+        self
     }
 
     /// Sets the pod's volumes (the volume plugins' view of `spec.volumes`).

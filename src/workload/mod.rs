@@ -44,7 +44,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use labels::LabelFilter;
-pub use resolve::{resolve, workload_labels, ResolvedOp, ResolvedWorkload};
+pub use resolve::{resolve, workload_labels, HarnessHooks, ResolvedOp, ResolvedWorkload};
 pub use spec::{load_workload_file, Op, ParamValue, TestCase, Threshold, Workload};
 pub use strategy::{apply_node_allocatable, label_node_prepare, node_allocatable, signature_label, unique_node_label};
 pub use support::skip_reason;

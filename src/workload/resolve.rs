@@ -32,6 +32,33 @@ pub struct ResolvedWorkload {
     pub threshold: Option<Threshold>,
     pub threshold_metric_selector: ThresholdMetricSelector,
     pub ops: Vec<ResolvedOp>,
+    /// Upstream's Go test hooks this workload selects ([`HarnessHooks`]).
+    pub hooks: HarnessHooks,
+}
+
+/// Workload parameters that upstream's Go test code reads, not the file's ops (a suite's
+/// `_test.go` hook): schedperf runs each hook itself when its parameter is present
+/// ([`HarnessHooks`]), so the parameter counts as used.
+pub const HOOK_PARAMS: &[&str] = &[NUM_NODE_DECLARED_FEATURES];
+
+/// The parameter of nodedeclaredfeatures/node_declared_features_test.go's hooks.
+pub const NUM_NODE_DECLARED_FEATURES: &str = "numNodeDeclaredFeatures";
+
+/// Upstream's Go test hooks (`WithPreRunFn`, `WithNodeUpdateFn` of a suite's `_test.go`) that a
+/// workload selects by their parameter; the file says nothing else about them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HarnessHooks {
+    /// nodedeclaredfeatures/node_declared_features_test.go, on when the workload has
+    /// `numNodeDeclaredFeatures` = N and its own `featureGates` set NodeDeclaredFeatures: true
+    /// (upstream's hooks read `w.FeatureGates`, the workload's own): after every `createNodes` op,
+    /// every node's `status.declaredFeatures` becomes `Feature1..FeatureN` sorted as strings
+    /// (`updateNodesWithDeclaredFeatures`: UpdateStatus, one node update each, then it waits for
+    /// the scheduler's cache: here the update is applied at once, through the driver's node-update
+    /// path). Its PreRunFn assigns N mock features to `features.AllFeatures`, which the scheduler
+    /// never reads again (`ndf.DefaultFramework` was built from it at Go package initialisation):
+    /// the scheduler keeps the real registry, so the names are unknown to it and its pods require
+    /// nothing (`snapshot::features`). `Some(N)`: the hook is on.
+    pub node_declared_features: Option<u64>,
 }
 
 /// A concrete op.
@@ -137,13 +164,34 @@ pub fn resolve(tc: &TestCase, w: &Workload) -> Result<ResolvedWorkload, InputErr
         r.op(&at, op, &mut ops)?;
     }
     let windex = tc.workloads.iter().position(|x| x.name == w.name).unwrap_or(0);
-    let unused: Vec<&str> = w.params.keys().filter(|k| !r.used.contains(k.as_str())).map(String::as_str).collect();
+    let unused: Vec<&str> = w
+        .params
+        .keys()
+        .filter(|k| !r.used.contains(k.as_str()) && !HOOK_PARAMS.contains(&k.as_str()))
+        .map(String::as_str)
+        .collect();
     if !unused.is_empty() {
         return Err(InputError::new(
             tc.file.display().to_string(),
             format!("testCases[{}].workloads[{windex}].params", tc.index),
             format!("parameters {unused:?} are defined but the template never uses them: check for typos"),
         ));
+    }
+    let mut hooks = HarnessHooks::default();
+    if let Some(v) = w.params.get(NUM_NODE_DECLARED_FEATURES) {
+        let n = match v {
+            ParamValue::Int(n) if *n >= 0 => *n as u64,
+            other => {
+                return Err(InputError::new(
+                    tc.file.display().to_string(),
+                    format!("testCases[{}].workloads[{windex}].params.{NUM_NODE_DECLARED_FEATURES}", tc.index),
+                    format!("expected a non-negative integer (the number of node declared features), got {other}"),
+                ))
+            }
+        };
+        if w.feature_gates.get("NodeDeclaredFeatures") == Some(&true) {
+            hooks.node_declared_features = Some(n);
+        }
     }
     let mut feature_gates = tc.feature_gates.clone();
     feature_gates.extend(w.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
@@ -165,6 +213,7 @@ pub fn resolve(tc: &TestCase, w: &Workload) -> Result<ResolvedWorkload, InputErr
         threshold: w.threshold.clone(),
         threshold_metric_selector: w.threshold_metric_selector.clone(),
         ops,
+        hooks,
     })
 }
 

@@ -35,13 +35,6 @@ pub const SUPPORTED_KINDS: &[&str] = &[
     "DeviceTaintRule",
 ];
 
-/// Workload parameters that upstream's Go test code reads (hooks in a suite's `_test.go`), with
-/// what they drive: the file's ops never use them, and schedperf has no such hooks.
-const HOOK_PARAMS: &[(&str, &str)] = &[(
-    "numNodeDeclaredFeatures",
-    "mock node declared features set up by nodedeclaredfeatures/node_declared_features_test.go",
-)];
-
 /// The DRA features beyond the basic ones, by the feature gate a test case (or workload) of
 /// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
 /// setting them changes no gate, but it says what the workload needs). DRAPrioritizedList,
@@ -68,11 +61,6 @@ pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
     }
     if let Some(r) = &tc.unsupported {
         return Some(r.clone());
-    }
-    if let Some((param, what)) = HOOK_PARAMS.iter().find(|(p, _)| w.params.contains_key(*p)) {
-        return Some(format!(
-            "parameter {param} drives upstream's Go test hooks ({what}), which schedperf does not have"
-        ));
     }
     let mut gates = tc.feature_gates.clone();
     gates.extend(w.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));

@@ -11,7 +11,10 @@ use crate::snapshot::compile::{compile_node, compile_pod};
 use crate::snapshot::volumes::{StorageAction, StorageEventObject};
 use crate::snapshot::{NodeIdx, NodeSpec, PodInfo, Resources, Snapshot, Sym};
 
-use super::{node_fingerprint, ChurnObject, CompiledTemplate, Driver, PodRec, PodState};
+use super::{
+    declared_features_fingerprint, node_fingerprint, ChurnObject, CompiledTemplate, Driver, NodeFingerprint, PodRec,
+    PodState,
+};
 
 /// The name of the `created`-th pod made from a template with `meta`: the template's name for the
 /// first pod when it has one; otherwise (and for every later pod of a `generateName` template)
@@ -77,12 +80,74 @@ pub(crate) fn requests_scaled_down(old: &Resources, new: &Resources) -> bool {
 }
 
 /// What changed between two [`node_fingerprint`]s, as the queue's `NodeChange` bits.
-fn node_change(old: [u64; 4], new: [u64; 4]) -> NodeChange {
-    let bits = [NodeChange::ALLOCATABLE, NodeChange::LABEL, NodeChange::TAINT, NodeChange::UNSCHEDULABLE];
-    (0..4).filter(|&i| old[i] != new[i]).fold(NodeChange::default(), |c, i| c.union(bits[i]))
+fn node_change(old: NodeFingerprint, new: NodeFingerprint) -> NodeChange {
+    let bits = [
+        NodeChange::ALLOCATABLE,
+        NodeChange::LABEL,
+        NodeChange::TAINT,
+        NodeChange::UNSCHEDULABLE,
+        NodeChange::DECLARED_FEATURES,
+    ];
+    (0..bits.len()).filter(|&i| old[i] != new[i]).fold(NodeChange::default(), |c, i| c.union(bits[i]))
 }
 
 impl Driver {
+    /// Replaces node `name`'s row with `spec` (fingerprint `new`) and says what changed: the row,
+    /// the queue's change bits and the event's objects (the node before and after; `None` when
+    /// the queue wants none or the node as it was is unknown: a node of the loaded cluster, for
+    /// which the coarse table decides).
+    fn apply_node_update(
+        &mut self,
+        name: String,
+        spec: NodeSpec,
+        new: NodeFingerprint,
+        file: &str,
+    ) -> Result<(u32, NodeChange, Option<Arc<EventObjects>>), InputError> {
+        let idx = self.snap.update_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
+        let old = self.node_fingerprints.insert(name.clone(), new).unwrap_or([u64::MAX; 5]);
+        let change = node_change(old, new);
+        let obj = self.node_object(spec);
+        let old_obj = self.node_objects.insert(name, obj.clone());
+        let objs = (self.queue.wants_event_objects() && old_obj.is_some())
+            .then(|| Arc::new(EventObjects { old_node: old_obj, new_node: Some(obj), ..EventObjects::default() }));
+        Ok((idx.0, change, objs))
+    }
+
+    /// nodedeclaredfeatures/node_declared_features_test.go's `updateNodesWithDeclaredFeatures`
+    /// (`HarnessHooks::node_declared_features`), after a `createNodes` op: every node, in name
+    /// order as a List returns them, gets `status.declaredFeatures` = `Feature1..FeatureN` sorted
+    /// as strings, through the node-update path (the snapshot's row, then the queue's
+    /// NodeUpdate event with `DECLARED_FEATURES`, as upstream's informer turns each UpdateStatus
+    /// into an `UpdateNodeDeclaredFeature` event; an update that changes nothing raises none).
+    pub(super) fn declare_node_features(&mut self, n: u64, file: &str) -> Result<(), InputError> {
+        let mut features: Vec<String> = (1..=n).map(|i| format!("Feature{i}")).collect();
+        features.sort();
+        let fingerprint = declared_features_fingerprint(&features);
+        let declared: Vec<Sym> = features.iter().map(|f| self.snap.interner.intern(f)).collect();
+        let set = crate::snapshot::features::default_framework().try_map(features.as_slice());
+        let mut names: Vec<String> =
+            self.snap.nodes.name.iter().map(|&s| self.snap.interner.resolve(s).to_string()).collect();
+        names.sort();
+        for name in names {
+            let spec = match self.node_objects.get(&name) {
+                Some(o) => (*o.spec).clone(),
+                None => match self.cluster.nodes.iter().find(|n| n.metadata.name == name) {
+                    Some(node) => compile_node(node, &mut self.snap.interner),
+                    None => continue,
+                },
+            };
+            let spec = NodeSpec { declared_features: declared.clone(), declared_feature_set: set, ..spec };
+            let mut new = self.node_fingerprints.get(&name).copied().unwrap_or([u64::MAX; 5]);
+            new[4] = fingerprint;
+            let (node, change, objs) = self.apply_node_update(name, spec, new, file)?;
+            if change != NodeChange::default() {
+                let now = self.now();
+                self.queue.on_event_with(ClusterEvent::NodeUpdate { node, change }, objs, now);
+            }
+        }
+        Ok(())
+    }
+
     /// A node as the queue's hints read it: its spec and label values as integers.
     fn node_object(&self, spec: NodeSpec) -> NodeObject {
         let label_ints = spec.labels.iter().map(|&(_, v)| self.snap.interner.as_int(v)).collect();
@@ -536,17 +601,9 @@ impl Driver {
                     return Err(missing());
                 }
                 let spec = compile_node(node, &mut self.snap.interner);
-                let idx = self.snap.update_node(&spec).map_err(|e| InputError::new(file, "metadata.name", e))?;
-                let new = node_fingerprint(node);
-                let old = self.node_fingerprints.insert(name.clone(), new).unwrap_or([u64::MAX; 4]);
-                let change = node_change(old, new);
-                let obj = self.node_object(spec);
-                let old_obj = self.node_objects.insert(name, obj.clone());
-                // Without the node as it was (a node of the loaded cluster), the coarse table decides.
-                let objs = (self.queue.wants_event_objects() && old_obj.is_some()).then(|| {
-                    Arc::new(EventObjects { old_node: old_obj, new_node: Some(obj), ..EventObjects::default() })
-                });
-                self.queue.on_event_with(ClusterEvent::NodeUpdate { node: idx.0, change }, objs, now);
+                let change = self.apply_node_update(name, spec, node_fingerprint(node), file)?;
+                // As every update, even one that changed nothing the events name.
+                self.queue.on_event_with(ClusterEvent::NodeUpdate { node: change.0, change: change.1 }, change.2, now);
             }
             Object::Pod(pod) => {
                 let ns = namespace.map(str::to_string).unwrap_or_else(|| pod.namespace().to_string());
@@ -745,7 +802,10 @@ mod tests {
         resized.status.allocatable.insert("cpu".into(), api::Quantity::parse("2").unwrap());
         let mut both = labelled.clone();
         both.spec.unschedulable = true;
+        let mut declaring = base.clone();
+        declaring.status.declared_features = vec!["Feature1".into(), "Feature2".into()];
         let cases = [
+            (&declaring, NodeChange::DECLARED_FEATURES),
             (&base, NodeChange::default()),
             (&labelled, NodeChange::LABEL),
             (&tainted, NodeChange::TAINT),
@@ -759,6 +819,6 @@ mod tests {
         // A node never seen before (no fingerprint): every bit.
         let all =
             NodeChange::ALLOCATABLE.union(NodeChange::LABEL).union(NodeChange::TAINT).union(NodeChange::UNSCHEDULABLE);
-        assert_eq!(node_change([u64::MAX; 4], node_fingerprint(&base)), all);
+        assert_eq!(node_change([u64::MAX; 5], node_fingerprint(&base)), all.union(NodeChange::DECLARED_FEATURES));
     }
 }

@@ -259,7 +259,7 @@ struct Driver {
     config_digest: String,
     /// Per node name: fingerprints of labels, taints, allocatable and `unschedulable`, to tell an
     /// `updateAny` which of them changed (the queue's `NodeChange`).
-    node_fingerprints: ahash::AHashMap<String, [u64; 4]>,
+    node_fingerprints: ahash::AHashMap<String, NodeFingerprint>,
     /// Per node name: the node as the queue's hints last saw it (the `old` of an update). Nodes
     /// of a loaded `--cluster` are not here: their updates get the coarse hints.
     node_objects: ahash::AHashMap<String, crate::queue::NodeObject>,
@@ -278,6 +278,8 @@ struct Driver {
     failed_wait: Option<FailedWait>,
     /// PodGroups and their pods' queue entities (GenericWorkload).
     groups: podgroup::Groups,
+    /// Upstream's Go test hooks the workload selects.
+    hooks: crate::workload::HarnessHooks,
 }
 
 /// A failed wait: the op, the pods it waited for, and those not done.
@@ -288,8 +290,11 @@ struct FailedWait {
 }
 
 /// Fingerprints of what a node update can change, in `NodeChange` order: allocatable, labels,
-/// taints, unschedulable.
-fn node_fingerprint(node: &api::Node) -> [u64; 4] {
+/// taints, unschedulable, declared features.
+type NodeFingerprint = [u64; 5];
+
+/// The [`NodeFingerprint`] of `node`.
+fn node_fingerprint(node: &api::Node) -> NodeFingerprint {
     use std::hash::{Hash, Hasher};
     let h = |text: String| {
         let mut s = std::collections::hash_map::DefaultHasher::new();
@@ -301,7 +306,16 @@ fn node_fingerprint(node: &api::Node) -> [u64; 4] {
         h(format!("{:?}", node.metadata.labels)),
         h(format!("{:?}", node.spec.taints)),
         u64::from(node.spec.unschedulable),
+        declared_features_fingerprint(&node.status.declared_features),
     ]
+}
+
+/// The declared-features entry of a [`NodeFingerprint`].
+fn declared_features_fingerprint(features: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut s = std::collections::hash_map::DefaultHasher::new();
+    features.hash(&mut s);
+    s.finish()
 }
 
 impl Driver {

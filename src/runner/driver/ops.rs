@@ -145,6 +145,9 @@ impl Driver {
                         self.create_storage(&[volumes::csi_node(&name, s)], &file)?;
                     }
                 }
+                if let Some(n) = self.hooks.node_declared_features {
+                    self.declare_node_features(n, &file)?;
+                }
             }
             ResolvedOp::CreateNamespaces { prefix, count, namespace_template_path } => {
                 for i in 0..*count {

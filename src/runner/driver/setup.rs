@@ -251,6 +251,7 @@ pub(crate) fn run_workload_with(
         preemptions: Vec::new(),
         failed_wait: None,
         groups: podgroup::Groups::new(gate("GenericWorkload"), gate("TopologyAwareWorkloadScheduling")),
+        hooks: w.hooks.clone(),
     };
     drop(results_tx);
     // The initial cluster: its bound pods are in the snapshot; give them records too.
