@@ -47,7 +47,8 @@ fn workload(hook: bool) -> (tempfile::TempDir, crate::workload::ResolvedWorkload
     let update = |path: &str| format!("  - opcode: updateAny\n    templatePath: {path}\n    count: 1\n");
     let mut ops = vec![
         format!("  - opcode: createNodes\n    count: 2\n    nodeTemplatePath: {base}\n"),
-        format!("  - opcode: createPods\n    count: 1\n    namespace: ns\n    podTemplatePath: {pod}\n    collectMetrics: true\n    skipWaitToCompletion: true\n"),
+        "  - opcode: startCollectingMetrics\n    namespaces: [ns]\n".to_string(),
+        format!("  - opcode: createPods\n    count: 1\n    namespace: ns\n    podTemplatePath: {pod}\n    skipWaitToCompletion: true\n"),
         sleep.to_string(),
         update(&other),
         sleep.to_string(),
@@ -55,6 +56,7 @@ fn workload(hook: bool) -> (tempfile::TempDir, crate::workload::ResolvedWorkload
     if !hook {
         ops.extend([update(&label), sleep.to_string(), update(&feature), "  - opcode: barrier\n".to_string()]);
     }
+    ops.push("  - opcode: stopCollectingMetrics\n".to_string());
     let params = if hook {
         "  - name: w\n    featureGates: {NodeDeclaredFeatures: true}\n    params: {numNodeDeclaredFeatures: 3}\n"
     } else {
@@ -70,7 +72,6 @@ fn workload(hook: bool) -> (tempfile::TempDir, crate::workload::ResolvedWorkload
 }
 
 #[test]
-#[ignore = "written at the deadline and not yet run once: run with --ignored, then drop this"]
 fn a_pod_needing_a_feature_comes_back_only_when_declared_features_change() {
     let (_dir, w) = workload(false);
     let opts = RunOptions { virtual_time: true, progress: false, ..RunOptions::default() };
@@ -83,7 +84,6 @@ fn a_pod_needing_a_feature_comes_back_only_when_declared_features_change() {
 }
 
 #[test]
-#[ignore = "written at the deadline and not yet run once: run with --ignored, then drop this"]
 fn the_harness_hook_declares_mock_names_the_scheduler_does_not_know() {
     let (_dir, w) = workload(true);
     let opts = RunOptions { virtual_time: true, progress: false, ..RunOptions::default() };

@@ -63,6 +63,8 @@ pub const HONOURED: &[(&str, &str)] = &[
         "every claim is the pod's own (on, with GenericWorkload: a pod's claim entry matching one of its \
          PodGroup's spec.resourceClaims is the group's claim, made once per group from a template, \
          reserved for the group; plugins::dynamicresources::pod_claims)",
+    ),
+    (
         "DRADeviceCompatibilityGroups",
         "devices that consume counters are allocated without comparing their compatibility groups, and \
          slices declaring groups are ignored (on: devices drawing from one counter set are co-allocated \

@@ -42,9 +42,7 @@ pub const SUPPORTED_KINDS: &[&str] = &[
 /// DRAWorkloadResourceClaims and DRADeviceCompatibilityGroups are implemented
 /// (`plugins::dynamicresources`: `allocator_prioritized`, `allocator_capacity`, `allocator_counters`,
 /// `allocator_taints`, `extended`, `pod_claims`, `allocator_groups`).
-const DRA_FEATURES: &[(&str, &str)] = &[
-    ("DRAListTypeAttributes", "list-typed device attributes"),
-];
+const DRA_FEATURES: &[(&str, &str)] = &[("DRAListTypeAttributes", "list-typed device attributes")];
 
 /// Why workload `w` of `tc` cannot run, or `None` if it can.
 pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
