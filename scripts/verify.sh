@@ -41,8 +41,9 @@ podgroup_floor=${VERIFY_PODGROUP_FLOOR:-124}
 # updateAny; EventHandlingPodDelete is skipped: persistent volumes): every replayed pod.
 events_floor=${VERIFY_EVENTS_FLOOR:-541}
 # Upstream's dra suites at --label-filter short (every subfolder): every replayed pod; what needs a DRA
-# feature schedperf lacks is skipped with the reason (stop 30: 76 pods in 12 workloads).
-dra_floor=${VERIFY_DRA_FLOOR:-76}
+# feature schedperf lacks is skipped with the reason (stop 30: 2097 pods in 17 workloads, compatibility
+# groups and pod groups' claims included; list-typed attributes skipped).
+dra_floor=${VERIFY_DRA_FLOOR:-2097}
 hint_cases=${VERIFY_HINT_CASES:-4000}
 hint_floor=${VERIFY_HINT_FLOOR:-4000}
 out=${VERIFY_OUT:-$(mktemp -d /tmp/schedperf-verify.XXXXXX)}

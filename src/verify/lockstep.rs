@@ -232,6 +232,7 @@ impl Ours {
         }
         let groups_enabled = gates.get("GenericWorkload").copied().unwrap_or(false);
         snap.pod_groups.set_enabled(groups_enabled);
+        snap.cluster.dra.features = crate::runner::driver::dra_features(gates);
         Ok(Ours {
             snap,
             engine: Engine::new(0, 1, config.percentage_of_nodes_to_score),

@@ -48,8 +48,8 @@ use crate::snapshot::compile::Priorities;
 use crate::snapshot::{PodInfo, Snapshot, Sym};
 use binding::AgentTemplate;
 
-pub(crate) use setup::hint_syms;
 pub use setup::run_workload;
+pub(crate) use setup::{dra_features, hint_syms};
 #[cfg(test)]
 pub(crate) use setup::{register_hints, run_workload_with};
 

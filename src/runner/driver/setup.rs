@@ -126,8 +126,7 @@ pub(crate) fn run_workload_with(
             .copied()
             .unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
     };
-    snap.cluster.dra.features =
-        crate::snapshot::dra::DraFeatures { compatibility_groups: gate("DRADeviceCompatibilityGroups") };
+    snap.cluster.dra.features = dra_features(&w.feature_gates);
     let mut queue = SchedulingQueue::new(
         config.pod_initial_backoff_seconds as u64 * 1_000_000_000,
         config.pod_max_backoff_seconds as u64 * 1_000_000_000,
@@ -347,4 +346,13 @@ pub(crate) fn run_workload_with(
         };
     }
     Ok(report)
+}
+
+/// The DRA allocator features a workload's gates turn on (each gate's v1.37.2 default when the
+/// workload does not set it).
+pub(crate) fn dra_features(gates: &BTreeMap<String, bool>) -> crate::snapshot::dra::DraFeatures {
+    let gate = |name: &str| {
+        gates.get(name).copied().unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
+    };
+    crate::snapshot::dra::DraFeatures { compatibility_groups: gate("DRADeviceCompatibilityGroups") }
 }
