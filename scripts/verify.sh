@@ -175,6 +175,8 @@ for d in ../shared/conformance /work/shared/conformance; do
     # DynamicResources' cases, recorded from the oracle's answers: it must still give them all
     # (.ci/run checks schedperf's explain on the same cases).
     python3 "$d/run.py" "$oracle" tests/data/conformance-dra --verbose --min 100 | tail -3
+    # NodeDeclaredFeatures' cases, recorded from the oracle the same way.
+    python3 "$d/run.py" "$oracle" tests/data/conformance-ndf --verbose --min 100 | tail -3
     break
   fi
 done
