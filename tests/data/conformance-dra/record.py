@@ -2,6 +2,8 @@
 
     python3 tests/data/conformance-dra/record.py oracle/bin/schedperf-oracle \
         tests/data/conformance-dra/cases.in > tests/data/conformance-dra/dra.yaml
+    python3 tests/data/conformance-dra/record.py oracle/bin/schedperf-oracle \
+        tests/data/conformance-ndf/cases.in > tests/data/conformance-ndf/ndf.yaml
 
 Uses /work/shared/conformance/run.py's config (only the plugin under test, PrioritySort, DefaultBinder).
 """
@@ -40,9 +42,16 @@ for case in yaml.safe_load_all(open(path)):
         case["expect"]["filterCode"] = codes
     case["oracleSelected"] = res["selected"]
     out_docs.append(case)
-print("# DynamicResources (DRA, resource.k8s.io/v1) cases in the conformance format (/work/shared/conformance/README.md).")
-print("# `objects` holds DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates. The expectations")
+# The header names the cases: the lines of `header.txt` beside cases.in when there is one (other case sets
+# recorded with this script: tests/data/conformance-ndf), else DynamicResources'.
+header_file = os.path.join(os.path.dirname(os.path.abspath(path)), "header.txt")
+if os.path.exists(path) and os.path.exists(header_file):
+    with open(header_file) as f:
+        print(f.read(), end="")
+else:
+    print("# DynamicResources (DRA, resource.k8s.io/v1) cases in the conformance format (/work/shared/conformance/README.md).")
+    print("# `objects` holds DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates. The expectations")
 print("# are the oracle's answers (schedperf-oracle explain: the real kube-scheduler v1.37.2), recorded by record.py")
 print("# from cases.in, not written by hand; `oracleSelected` is the node its cycle chose (not read by run.py).")
-print("# Run: python3 /work/shared/conformance/run.py target/release/schedperf tests/data/conformance-dra --verbose")
+print(f"# Run: python3 /work/shared/conformance/run.py target/release/schedperf {os.path.dirname(path) or '.'} --verbose")
 print(yaml.safe_dump_all(out_docs, sort_keys=False, width=120), end="")
