@@ -206,6 +206,7 @@ def convert(args):
             "p99": number(d, data_file, "attempt.data.Perc99") * 1e3,
             "max": 0.0,
             "count": 0,
+            "mean": d.get("Average", 0.0) * 1e3,
         }
     extension = {}
     for it in items:
@@ -218,6 +219,7 @@ def convert(args):
                 "p99": d.get("Perc99", 0.0) * 1e3,
                 "max": 0.0,
                 "count": 0,
+                "mean": d.get("Average", 0.0) * 1e3,
             }
     bound = len(placements)
     last = dat[-1] if dat else {"attempts": bound, "completed": bound}

@@ -42,7 +42,7 @@ impl LatencyHist {
     }
 }
 
-/// The percentiles a report keeps of any histogram (p50, p90, p99, max and the count), each value
+/// The percentiles a report keeps of any histogram (p50, p90, p99, max, the count and the mean), each value
 /// divided by `unit` (1_000 turns recorded ns into µs; 1 keeps the recorded unit). All zero when
 /// the histogram is empty.
 pub fn percentiles_of(h: &Histogram<u64>, unit: f64) -> Percentiles {
@@ -55,6 +55,7 @@ pub fn percentiles_of(h: &Histogram<u64>, unit: f64) -> Percentiles {
         p99: h.value_at_quantile(0.99) as f64 / unit,
         max: h.max() as f64 / unit,
         count: h.len(),
+        mean: h.mean() / unit,
     }
 }
 
@@ -158,10 +159,12 @@ mod tests {
         for v in 1..=100u64 {
             h.record(v * 1000).unwrap();
         }
-        // (unit) -> (p50, p90, p99, max)
-        for (unit, want) in [(1.0, [50_000.0, 90_000.0, 99_000.0, 100_000.0]), (1e3, [50.0, 90.0, 99.0, 100.0])] {
+        // (unit) -> (p50, p90, p99, max, mean): the mean of 1..=100 thousand is 50.5 thousand.
+        for (unit, want) in
+            [(1.0, [50_000.0, 90_000.0, 99_000.0, 100_000.0, 50_500.0]), (1e3, [50.0, 90.0, 99.0, 100.0, 50.5])]
+        {
             let p = percentiles_of(&h, unit);
-            let got = [p.p50, p.p90, p.p99, p.max];
+            let got = [p.p50, p.p90, p.p99, p.max, p.mean];
             for (g, w) in got.iter().zip(want) {
                 assert!((g - w).abs() <= w * 1e-3, "unit {unit}: {got:?} vs {want:?}");
             }

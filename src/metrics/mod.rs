@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use throughput::{nearest_rank, throughput, THROUGHPUT_MAX_INTERVAL_NANOS, THROUGHPUT_TARGET_SAMPLES};
 
-/// p50/p90/p99/max of a latency distribution, in the unit the field name says.
+/// p50/p90/p99/max and the mean of a latency distribution, in the unit the field name says.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
 pub struct Percentiles {
     pub p50: f64,
@@ -20,6 +20,9 @@ pub struct Percentiles {
     pub p99: f64,
     pub max: f64,
     pub count: u64,
+    /// The mean (scheduler_perf's `Average` of a latency metric); 0 in reports written before it was kept.
+    #[serde(default)]
+    pub mean: f64,
 }
 
 /// Scheduling throughput in pods/s, as scheduler_perf's throughput collector computes it.
