@@ -586,6 +586,22 @@ pub fn core_bits(pods_free: i64, cpu_free: i64, memory_free: i64, ephemeral_free
         | ((need(r.ephemeral_storage) > ephemeral_free) as u64 * FIT_EPHEMERAL)
 }
 
+/// [`core_bits`]'s thresholds for a pod requesting `r`, in its order (pod slots, CPU, memory,
+/// ephemeral storage): the free amount each must reach (`i64::MIN` for a zero request, never
+/// checked). Worked out once per pod for [`core_rejects`].
+#[inline]
+pub fn core_needs(r: &Resources) -> [i64; 4] {
+    let need = |q: i64| if q > 0 { q } else { i64::MIN };
+    [1, need(r.cpu_milli), need(r.memory), need(r.ephemeral_storage)]
+}
+
+/// `core_bits(free[0], free[1], free[2], free[3], r) != 0` with `needs` = [`core_needs`]`(r)`
+/// (proptest `core_rejects_is_core_bits`), without a branch.
+#[inline(always)]
+pub fn core_rejects(free: &[i64; 4], needs: &[i64; 4]) -> bool {
+    (needs[0] > free[0]) | (needs[1] > free[1]) | (needs[2] > free[2]) | (needs[3] > free[3])
+}
+
 /// Fit's [`Reject`] for the non-zero `bits` of [`core_bits`]: UnschedulableAndUnresolvable when a
 /// rejected resource is requested beyond the node's allocatable (preemption cannot help), as
 /// v1.37's fitsRequest; Unschedulable otherwise. [`Plugin::reasons`] turns it into text.
@@ -1526,6 +1542,18 @@ mod tests {
                 ids.iter().enumerate().all(|(k, n)| n.0 == f.0.wrapping_add(k as u32)).then_some(f.0 as usize)
             });
             proptest::prop_assert_eq!(row_range(&ids), plain);
+        }
+
+        /// [`core_rejects`] with the pod's [`core_needs`] is [`core_bits`] `!= 0`, for requests
+        /// zero or not and free amounts around them (negative, zero, the extremes).
+        #[test]
+        fn core_rejects_is_core_bits(
+            req in proptest::array::uniform3(proptest::sample::select(vec![0i64, 1, 7, 1_000, i64::MAX])),
+            free in proptest::array::uniform4(proptest::sample::select(vec![i64::MIN, -1, 0, 1, 6, 7, 8, 999, 1_000, i64::MAX])),
+        ) {
+            let r = Resources { cpu_milli: req[0], memory: req[1], ephemeral_storage: req[2], ..Resources::default() };
+            let plain = core_bits(free[0], free[1], free[2], free[3], &r) != 0;
+            proptest::prop_assert_eq!(core_rejects(&free, &core_needs(&r)), plain);
         }
     }
 
