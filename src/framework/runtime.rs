@@ -83,29 +83,19 @@ impl Failures {
         assert_eq!(nodes.len(), rejects.len(), "one rejection per node");
         let base = self.nodes.len();
         self.nodes.extend_from_slice(nodes);
-        let mut current: Option<Reject> = None;
-        for (k, o) in rejects.iter().enumerate() {
-            let reject = o.expect("every node of the block was rejected");
-            if current == Some(reject) {
-                continue;
-            }
-            // The previous run (this block's, or the one before it) ends here.
-            if let Some(last) = self.runs.last_mut() {
-                if current.is_some() {
-                    last.end = base + k;
-                }
-            }
+        // Each maximal stretch of equal rejections is one run: found by comparing each verdict
+        // with the stretch's first (a rejection is unwrapped once per stretch, not per node).
+        let mut k = 0;
+        while k < rejects.len() {
+            let first = rejects[k];
+            let reject = first.expect("every node of the block was rejected");
+            let e = k + 1 + rejects[k + 1..].iter().position(|o| *o != first).unwrap_or(rejects.len() - k - 1);
             match self.runs.last_mut() {
                 // At the block's first node, the last run before it may continue.
-                Some(l) if current.is_none() && l.plugin == plugin && l.reject == reject => {}
-                _ => self.runs.push(FailureRun { end: base + k, plugin, reject }),
+                Some(l) if k == 0 && l.plugin == plugin && l.reject == reject => l.end = base + e,
+                _ => self.runs.push(FailureRun { end: base + e, plugin, reject }),
             }
-            current = Some(reject);
-        }
-        if let Some(last) = self.runs.last_mut() {
-            if current.is_some() {
-                last.end = base + rejects.len();
-            }
+            k = e;
         }
     }
 
@@ -160,6 +150,27 @@ impl Failures {
     pub fn get(&self, k: usize) -> NodeFailure {
         let r = &self.runs[self.runs.partition_point(|r| r.end <= k)];
         NodeFailure { node: self.nodes[k], plugin: r.plugin, reject: r.reject }
+    }
+
+    /// Every failure once, from the `k`-th on and then from the first (`get(k % len)`,
+    /// `get((k + 1) % len)`, ...): a walk from an offset, the run found once rather than searched
+    /// per failure (proptest `wrapping_walk_is_get`).
+    pub fn iter_wrapping_from(&self, k: usize) -> impl Iterator<Item = NodeFailure> + '_ {
+        let n = self.nodes.len();
+        let mut at = if n == 0 { 0 } else { k % n };
+        let mut run = self.runs.partition_point(|r| r.end <= at);
+        (0..n).map(move |_| {
+            if at == n {
+                (at, run) = (0, 0);
+            }
+            while self.runs[run].end <= at {
+                run += 1;
+            }
+            let r = &self.runs[run];
+            let f = NodeFailure { node: self.nodes[at], plugin: r.plugin, reject: r.reject };
+            at += 1;
+            f
+        })
     }
 
     /// Every failure, in order.
@@ -666,6 +677,16 @@ mod tests {
                 *got.entry((plugin, reject.code, reject.detail)).or_insert(0usize) += nodes.len();
             }
             prop_assert_eq!(got, want);
+        }
+
+        /// The walk from an offset is `get` at every position from there, wrapping.
+        #[test]
+        fn wrapping_walk_is_get(a in arb_failures(), k in 0usize..100) {
+            let built: Failures = a.iter().copied().collect();
+            let n = built.len();
+            let walked: Vec<NodeFailure> = built.iter_wrapping_from(k).collect();
+            let got: Vec<NodeFailure> = (0..n).map(|i| built.get((k + i) % n)).collect();
+            prop_assert_eq!(walked, got);
         }
 
         /// A block one plugin rejected whole, appended at once ([`Failures::push_rejected`]), is

@@ -18,7 +18,10 @@ impl<'a> ResolvedTerm<'a> {
     }
 
     /// `nodeSelectorTerm.match`: all label requirements and all field requirements hold.
-    #[inline]
+    /// Never inlined: NodeAffinity's Filter calls it per node and term, and left to the inliner
+    /// its code moved as unrelated code changed; inlined into the Filter's loop it costs more
+    /// (the CI instruction gate's SchedulingNodeAffinity +4.6%; benches/README, branch `pre11`).
+    #[inline(never)]
     pub fn matches(&self, snap: &Snapshot, node: NodeIdx) -> bool {
         if !self.valid {
             return false;

@@ -430,6 +430,23 @@ pub fn row_range(nodes: &[NodeIdx]) -> Option<usize> {
     (off == 0).then_some(first as usize)
 }
 
+/// Every verdict of the common pod (no ephemeral or scalar request checked) by its code: the
+/// rejection bits (`FIT_PODS`, `FIT_CPU`, `FIT_MEMORY`), plus 8 when a rejected resource is
+/// requested beyond the node's allocatable ([`common_reject`]'s UnschedulableAndUnresolvable).
+/// Code 0 passes. The branch-free kernels write `COMMON_VERDICTS[code]` per node.
+const COMMON_VERDICTS: [Option<Reject>; 16] = {
+    let mut t = [None; 16];
+    let mut c = 1;
+    while c < 16 {
+        let bits = (c & 7) as u64;
+        if bits != 0 {
+            t[c] = Some(if c & 8 != 0 { Reject::unresolvable(bits) } else { Reject::unschedulable(bits) });
+        }
+        c += 1;
+    }
+    t
+};
+
 /// [`core_reject`] for a pod requesting no ephemeral storage (the common pod: its allocatable is
 /// not read), without branches.
 #[inline(always)]
@@ -448,7 +465,8 @@ fn common_reject(bits: u64, r: &Resources, alloc_cpu_milli: i64, alloc_memory: i
 /// what shifting the rows by those sums ([`crate::snapshot::NodeTable::shift_core_sum`]) and
 /// filtering does, with no row written. `scalars` are the checked scalar requests with their
 /// columns (nominated pods counted on the columns carry no scalar request). True when it rejected
-/// a node.
+/// a node. Over a block of consecutive rows, the common pod's verdicts are written for every node
+/// (`None` where it passes, as the filter pass hands `out` over: all `None`).
 fn filter_rows_nominated(
     t: &crate::snapshot::NodeTable,
     r: &Resources,
@@ -479,16 +497,25 @@ fn filter_rows_nominated(
             let (alloc_cpu, req_cpu, nom_cpu) = (&alloc_cpu[lo..][..m], &req_cpu[lo..][..m], &nom_cpu[lo..][..m]);
             let (alloc_memory, req_memory, nom_memory) =
                 (&alloc_memory[lo..][..m], &req_memory[lo..][..m], &nom_memory[lo..][..m]);
+            // Without a branch per node: each node's verdict as a code (the rejection bits, and
+            // bit 3 when a rejected resource is requested beyond the allocatable, as
+            // `common_reject`), written from the table of every verdict the code can stand for.
+            // `need > allocatable` stands for `request > allocatable` in the unresolvable test:
+            // they differ only for a zero request, whose resource is never rejected.
+            let table = &COMMON_VERDICTS;
+            let mut codes = 0usize;
             for k in 0..m {
-                let bits = ((pod_count[k] as i64 + nom_pods[k] + 1 > alloc_pods[k]) as u64 * FIT_PODS)
-                    | ((cpu_need > alloc_cpu[k] - (req_cpu[k] + nom_cpu[k])) as u64 * FIT_CPU)
-                    | ((memory_need > alloc_memory[k] - (req_memory[k] + nom_memory[k])) as u64 * FIT_MEMORY);
-                if bits != 0 {
-                    any = true;
-                    out[k] = Some(common_reject(bits, r, alloc_cpu[k], alloc_memory[k]));
-                }
+                // `pods + 1 > allocatable` as `pods >= allocatable` (integers).
+                let pods = (pod_count[k] as i64 + nom_pods[k] >= alloc_pods[k]) as usize;
+                let cpu_over = (cpu_need > alloc_cpu[k] - (req_cpu[k] + nom_cpu[k])) as usize;
+                let memory_over = (memory_need > alloc_memory[k] - (req_memory[k] + nom_memory[k])) as usize;
+                let unresolvable = (cpu_over & (cpu_need > alloc_cpu[k]) as usize)
+                    | (memory_over & (memory_need > alloc_memory[k]) as usize);
+                let code = pods | (cpu_over << 1) | (memory_over << 2) | (unresolvable << 3);
+                codes |= code;
+                out[k] = table[code & 15];
             }
-            return any;
+            return codes != 0;
         }
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             let i = n.ix();
@@ -557,6 +584,22 @@ pub fn core_bits(pods_free: i64, cpu_free: i64, memory_free: i64, ephemeral_free
         | ((need(r.cpu_milli) > cpu_free) as u64 * FIT_CPU)
         | ((need(r.memory) > memory_free) as u64 * FIT_MEMORY)
         | ((need(r.ephemeral_storage) > ephemeral_free) as u64 * FIT_EPHEMERAL)
+}
+
+/// [`core_bits`]'s thresholds for a pod requesting `r`, in its order (pod slots, CPU, memory,
+/// ephemeral storage): the free amount each must reach (`i64::MIN` for a zero request, never
+/// checked). Worked out once per pod for [`core_rejects`].
+#[inline]
+pub fn core_needs(r: &Resources) -> [i64; 4] {
+    let need = |q: i64| if q > 0 { q } else { i64::MIN };
+    [1, need(r.cpu_milli), need(r.memory), need(r.ephemeral_storage)]
+}
+
+/// `core_bits(free[0], free[1], free[2], free[3], r) != 0` with `needs` = [`core_needs`]`(r)`
+/// (proptest `core_rejects_is_core_bits`), without a branch.
+#[inline(always)]
+pub fn core_rejects(free: &[i64; 4], needs: &[i64; 4]) -> bool {
+    (needs[0] > free[0]) | (needs[1] > free[1]) | (needs[2] > free[2]) | (needs[3] > free[3])
 }
 
 /// Fit's [`Reject`] for the non-zero `bits` of [`core_bits`]: UnschedulableAndUnresolvable when a
@@ -1477,6 +1520,62 @@ mod tests {
             one_by_one.reverse();
             proptest::prop_assert_eq!(any, block.iter().any(Option::is_some));
             proptest::prop_assert_eq!(block, one_by_one);
+        }
+    }
+
+    proptest::proptest! {
+        /// [`row_range`]'s branch-free fold is the plain check (every node the row after the one
+        /// before), for blocks long and short, one node moved or none, near the top of `u32`.
+        #[test]
+        fn row_range_is_the_plain_check(
+            first in proptest::sample::select(vec![0u32, 7, 1_000, u32::MAX - 20]),
+            len in 0usize..45,
+            moved in proptest::option::of((0usize..45, 1u32..3)),
+        ) {
+            let mut ids: Vec<NodeIdx> = (0..len as u32).map(|k| NodeIdx(first.wrapping_add(k))).collect();
+            if let Some((at, by)) = moved {
+                if let Some(n) = ids.get_mut(at) {
+                    n.0 = n.0.wrapping_add(by);
+                }
+            }
+            let plain = ids.first().and_then(|f| {
+                ids.iter().enumerate().all(|(k, n)| n.0 == f.0.wrapping_add(k as u32)).then_some(f.0 as usize)
+            });
+            proptest::prop_assert_eq!(row_range(&ids), plain);
+        }
+
+        /// [`core_rejects`] with the pod's [`core_needs`] is [`core_bits`] `!= 0`, for requests
+        /// zero or not and free amounts around them (negative, zero, the extremes).
+        #[test]
+        fn core_rejects_is_core_bits(
+            req in proptest::array::uniform3(proptest::sample::select(vec![0i64, 1, 7, 1_000, i64::MAX])),
+            free in proptest::array::uniform4(proptest::sample::select(vec![i64::MIN, -1, 0, 1, 6, 7, 8, 999, 1_000, i64::MAX])),
+        ) {
+            let r = Resources { cpu_milli: req[0], memory: req[1], ephemeral_storage: req[2], ..Resources::default() };
+            let plain = core_bits(free[0], free[1], free[2], free[3], &r) != 0;
+            proptest::prop_assert_eq!(core_rejects(&free, &core_needs(&r)), plain);
+        }
+    }
+
+    /// The branch-free kernel's table holds, for every code, what [`common_reject`] builds: the
+    /// rejection bits, UnschedulableAndUnresolvable exactly when a rejected CPU or memory request
+    /// exceeds the allocatable.
+    #[test]
+    fn common_verdicts_are_common_reject() {
+        assert_eq!(COMMON_VERDICTS[0], None);
+        for bits in 1..8u64 {
+            for (cpu_beyond, memory_beyond) in [(false, false), (true, false), (false, true), (true, true)] {
+                let r = Resources { cpu_milli: 1_000, memory: 1_000, ..Resources::default() };
+                let alloc_cpu = if cpu_beyond { 500 } else { 2_000 };
+                let alloc_memory = if memory_beyond { 500 } else { 2_000 };
+                let unresolvable = (bits & FIT_CPU != 0 && cpu_beyond) || (bits & FIT_MEMORY != 0 && memory_beyond);
+                let code = bits as usize | (unresolvable as usize) << 3;
+                assert_eq!(
+                    COMMON_VERDICTS[code],
+                    Some(common_reject(bits, &r, alloc_cpu, alloc_memory)),
+                    "bits {bits:b}, cpu beyond {cpu_beyond}, memory beyond {memory_beyond}"
+                );
+            }
         }
     }
 

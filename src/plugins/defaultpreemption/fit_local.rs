@@ -37,9 +37,25 @@ pub(super) struct LocalPlan {
     all_count: bool,
     /// The pod's own nomination (its node and requests), which does not count for it.
     own: Option<(crate::snapshot::Sym, CoreRequests)>,
-    /// Working buffers for a candidate's reprieves (positions in the pod list: tried, then
-    /// reprieved and victims), grown once per PostFilter rather than allocated per node.
-    scratch: std::cell::RefCell<(Vec<u32>, Vec<u32>)>,
+    /// Fit's thresholds for the pod ([`noderesources::core_needs`]): a free amount below one
+    /// rejects the node.
+    needs: [i64; 4],
+    /// Working buffers for a candidate's reprieves (the lower-priority pods as tried, and their
+    /// positions in the pod list in the order the dry run leaves them), grown once per
+    /// PostFilter rather than allocated per node.
+    scratch: std::cell::RefCell<(Vec<Lower>, Vec<u32>)>,
+}
+
+/// A lower-priority pod as a candidate's reprieve loop reads it: its position in the node's pod
+/// list, what `MoreImportantPod` compares, its requests in [`noderesources::core_needs`]'s
+/// order (one pod slot, CPU, memory, ephemeral storage), and whether it ended a victim.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Lower {
+    k: u32,
+    priority: i32,
+    start_time_ms: i64,
+    q: [i64; 4],
+    victim: bool,
 }
 
 /// Skip flags that run only the Filters of `keep` (by position in `fw.filter`) that `skip` runs;
@@ -87,14 +103,15 @@ impl LocalPlan {
             skip_after: only(fw, skip, |k| k > at),
             all_count,
             own,
+            needs: noderesources::core_needs(&pod.requests),
             scratch: Default::default(),
         })
     }
 
     /// The counted nominated pods on `node`, summed: from its `nom_*` columns (less the pod's own
     /// nomination), or walked. `None` when one of them is not plain or is placed already.
+    #[inline]
     fn nominated(&self, snap: &Snapshot, pod: &PodInfo, node: NodeIdx) -> Option<CoreRequests> {
-        let name = snap.nodes.name[node.ix()];
         let mut sum = CoreRequests::default();
         if self.all_count {
             let t = &snap.nodes;
@@ -104,12 +121,13 @@ impl LocalPlan {
             sum.ephemeral_storage = t.nom_ephemeral_storage[i];
             sum.pods = t.nom_pods[i];
             if let Some((own_node, own)) = &self.own {
-                if *own_node == name {
+                if *own_node == t.name[i] {
                     sum.sub_sum(own);
                 }
             }
             return Some(sum);
         }
+        let name = snap.nodes.name[node.ix()];
         if let Some(v) = snap.nominated.get(&name) {
             for p in v.iter().filter(|p| p.uid != pod.uid && p.priority >= pod.priority) {
                 if !plain_on_columns(p) || snap.pods.contains_key(&p.uid) {
@@ -205,42 +223,47 @@ pub(super) fn reprieve_local(
 ) -> Option<Result<Tally, NotCandidate>> {
     let i = node.ix();
     let mut scratch = lp.scratch.borrow_mut();
-    let (order, victims) = &mut *scratch;
-    order.clear();
-    victims.clear();
-    // One walk over the node's pods (as `lower_on_row`): the lower-priority pods' positions in
-    // list order, their requests summed, and whether a pod that stays follows one of them.
-    let mut lower = CoreRequests::default();
-    let mut interleaved = false;
-    for (k, m) in snap.nodes.pod_meta[i].iter().enumerate() {
+    let (lowers, order) = &mut *scratch;
+    lowers.clear();
+    // A walk over the node's pods (as `lower_on_row`): the lower-priority pods' requests summed,
+    // and whether a pod that stays follows one of them. They are collected (below) only when
+    // the node is a candidate.
+    let mut lower = [0i64; 4];
+    let (mut count, mut interleaved) = (0usize, false);
+    for m in &snap.nodes.pod_meta[i] {
         if m.priority < pod.priority {
             if !m.plain {
                 return None;
             }
-            lower.add_sum(&m.requests);
-            order.push(k as u32);
-        } else if !order.is_empty() {
-            interleaved = true;
+            let r = &m.requests;
+            lower = [lower[0] + r.pods, lower[1] + r.cpu_milli, lower[2] + r.memory, lower[3] + r.ephemeral_storage];
+            count += 1;
+        } else {
+            interleaved |= count != 0;
         }
     }
-    if order.is_empty() {
+    if count == 0 {
         return Some(Err(NotCandidate::NoLowerPriorityPods));
     }
     // The row's change with the lower-priority pods gone and the nominated pods counted: the
     // stricter of `fits_with_nominated`'s two checks (Fit's verdict only grows with the requests;
     // the other Filters read only the node).
     let mut delta = lp.nominated(snap, pod, node)?;
-    delta.sub_sum(&lower);
+    delta.pods -= lower[0];
+    delta.cpu_milli -= lower[1];
+    delta.memory -= lower[2];
+    delta.ephemeral_storage -= lower[3];
     let r = &pod.requests;
     let t = &snap.nodes;
-    let [pods_free, cpu_free, memory_free, ephemeral_free] = free_with(t, i, &delta);
-    let bits = noderesources::core_bits(pods_free, cpu_free, memory_free, ephemeral_free, r);
+    let free = free_with(t, i, &delta);
+    let rejects = noderesources::core_rejects(&free, &lp.needs);
     let node_only = |skip: &Option<Vec<bool>>| {
         skip.as_ref().and_then(|skip| filter_node(fw, CycleCx { snap: &*snap, pod }, state, skip, node))
     };
-    let unfit = if bits != 0 && !lp.reasons {
+    let unfit = if rejects && !lp.reasons {
         Some(NotCandidate::Unfit)
     } else {
+        let bits = noderesources::core_bits(free[0], free[1], free[2], free[3], r);
         let before = if fit_rejected {
             debug_assert!(node_only(&lp.skip_before).is_none(), "the diagnosis has Fit rejecting the node");
             None
@@ -265,52 +288,54 @@ pub(super) fn reprieve_local(
         }
         return Some(Err(why));
     }
-    let meta = &snap.nodes.pod_meta[i];
-    // The lower-priority pods' positions in `MoreImportantPod` order (a stable sort, as the plain
-    // run's over the pods in list order); a list already in that order is left as it is.
-    let more_important = |a: u32, b: u32| {
-        let (a, b) = (&meta[a as usize], &meta[b as usize]);
-        b.priority.cmp(&a.priority).then(a.start_time_ms.cmp(&b.start_time_ms))
-    };
-    let sorted = order.windows(2).all(|w| more_important(w[0], w[1]) != std::cmp::Ordering::Greater);
+    lowers.extend(snap.nodes.pod_meta[i].iter().enumerate().filter(|(_, m)| m.priority < pod.priority).map(
+        |(k, m)| {
+            let r = &m.requests;
+            let q = [r.pods, r.cpu_milli, r.memory, r.ephemeral_storage];
+            Lower { k: k as u32, priority: m.priority, start_time_ms: m.start_time_ms, q, victim: false }
+        },
+    ));
+    // The lower-priority pods in `MoreImportantPod` order (a stable sort, as the plain run's over
+    // the pods in list order); a list already in that order is left as it is.
+    let more_important = |a: &Lower, b: &Lower| b.priority.cmp(&a.priority).then(a.start_time_ms.cmp(&b.start_time_ms));
+    let sorted = lowers.windows(2).all(|w| more_important(&w[0], &w[1]) != std::cmp::Ordering::Greater);
     if !sorted {
-        order.sort_by(|&a, &b| more_important(a, b));
+        lowers.sort_by(more_important);
     }
-    // Reprieve while Fit still passes with the nominated pods counted: the reprieved first (kept
-    // in place at the front of `order`), then the victims, each in the order tried (the pod
-    // list's new tail). The tally is counted as the victims come: tried in order, the first has
-    // the highest priority.
-    let mut free = [pods_free, cpu_free, memory_free, ephemeral_free];
-    let mut kept = 0;
+    // Reprieve while Fit still passes with the nominated pods counted, each pod marked a victim
+    // or not. The tally is counted as the victims come: tried in order, the first has the
+    // highest priority.
+    let needs = &lp.needs;
+    let mut free = free;
+    let mut victims = 0usize;
     let (mut top, mut priority_sum, mut earliest_top_ms) = (i32::MIN, 0i64, i64::MIN);
     let mut reprieved_after_victim = false;
-    for j in 0..order.len() {
-        let k = order[j];
-        let m = &meta[k as usize];
-        let q = &m.requests;
-        let with = [free[0] - q.pods, free[1] - q.cpu_milli, free[2] - q.memory, free[3] - q.ephemeral_storage];
-        if noderesources::core_bits(with[0], with[1], with[2], with[3], r) != 0 {
-            if victims.is_empty() {
-                (top, earliest_top_ms) = (m.priority, m.start_time_ms);
-            } else if m.priority == top {
-                earliest_top_ms = earliest_top_ms.min(m.start_time_ms);
+    for l in lowers.iter_mut() {
+        let q = &l.q;
+        let with = [free[0] - q[0], free[1] - q[1], free[2] - q[2], free[3] - q[3]];
+        l.victim = noderesources::core_rejects(&with, needs);
+        if l.victim {
+            if victims == 0 {
+                (top, earliest_top_ms) = (l.priority, l.start_time_ms);
+            } else if l.priority == top {
+                earliest_top_ms = earliest_top_ms.min(l.start_time_ms);
             }
-            priority_sum += m.priority as i64 + (i32::MAX as i64 + 1);
-            victims.push(k);
+            priority_sum += l.priority as i64 + (i32::MAX as i64 + 1);
+            victims += 1;
         } else {
             free = with;
-            reprieved_after_victim |= !victims.is_empty();
-            order[kept] = k;
-            kept += 1;
+            reprieved_after_victim |= victims != 0;
         }
     }
-    let tally = Tally { node, victims: victims.len(), top, priority_sum, earliest_top_ms };
-    // The list ends as the plain run leaves it: the pods that stay, the reprieved, the victims.
-    // When the lower-priority pods are already its tail in that order (no pod that stays follows
-    // one, the sort moved none, no reprieve came after a victim), nothing moves.
+    let tally = Tally { node, victims, top, priority_sum, earliest_top_ms };
+    // The list ends as the plain run leaves it: the pods that stay, the reprieved, the victims,
+    // each in the order tried. When the lower-priority pods are already its tail in that order
+    // (no pod that stays follows one, the sort moved none, no reprieve came after a victim),
+    // nothing moves.
     if interleaved || !sorted || reprieved_after_victim {
-        order.truncate(kept);
-        order.extend_from_slice(victims);
+        order.clear();
+        order.extend(lowers.iter().filter(|l| !l.victim).map(|l| l.k));
+        order.extend(lowers.iter().filter(|l| l.victim).map(|l| l.k));
         snap.nodes.partition_by_priority_to(node, pod.priority, order);
     }
     Some(Ok(tally))

@@ -884,6 +884,21 @@ impl Potential<'_> {
         self.len() == 0
     }
 
+    /// Every node once, from the `offset`-th on and then from the first: `get((offset + i) %
+    /// len)` for `i` in `0..len`, without a search per node (proptest `potential_walk_is_get`).
+    fn iter_from(&self, offset: usize) -> impl Iterator<Item = (NodeIdx, bool)> + '_ {
+        let (failures, nodes) = match self {
+            Potential::Failures(f, fit) => {
+                (Some(f.iter_wrapping_from(offset).map(move |f| (f.node, f.plugin == *fit))), None)
+            }
+            Potential::Nodes(v) => {
+                let at = if v.is_empty() { 0 } else { offset % v.len() };
+                (None, Some(v[at..].iter().chain(&v[..at]).copied()))
+            }
+        };
+        failures.into_iter().flatten().chain(nodes.into_iter().flatten())
+    }
+
     /// The `k`-th node and whether the diagnosis has Fit rejecting it.
     fn get(&self, k: usize) -> (NodeIdx, bool) {
         match self {
@@ -1095,8 +1110,7 @@ impl DefaultPreemption {
         let Some(Ok((state, _, _))) = cached else { unreachable!("a plan in locals has PreFilter's outcome") };
         let mut best: Option<(Rank, Candidate)> = None;
         let (mut found, mut non_violating) = (0usize, 0usize);
-        for i in 0..potential.len() {
-            let (node, fit_rejected) = potential.get((offset + i) % potential.len());
+        for (node, fit_rejected) in potential.iter_from(offset) {
             let in_locals = if units::applies(snap, node) {
                 None
             } else {

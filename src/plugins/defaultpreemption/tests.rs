@@ -953,3 +953,26 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    /// PostFilter's walk over the potential nodes from an offset is `get` at every position
+    /// from there, wrapping, for a diagnosis's failures (runs of a few rejections, Fit's among
+    /// them) and for a list of nodes.
+    #[test]
+    fn potential_walk_is_get(
+        failed in proptest::collection::vec((0u32..50, 0usize..3, 0u64..3), 0..60),
+        offset in 0usize..200,
+    ) {
+        let failures: crate::framework::Failures = failed
+            .iter()
+            .map(|&(n, plugin, d)| crate::engine::NodeFailure { node: NodeIdx(n), plugin, reject: Reject::unschedulable(d) })
+            .collect();
+        let nodes: Vec<(NodeIdx, bool)> = failed.iter().map(|&(n, p, _)| (NodeIdx(n), p == 1)).collect();
+        for potential in [Potential::Failures(&failures, 1), Potential::Nodes(nodes)] {
+            let n = potential.len();
+            let walked: Vec<(NodeIdx, bool)> = potential.iter_from(offset).collect();
+            let got: Vec<(NodeIdx, bool)> = (0..n).map(|i| potential.get((offset + i) % n)).collect();
+            proptest::prop_assert_eq!(walked, got);
+        }
+    }
+}
