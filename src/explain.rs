@@ -24,11 +24,13 @@ pub struct FilterVerdict {
     pub reasons: Vec<String>,
 }
 
-/// One plugin's score on a node: after NormalizeScore, before the weight.
+/// One plugin's score on a node: after NormalizeScore, before the weight (`score`), and as its
+/// Score gave it, before NormalizeScore (`raw`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PluginScore {
     pub score: i64,
     pub weight: i64,
+    pub raw: i64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -408,7 +410,10 @@ fn evaluate(
                 let m = t
                     .plugins
                     .iter()
-                    .map(|(p, w, s)| (fw.plugin(*p).name().to_string(), PluginScore { score: s[j], weight: *w }))
+                    .zip(&t.raw)
+                    .map(|((p, w, s), (_, raw))| {
+                        (fw.plugin(*p).name().to_string(), PluginScore { score: s[j], weight: *w, raw: raw[j] })
+                    })
                     .collect();
                 (Some(m), Some(t.totals[j]))
             }
@@ -449,7 +454,14 @@ pub fn render_table(e: &Explanation) -> String {
         let detail = match (&n.filter, &n.scores) {
             (Some(f), _) => format!("{} {}: {}", f.plugin, f.code, f.reasons.join("; ")),
             (None, Some(sc)) => {
-                sc.iter().map(|(p, v)| format!("{p}={}x{}", v.score, v.weight)).collect::<Vec<_>>().join(" ")
+                // `P=SxW`, with the raw score when NormalizeScore changed it: `P=S(raw R)xW`.
+                sc.iter()
+                    .map(|(p, v)| match v.raw == v.score {
+                        true => format!("{p}={}x{}", v.score, v.weight),
+                        false => format!("{p}={}(raw {})x{}", v.score, v.raw, v.weight),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
             }
             (None, None) => String::new(),
         };

@@ -90,7 +90,7 @@ pub fn pod_claim_refs(pod: &Pod, name: &str, uid: PodUid) -> Option<Arc<PodClaim
 }
 
 /// The allocator features a run's feature gates turn on beyond v1.37's defaults (upstream's
-/// `structured.Features` fields whose gates are off by default). Either one makes upstream pick its
+/// `structured.Features` fields whose gates are off by default), and DRAPrioritizedList turned off. Either one makes upstream pick its
 /// `experimental` allocator, the only one supporting them (`structured.NewAllocator`), as the
 /// suites' `_test.go` files also pin it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,6 +98,9 @@ pub struct DraFeatures {
     /// DRADeviceCompatibilityGroups: the compatibility-group check; off, slices whose devices
     /// declare groups are ignored (their pools become incomplete).
     pub compatibility_groups: bool,
+    /// DRAPrioritizedList off (the gate is locked on at v1.37, so only tests turn it off):
+    /// PreFilter refuses a claim to allocate with `firstAvailable` subrequests and Score gives 0.
+    pub prioritized_list_off: bool,
 }
 
 impl DraFeatures {

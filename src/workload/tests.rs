@@ -81,6 +81,7 @@ fn every_repository_workload_loads_and_resolves() {
             "affinity/performance-config.yaml",
             "batching/performance-config.yaml",
             "ci/performance-config.yaml",
+            "dra/performance-config.yaml",
             "e2e/performance-config.yaml",
             "misc/performance-config.yaml",
             "podgroup/performance-config.yaml",
@@ -565,7 +566,7 @@ Basic/5000Nodes_10000Pods  misc,performance  >680       initNodes=5000 measurePo
 fn list_covers_the_repository() {
     let text = list(&workloads_dir(), None).unwrap();
     assert!(text.contains("SchedulingBasic/5000Nodes_50000Pods"), "{text}");
-    assert!(text.contains("\n9 files, "), "{text}");
+    assert!(text.contains("\n10 files, "), "{text}");
     // Every row is aligned: each column starts where its header does, after a space.
     let header = text.lines().next().unwrap();
     let starts: Vec<usize> = ["LABELS", "THRESHOLD", "PARAMS"].iter().map(|h| header.find(h).unwrap()).collect();
@@ -740,11 +741,15 @@ fn repository_templates_are_kubernetes_objects() {
             "StorageClass",
             "CSIDriver",
             "CSIStorageCapacity",
+            "DeviceClass",
+            "ResourceClaimTemplate",
+            "ResourceSlice",
         ];
         assert!(kinds.contains(&kind), "{}: kind {kind:?}", file.display());
         let want = match kind {
             "PodGroup" => "scheduling.k8s.io/v1beta1",
             "StorageClass" | "CSIDriver" | "CSIStorageCapacity" => "storage.k8s.io/v1",
+            "DeviceClass" | "ResourceClaimTemplate" | "ResourceSlice" => "resource.k8s.io/v1",
             _ => "v1",
         };
         assert_eq!(value.get("apiVersion").and_then(|v| v.as_str()), Some(want), "{}", file.display());

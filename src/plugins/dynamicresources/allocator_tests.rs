@@ -781,7 +781,7 @@ fn counter_sets_slice(name: &str, pool: &str, count: i64, sets: &[&str]) -> Reso
 #[test]
 fn compatibility_group_cases() {
     type Want = Option<Vec<Vec<(&'static str, &'static str, &'static str)>>>;
-    let on = DraFeatures { compatibility_groups: true };
+    let on = DraFeatures { compatibility_groups: true, ..DraFeatures::default() };
     let off = DraFeatures::default();
     let (s1, s2) = ("counter-set-1", "counter-set-2");
     let two_requests =

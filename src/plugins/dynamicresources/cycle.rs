@@ -142,7 +142,14 @@ pub fn pre_filter(
                     }
                 }
                 (None, false) => {
-                    // DRAPrioritizedList (on by default): each subrequest's class, named `request/sub`.
+                    if dra.features.prioritized_list_off {
+                        return Err(unresolvable(format!(
+                            "resource claim {}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                            kobj(claim),
+                            request.name
+                        )));
+                    }
+                    // DRAPrioritizedList (on, locked): each subrequest's class, named `request/sub`.
                     for sub in &request.first_available {
                         let name = format!("{}/{}", request.name, sub.name);
                         if sub.device_class_name.is_empty() {
@@ -459,6 +466,40 @@ mod tests {
                     assert_eq!((st.code, st.reasons.join(", ")), (code, reason.to_string()), "{name}")
                 }
                 (want, got) => panic!("{name}: Filter {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    /// DRAPrioritizedList off (upstream's PreFilter; the gate is locked on at v1.37): a claim to
+    /// allocate with `firstAvailable` is refused, an allocated one or an `exactly` request is not.
+    /// (case, claim, gate off) -> PreFilter's reason, or `None` when it passes.
+    #[test]
+    fn first_available_needs_the_prioritized_list_gate() {
+        let first = "kind: ResourceClaim\nmetadata: {name: my-pod-my-resource, namespace: default}\nspec: {devices: {requests: [{name: req-1, firstAvailable: [{name: sub-1, deviceClassName: my-resource-class}]}]}}\n";
+        let first_allocated = format!(
+            "{first}status:\n  allocation:\n    devices: {{results: [{{request: req-1/sub-1, driver: some-driver, pool: worker, device: instance-1}}]}}\n"
+        );
+        let refused = "resource claim default/my-pod-my-resource, request req-1: has subrequests, but the DRAPrioritizedList feature is disabled";
+        let cases: [(&str, &str, bool, Option<&str>); 4] = [
+            ("firstAvailable, gate on", first, false, None),
+            ("firstAvailable, gate off", first, true, Some(refused)),
+            ("firstAvailable allocated, gate off", &first_allocated, true, None),
+            ("exactly, gate off", PENDING, true, None),
+        ];
+        for (name, claim, off, want) in cases {
+            let (pod, mut dra) = load(&[POD, claim, CLASS, SLICE]);
+            dra.features.prioritized_list_off = off;
+            let got = pre_filter(&pod, "default", &dra, &dra.claims.lock(), &InFlight::new());
+            match (want, got) {
+                (None, Ok(Some(_))) => {}
+                (Some(reason), Err(st)) => {
+                    assert_eq!(
+                        (st.code, st.reasons.join(", ")),
+                        (Code::UnschedulableAndUnresolvable, reason.to_string()),
+                        "{name}"
+                    )
+                }
+                (want, got) => panic!("{name}: PreFilter {got:?}, want {want:?}"),
             }
         }
     }

@@ -6,7 +6,8 @@
 //! entry of a pod, named as the controller names it, and `allocResourceClaims`), the claims a pod
 //! uses with upstream's PreEnqueue messages (`pod_claims`), and the plugin's PreFilter, Filter,
 //! Reserve/Unreserve and PreBind for one pod as functions over the snapshot's DRA objects
-//! (`cycle`), and the plugin over them (`plugin`); extended resources backed by DRA, the special
+//! (`cycle`), its Score and NormalizeScore (`score`: DRAPrioritizedList's ranking of the
+//! subrequests Filter allocated), and the plugin over them (`plugin`); extended resources backed by DRA, the special
 //! claim of a pod that requests them and what NodeResourcesFit reads of them (`extended`).
 
 pub mod allocator;
@@ -22,4 +23,5 @@ pub mod cycle;
 pub mod extended;
 pub mod plugin;
 pub mod pod_claims;
+pub mod score;
 pub mod selectors;

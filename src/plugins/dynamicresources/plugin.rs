@@ -2,8 +2,10 @@
 //! created yet keeps the pod out of the active queue), PreFilter (Skip for a pod without claims,
 //! so such pods cost one `Option` test), Filter (the allocation per node, kept in the cycle state
 //! for Reserve, as upstream caches it), Reserve, Unreserve, PreBind, PostFilter (deallocation of
-//! an allocated claim unavailable to the pod and reserved for nobody else), and Score 0 everywhere
-//! (upstream scores only extended resources backed by DRA).
+//! an allocated claim unavailable to the pod and reserved for nobody else), and Score and
+//! NormalizeScore (`score.rs`: DRAPrioritizedList's ranking of the `firstAvailable` subrequests
+//! Filter allocated on each node, read from the same per-node allocations; a pod that cannot score
+//! unevenly, as every pod without such a request to allocate, leaves the plugin out of Score).
 //!
 //! The scheduler's claim writes go to the snapshot's one claim store (`DraObjects::claims`, which
 //! the resourceclaim controller's part and `allocResourceClaims` write too), as upstream's assume
@@ -21,6 +23,7 @@ use std::collections::BTreeMap;
 use super::allocator::NodeView;
 use super::cycle::{pre_filter, Claims, InFlight, PodClaims, CLAIM_FINALIZER};
 use super::pod_claims::pod_resource_claims;
+use super::score::{compute_score, ScorePlan};
 use super::selectors::CelSelectors;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement};
 use crate::api::resource::{AllocationResult, ResourceSlice};
@@ -99,6 +102,8 @@ struct CycleData {
     filtered: Mutex<FilterMemo>,
     /// A pod with DRA-backed extended resources: its special claim (`extended.rs`).
     extended: Option<super::extended::CycleExtended>,
+    /// A pod that may score unevenly (`score::plan`); `None`: 0 on every node.
+    score: Option<ScorePlan>,
 }
 
 #[derive(Default)]
@@ -175,6 +180,22 @@ pub fn node_selector_matches(snap: &Snapshot, n: NodeIdx, selector: &NodeSelecto
 impl DynamicResources {
     fn data<'a>(&self, state: &'a CycleState) -> Option<&'a CycleData> {
         state.read::<CycleData>(NAME)
+    }
+
+    /// Score's plan for a pod PreFilter passed (`score::plan`); a PodGroup claim is pending (in
+    /// upstream's view unallocated) while a member's Reserve that allocated it awaits PreBind.
+    fn score_plan(&self, snap: &Snapshot, claims: &PodClaims) -> Option<ScorePlan> {
+        let on = !snap.cluster.dra.features.prioritized_list_off;
+        let shared = lock(&self.shared);
+        let pending = |i: usize| {
+            let c = &claims.claims[i];
+            claims.is_group_claim(i)
+                && shared
+                    .group_pending
+                    .get(&(c.metadata.namespace.clone(), c.metadata.name.clone()))
+                    .is_some_and(|p| p.allocated_here)
+        };
+        super::score::plan(&claims.claims, &claims.to_allocate, pending, on)
     }
 
     /// The pod's allocated claims (as written) that PostFilter may deallocate: allocated for some
@@ -290,12 +311,13 @@ impl Plugin for DynamicResources {
         match found {
             Ok(claims) => {
                 let skip = claims.is_none();
-                state.write(NAME, CycleData { claims, filtered: Mutex::default(), extended });
+                let score = claims.as_ref().and_then(|c| self.score_plan(cx.snap, c));
+                state.write(NAME, CycleData { claims, filtered: Mutex::default(), extended, score });
                 let st = if skip { Status::skip() } else { Status::success() };
                 (st, PreFilterResult::default())
             }
             Err(st) => {
-                state.write(NAME, CycleData { claims: None, filtered: Mutex::default(), extended: None });
+                state.write(NAME, CycleData { claims: None, filtered: Mutex::default(), extended: None, score: None });
                 (st, PreFilterResult::default())
             }
         }
@@ -329,9 +351,35 @@ impl Plugin for DynamicResources {
         lock(&self.shared).reasons.get(reject.detail).map(str::to_string).into_iter().collect()
     }
 
-    /// Upstream's Score scores only extended resources backed by DRA: 0 everywhere here.
-    fn score_is_uniform(&self, _cx: CycleCx<'_>, _state: &CycleState) -> bool {
-        true
+    /// 0 on every node unless PreFilter found a claim with `firstAvailable` requests and a claim
+    /// upstream allocates in this cycle (`score::plan`): every pod without claims, or with only
+    /// `exactly` requests, or with all its claims allocated.
+    fn score_is_uniform(&self, _cx: CycleCx<'_>, state: &CycleState) -> bool {
+        self.data(state).is_none_or(|d| d.score.is_none())
+    }
+
+    /// `Score`: `computeScore` over the allocations Filter kept for each node (0 for a node it
+    /// kept none for, as upstream's missing `nodeAllocations` entry).
+    fn score(&self, _cx: CycleCx<'_>, state: &CycleState, nodes: &[NodeIdx], out: &mut [i64]) -> Result<(), Status> {
+        out.fill(0);
+        let Some(data) = self.data(state) else { return Ok(()) };
+        let (Some(plan), Some(claims)) = (&data.score, &data.claims) else { return Ok(()) };
+        let memo = lock(&data.filtered);
+        let mut results = Vec::new();
+        for (o, n) in out.iter_mut().zip(nodes) {
+            let Some(allocations) = memo.allocations.get(n) else { continue };
+            results.clear();
+            results.extend(allocations.iter().chain(&plan.pending));
+            *o = compute_score(&claims.claims, &plan.unallocated, &results).map_err(|e| Status::new(Code::Error, e))?;
+        }
+        Ok(())
+    }
+
+    /// `NormalizeScore`: `helper.DefaultNormalizeScore(MaxNodeScore, false, scores)`.
+    fn normalize(&self, _cx: CycleCx<'_>, state: &CycleState, _nodes: &[NodeIdx], scores: &mut [i64]) {
+        if self.data(state).is_some_and(|d| d.score.is_some()) {
+            super::score::normalize(scores);
+        }
     }
 
     /// Filter's allocations for `node` put in flight and written at once (allocation and the

@@ -1,4 +1,5 @@
-"""Fill in each case's `expect` from what schedperf-oracle explain answers (the real kube-scheduler).
+"""Fill in each case's `expect` from what schedperf-oracle explain answers (the real kube-scheduler): each
+node's verdict, the code of a failure, and the plugin's normalized score on each feasible node when it scores.
 
     python3 tests/data/conformance-dra/record.py oracle/bin/schedperf-oracle \
         tests/data/conformance-dra/cases.in > tests/data/conformance-dra/dra.yaml
@@ -29,10 +30,14 @@ for case in yaml.safe_load_all(open(path)):
         if p.returncode != 0:
             sys.exit(f"{case['name']}: {p.stderr.strip()}")
         res = json.loads(p.stdout)
-    flt, codes = {}, {}
+    flt, codes, scores = {}, {}, {}
     for n in res["nodes"]:
         if n["feasible"]:
             flt[n["name"]] = "pass"
+            # The plugin's score after NormalizeScore (before its weight), when it scores.
+            sc = (n.get("scores") or {}).get(case["plugin"])
+            if sc is not None:
+                scores[n["name"]] = sc["score"]
         else:
             r = n["filter"]["reasons"]
             flt[n["name"]] = r[0] if len(r) == 1 else r
@@ -40,6 +45,8 @@ for case in yaml.safe_load_all(open(path)):
     case["expect"] = {"filter": flt}
     if codes:
         case["expect"]["filterCode"] = codes
+    if scores:
+        case["expect"]["scores"] = scores
     case["oracleSelected"] = res["selected"]
     out_docs.append(case)
 # The header names the cases: the lines of `header.txt` beside cases.in when there is one (other case sets
@@ -50,7 +57,8 @@ if os.path.exists(path) and os.path.exists(header_file):
         print(f.read(), end="")
 else:
     print("# DynamicResources (DRA, resource.k8s.io/v1) cases in the conformance format (/work/shared/conformance/README.md).")
-    print("# `objects` holds DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates. The expectations")
+    print("# `objects` holds DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates; `scores` are")
+    print("# DynamicResources' after NormalizeScore (DRAPrioritizedList's ranking of firstAvailable subrequests). The expectations")
 print("# are the oracle's answers (schedperf-oracle explain: the real kube-scheduler v1.37.2), recorded by record.py")
 print("# from cases.in, not written by hand; `oracleSelected` is the node its cycle chose (not read by run.py).")
 print(f"# Run: python3 /work/shared/conformance/run.py target/release/schedperf {os.path.dirname(path) or '.'} --verbose")
