@@ -98,13 +98,17 @@ pub struct DraFeatures {
     /// DRADeviceCompatibilityGroups: the compatibility-group check; off, slices whose devices
     /// declare groups are ignored (their pools become incomplete).
     pub compatibility_groups: bool,
+    /// DRAListTypeAttributes: list-valued attributes, compared as sets by `matchAttribute` (a
+    /// non-empty running intersection) and `distinctAttribute` (pairwise disjoint); off, the
+    /// scalar comparison of `incubating`.
+    pub list_type_attributes: bool,
 }
 
 impl DraFeatures {
     /// The allocator upstream runs for these features: `experimental` when any is on, else the
     /// first of `stable`/`incubating` supporting v1.37's default features (`incubating`).
     pub fn allocator(&self) -> &'static str {
-        if self.compatibility_groups {
+        if self.compatibility_groups || self.list_type_attributes {
             "experimental"
         } else {
             "incubating"

@@ -354,5 +354,8 @@ pub(crate) fn dra_features(gates: &BTreeMap<String, bool>) -> crate::snapshot::d
     let gate = |name: &str| {
         gates.get(name).copied().unwrap_or_else(|| crate::workload::gates::lookup(name).is_some_and(|g| g.default))
     };
-    crate::snapshot::dra::DraFeatures { compatibility_groups: gate("DRADeviceCompatibilityGroups") }
+    crate::snapshot::dra::DraFeatures {
+        compatibility_groups: gate("DRADeviceCompatibilityGroups"),
+        list_type_attributes: gate("DRAListTypeAttributes"),
+    }
 }
