@@ -715,6 +715,26 @@ pub(crate) fn alloc_resource_claims_in(snap: &mut Snapshot, namespace: &str) -> 
     Ok(())
 }
 
+/// With DRAListTypeAttributes off, the API server drops a slice's list fields
+/// (`dropDisableDRAListTypeAttributesFields`) and its validation then finds an attribute without a
+/// value, so the create fails (and upstream's `createAny` op with it): the first such attribute,
+/// named with its file and field.
+fn refuse_list_attributes(slice: &crate::api::resource::ResourceSlice, file: &str) -> Result<(), InputError> {
+    for (d, device) in slice.spec.devices.iter().enumerate() {
+        for (name, attribute) in &device.attributes {
+            if let Some(list) = attribute.list_field() {
+                return Err(InputError::new(
+                    file,
+                    format!("spec.devices[{d}].attributes.{name}.{list}"),
+                    "a list attribute needs the DRAListTypeAttributes feature gate: with it off the API server drops \
+                     the list and the attribute has no value (exactly one value must be specified)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -828,24 +848,4 @@ mod tests {
             NodeChange::ALLOCATABLE.union(NodeChange::LABEL).union(NodeChange::TAINT).union(NodeChange::UNSCHEDULABLE);
         assert_eq!(node_change([u64::MAX; 5], node_fingerprint(&base)), all.union(NodeChange::DECLARED_FEATURES));
     }
-}
-
-/// With DRAListTypeAttributes off, the API server drops a slice's list fields
-/// (`dropDisableDRAListTypeAttributesFields`) and its validation then finds an attribute without a
-/// value, so the create fails (and upstream's `createAny` op with it): the first such attribute,
-/// named with its file and field.
-fn refuse_list_attributes(slice: &crate::api::resource::ResourceSlice, file: &str) -> Result<(), InputError> {
-    for (d, device) in slice.spec.devices.iter().enumerate() {
-        for (name, attribute) in &device.attributes {
-            if let Some(list) = attribute.list_field() {
-                return Err(InputError::new(
-                    file,
-                    format!("spec.devices[{d}].attributes.{name}.{list}"),
-                    "a list attribute needs the DRAListTypeAttributes feature gate: with it off the API server drops \
-                     the list and the attribute has no value (exactly one value must be specified)",
-                ));
-            }
-        }
-    }
-    Ok(())
 }
