@@ -221,14 +221,14 @@ fn every_upstream_config_file_loads_and_each_workload_runs_or_is_skipped() {
             }
         }
     }
-    // 264 run and 3 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 21
+    // 266 run and 1 skipped since podgroup/tas's 8 (TopologyAwareWorkloadScheduling), the 21
     // basic DRA workloads (steady state included) and those of partitionable devices, device
     // taints, consumable capacity, prioritized lists, DRA-backed extended resources, pod groups'
-    // claims (dra/workloadresourceclaims: 6) and device compatibility groups
-    // (dra/compatibilitygroups: 9) run, and nodedeclaredfeatures' 4 (its Go test hook,
-    // `HarnessHooks`). Skipped: list attributes (2), the workload setting NodeDeclaredFeatures'
-    // locked gate off (1).
-    assert!(runs >= 264 && runs + skips == 267, "{runs} run, {skips} skipped");
+    // claims (dra/workloadresourceclaims: 6), device compatibility groups
+    // (dra/compatibilitygroups: 9) and list attributes (dra/listattributes: 2) run, and
+    // nodedeclaredfeatures' 4 (its Go test hook, `HarnessHooks`). Skipped: the workload setting
+    // NodeDeclaredFeatures' locked gate off (1).
+    assert!(runs >= 266 && runs + skips == 267, "{runs} run, {skips} skipped");
 }
 
 /// The oracle: `SCHEDPERF_ORACLE`, else `oracle/bin/schedperf-oracle` (built by scripts/oracle.sh).
@@ -275,4 +275,91 @@ fn volume_workloads_agree_with_the_oracle_in_lockstep() {
             .unwrap_or_else(|| panic!("unreadable verify line: {last}"));
         assert!(total >= min_pods && agreed == total, "{test_case}/{workload}: {last}");
     }
+}
+
+/// Upstream's dra/listattributes test case (DRAListTypeAttributes, the experimental allocator) in
+/// lockstep with the oracle: its `fast` workload, and variants of ours over the same templates
+/// that make the list semantics decide (several pods filling the nodes' matching suffix,
+/// `distinctAttribute` over the lists: pairwise disjoint, so one pod per node at most), as
+/// (workload, pods, pods scheduled by schedperf's `run`). With the gate off, a ResourceSlice
+/// holding a list is refused at creation (the API server drops the lists, then finds no value):
+/// exit 2, naming the file and the field.
+#[test]
+fn list_attribute_workloads_agree_with_the_oracle_in_lockstep() {
+    let oracle = oracle();
+    let upstream = scheduler_perf_dir().join("dra");
+    let text = std::fs::read_to_string(upstream.join("listattributes/performance-config.yaml")).unwrap();
+    let variant = |name: &str, nodes: u32, pods: u32, requests: u32, constraint: &str| {
+        format!(
+            "  - name: {name}\n    labels: [short]\n    params:\n      nodesWithDRA: {nodes}\n      measurePods: {pods}\n      \
+             steadyState: false\n      duration: 0s\n      numDevices: 64\n      numNonMatchingDevices: 32\n      \
+             numRequests: {requests}\n      numListValues: 47\n      constraints:\n      - {constraint}: dra.example.com/match\n"
+        )
+    };
+    let at = text.find("  - name: empty_500nodes").expect("upstream's empty_500nodes workload");
+    let variants = [
+        variant("three_nodes_four_pods", 3, 4, 32, "matchAttribute"),
+        variant("half_requests", 2, 5, 16, "matchAttribute"),
+        variant("distinct", 2, 3, 32, "distinctAttribute"),
+    ]
+    .concat();
+    let config = format!("{}{variants}{}", &text[..at], &text[at..]);
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(upstream.join("templates"), dir.path().join("templates")).unwrap();
+    std::fs::create_dir(dir.path().join("lists")).unwrap();
+    let file = dir.path().join("lists/performance-config.yaml");
+    std::fs::write(&file, &config).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+        .args(["verify", "--oracle"])
+        .arg(&oracle)
+        .arg(&file)
+        .args(["--label-filter", "short"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    let agreed = |workload: &str| {
+        let prefix = format!("verify: SchedulingWithResourceClaimTemplateListAttributes/{workload}: ");
+        let line = out.lines().find_map(|l| l.strip_prefix(&prefix)).unwrap_or_else(|| panic!("{workload}: {out}"));
+        line.split(' ').next().unwrap().to_string()
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+        .arg("run")
+        .arg(&file)
+        .args(["--label-filter", "short", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let scheduled: BTreeMap<String, u64> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["workload"].as_str().unwrap().to_string(), r["scheduledPods"].as_u64().unwrap()))
+        .collect();
+    // fast: 32 requests fit the 32 matching devices. Three nodes hold three such pods; with 16
+    // requests each node holds two; distinct: the 32 devices without the shared value are
+    // pairwise disjoint, the 32 with it are not, so each node holds one pod.
+    for (workload, pods, placed) in
+        [("fast", 1, 1), ("three_nodes_four_pods", 4, 3), ("half_requests", 5, 4), ("distinct", 3, 2)]
+    {
+        assert_eq!(agreed(workload), format!("{pods}/{pods}"), "{workload}: {out}");
+        assert_eq!(scheduled.get(workload), Some(&placed), "{workload}: {scheduled:?}");
+    }
+
+    let off = config.replacen("DRAListTypeAttributes: true", "DRAListTypeAttributes: false", 1);
+    std::fs::write(&file, off).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_schedperf"))
+        .arg("run")
+        .arg(&file)
+        .args(["--workload", "fast"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("resourceslice-list-attributes-devices.yaml")
+            && stderr.contains("spec.devices[0].attributes.dra.example.com/match.strings")
+            && stderr.contains("DRAListTypeAttributes"),
+        "{stderr}"
+    );
 }

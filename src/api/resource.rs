@@ -384,7 +384,9 @@ pub struct Device {
     pub binding_conditions: Vec<String>,
 }
 
-/// `DeviceAttribute`: exactly one of the four values.
+/// `DeviceAttribute`: exactly one of the four scalar values or (DRAListTypeAttributes) the four
+/// non-empty lists. A list field present but empty is kept as `Some(vec![])` so that validation
+/// can refuse it as upstream's does ("must not be empty if specified").
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceAttribute {
@@ -397,6 +399,18 @@ pub struct DeviceAttribute {
     /// A semantic version (`1.2.3`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// DRAListTypeAttributes: a non-empty list of numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ints: Option<Vec<i64>>,
+    /// DRAListTypeAttributes: a non-empty list of booleans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bools: Option<Vec<bool>>,
+    /// DRAListTypeAttributes: a non-empty list of strings (each at most 64 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strings: Option<Vec<String>>,
+    /// DRAListTypeAttributes: a non-empty list of semantic versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<Vec<String>>,
 }
 
 /// A device attribute's one value.
@@ -408,14 +422,18 @@ pub enum AttributeValue {
     Version(String),
 }
 
+/// `DeviceAttribute.String()`'s limit on a string or version value (`DeviceAttributeMaxValueLength`).
+pub const DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH: usize = 64;
+/// `ResourceSliceMaxAttributeValuesPerDevice`: scalar attributes plus every list item.
+pub const RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE: usize = 48;
+/// `ResourceSliceMaxDevicesWithAdvancedFeatures`: the device limit of a slice using list attributes.
+pub const RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES: usize = 64;
+
 impl DeviceAttribute {
-    /// The value set, `None` when none or more than one is (validation rejects both).
+    /// The scalar value set, `None` when none or more than one field is (validation rejects
+    /// both) or the value is a list.
     pub fn value(&self) -> Option<AttributeValue> {
-        let set = usize::from(self.int.is_some())
-            + usize::from(self.bool.is_some())
-            + usize::from(self.string.is_some())
-            + usize::from(self.version.is_some());
-        if set != 1 {
+        if self.fields_set() != 1 {
             return None;
         }
         if let Some(v) = self.int {
@@ -429,6 +447,105 @@ impl DeviceAttribute {
         }
         self.version.clone().map(AttributeValue::Version)
     }
+
+    /// How many of the eight value fields are present (an empty list counts, as upstream's
+    /// `!= nil`).
+    pub fn fields_set(&self) -> usize {
+        usize::from(self.int.is_some())
+            + usize::from(self.bool.is_some())
+            + usize::from(self.string.is_some())
+            + usize::from(self.version.is_some())
+            + usize::from(self.ints.is_some())
+            + usize::from(self.bools.is_some())
+            + usize::from(self.strings.is_some())
+            + usize::from(self.versions.is_some())
+    }
+
+    /// Whether a list field is present (`draListTypeAttributesFeatureInUse`).
+    pub fn has_list(&self) -> bool {
+        self.ints.is_some() || self.bools.is_some() || self.strings.is_some() || self.versions.is_some()
+    }
+
+    /// The list field present, by its JSON name (for messages).
+    pub fn list_field(&self) -> Option<&'static str> {
+        [
+            (self.ints.is_some(), "ints"),
+            (self.bools.is_some(), "bools"),
+            (self.strings.is_some(), "strings"),
+            (self.versions.is_some(), "versions"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name))
+    }
+
+    /// The experimental allocator's `attributeAsSet`: a non-empty list (ints, bools, strings,
+    /// versions, in that order) else the scalar, as a sorted set without duplicates; `None` when
+    /// the attribute has no value. Upstream compares sets of one Go type, so two sets of
+    /// different types never intersect; here a set's values are of one variant and
+    /// `AttributeValue`'s order sorts by variant first, which gives the same answers.
+    pub fn as_set(&self) -> Option<Vec<AttributeValue>> {
+        let mut set: Vec<AttributeValue> = match self {
+            Self { ints: Some(v), .. } if !v.is_empty() => v.iter().map(|&i| AttributeValue::Int(i)).collect(),
+            Self { bools: Some(v), .. } if !v.is_empty() => v.iter().map(|&b| AttributeValue::Bool(b)).collect(),
+            Self { strings: Some(v), .. } if !v.is_empty() => v.iter().cloned().map(AttributeValue::String).collect(),
+            Self { versions: Some(v), .. } if !v.is_empty() => v.iter().cloned().map(AttributeValue::Version).collect(),
+            Self { int: Some(i), .. } => vec![AttributeValue::Int(*i)],
+            Self { bool: Some(b), .. } => vec![AttributeValue::Bool(*b)],
+            Self { string: Some(s), .. } => vec![AttributeValue::String(s.clone())],
+            Self { version: Some(s), .. } => vec![AttributeValue::Version(s.clone())],
+            _ => return None,
+        };
+        set.sort_unstable();
+        set.dedup();
+        Some(set)
+    }
+
+    /// How many values this attribute counts toward `ResourceSliceMaxAttributeValuesPerDevice`
+    /// (`numEntriesDeviceAttribute`: one for a scalar, else every list item).
+    fn num_values(&self) -> usize {
+        let items = [self.ints.as_ref().map(Vec::len), self.bools.as_ref().map(Vec::len)]
+            .into_iter()
+            .chain([self.strings.as_ref().map(Vec::len), self.versions.as_ref().map(Vec::len)])
+            .flatten()
+            .sum::<usize>();
+        if items == 0 {
+            1
+        } else {
+            items
+        }
+    }
+}
+
+/// The intersection of two sorted sets without duplicates (as [`DeviceAttribute::as_set`]
+/// returns them), sorted: a merge in O(|a| + |b|).
+pub fn intersect_sorted(a: &[AttributeValue], b: &[AttributeValue]) -> Vec<AttributeValue> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i].clone());
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Whether two sorted sets without duplicates share a value.
+pub fn intersects_sorted(a: &[AttributeValue], b: &[AttributeValue]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
 }
 
 /// `DeviceCapacity`.
@@ -476,20 +593,73 @@ pub fn split_qualified_name<'a>(name: &'a str, driver: &'a str) -> (&'a str, &'a
     }
 }
 
+/// `validateDeviceAttribute`: exactly one value field, a list not empty, strings and versions at
+/// most 64 bytes. Returns the field below the attribute (`""`, `.strings`, `.strings[3]`) and
+/// the message of the first problem.
+fn validate_attribute(a: &DeviceAttribute) -> Result<(), (String, String)> {
+    if a.fields_set() != 1 {
+        return Err((
+            String::new(),
+            "exactly one value must be specified: one of `int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`".into(),
+        ));
+    }
+    let too_long = |field: String, v: &str| {
+        if v.len() > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH {
+            Err((field, format!("must have at most {DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH} bytes, got {}", v.len())))
+        } else {
+            Ok(())
+        }
+    };
+    if let Some(s) = a.string.as_deref().or(a.version.as_deref()) {
+        too_long(if a.string.is_some() { ".string" } else { ".version" }.into(), s)?;
+    }
+    let empty = |field: &str, len: Option<usize>| match len {
+        Some(0) => Err((format!(".{field}"), "must not be empty if specified".to_string())),
+        _ => Ok(()),
+    };
+    empty("ints", a.ints.as_ref().map(Vec::len))?;
+    empty("bools", a.bools.as_ref().map(Vec::len))?;
+    empty("strings", a.strings.as_ref().map(Vec::len))?;
+    empty("versions", a.versions.as_ref().map(Vec::len))?;
+    for (field, list) in [("strings", &a.strings), ("versions", &a.versions)] {
+        for (i, v) in list.iter().flatten().enumerate() {
+            too_long(format!(".{field}[{i}]"), v)?;
+        }
+    }
+    Ok(())
+}
+
 /// Checks the fields a decoded ResourceSlice needs beyond their types: each attribute has exactly
-/// one value. Returns the field path and message of the first problem.
+/// one value (scalar or list, see [`validate_attribute`]), a device at most 48 attribute values,
+/// a slice with list attributes at most 64 devices. Returns the field path and message of the
+/// first problem.
 pub fn validate_slice(slice: &ResourceSlice) -> Result<(), (String, String)> {
     if slice.spec.driver.is_empty() {
         return Err(("spec.driver".into(), "missing field `driver`".into()));
     }
+    let lists = slice.spec.devices.iter().any(|d| d.attributes.values().any(DeviceAttribute::has_list));
+    if lists && slice.spec.devices.len() > RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES {
+        return Err((
+            "spec.devices".into(),
+            format!(
+                "must have at most {RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES} items when a device has a list attribute, got {}",
+                slice.spec.devices.len()
+            ),
+        ));
+    }
     for (d, device) in slice.spec.devices.iter().enumerate() {
         for (name, attribute) in &device.attributes {
-            if attribute.value().is_none() {
-                return Err((
-                    format!("spec.devices[{d}].attributes.{name}"),
-                    "expected exactly one of `int`, `bool`, `string`, `version`".into(),
-                ));
-            }
+            validate_attribute(attribute)
+                .map_err(|(field, message)| (format!("spec.devices[{d}].attributes.{name}{field}"), message))?;
+        }
+        let values: usize = device.attributes.values().map(DeviceAttribute::num_values).sum();
+        if values > RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE {
+            return Err((
+                format!("spec.devices[{d}]"),
+                format!(
+                    "the total number of attribute values must not exceed {RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE}, got {values}"
+                ),
+            ));
         }
         for (name, capacity) in &device.capacity {
             validate_capacity(capacity)
@@ -813,5 +983,84 @@ status:
             let err = parse_objects(&text, "bad.yaml").unwrap_err();
             assert_eq!((err.file.as_str(), err.path.as_str()), ("bad.yaml", path), "{err}");
         }
+    }
+
+    #[test]
+    fn reads_list_attributes_as_upstream_writes_them() {
+        // As upstream's resourceslice-list-attributes-devices.yaml renders a device.
+        let text = SLICE.replace(
+            "cores: {int: 8}",
+            "cores: {int: 8}\n      dra.example.com/match:\n        strings:\n        - shared-value\n        - device-0-value-0\n      numa: {ints: [4, 5, 5]}\n      ok: {bools: [true]}\n      v: {versions: [1.0.0, 2.0.0]}",
+        );
+        let objects = parse_objects(&text, "slice.yaml").unwrap();
+        let Object::ResourceSlice(slice) = &objects[0] else { panic!("{objects:?}") };
+        let a = &slice.spec.devices[0].attributes;
+        let m = &a["dra.example.com/match"];
+        assert_eq!(m.strings.as_deref(), Some(&["shared-value".to_string(), "device-0-value-0".to_string()][..]));
+        assert_eq!(m.value(), None, "a list is no scalar");
+        assert_eq!(m.list_field(), Some("strings"));
+        assert_eq!(a["numa"].as_set(), Some(vec![AttributeValue::Int(4), AttributeValue::Int(5)]));
+        assert_eq!(a["ok"].as_set(), Some(vec![AttributeValue::Bool(true)]));
+        assert_eq!(a["v"].list_field(), Some("versions"));
+        assert_eq!(a["cores"].as_set(), Some(vec![AttributeValue::Int(8)]));
+        assert!(!a["cores"].has_list());
+    }
+
+    /// `validateDeviceAttribute` and the per-device and per-slice limits, as (mutation of
+    /// `SLICE`, the field named, words of the message).
+    #[test]
+    fn list_attribute_validation() {
+        let long = "x".repeat(65);
+        let many: Vec<String> = (0..48).map(|i| format!("v{i}")).collect();
+        let cases = [
+            ("{strings: []}".to_string(), "spec.devices[0].attributes.cores.strings", "must not be empty"),
+            ("{ints: []}".to_string(), "spec.devices[0].attributes.cores.ints", "must not be empty"),
+            ("{int: 8, ints: [8]}".to_string(), "spec.devices[0].attributes.cores", "exactly one value"),
+            ("{ints: [8], strings: [a]}".to_string(), "spec.devices[0].attributes.cores", "exactly one value"),
+            (format!("{{strings: [a, {long}]}}"), "spec.devices[0].attributes.cores.strings[1]", "at most 64 bytes"),
+            (format!("{{string: {long}}}"), "spec.devices[0].attributes.cores.string", "at most 64 bytes"),
+            ("{ints: [eight]}".to_string(), "spec.devices[0].attributes.cores.ints[0]", "invalid type"),
+            // 48 list items plus the device's three scalar attributes.
+            (format!("{{strings: [{}]}}", many.join(", ")), "spec.devices[0]", "must not exceed 48, got 51"),
+        ];
+        for (value, path, words) in cases {
+            let text = SLICE.replace("{int: 8}", &value);
+            let err = parse_objects(&text, "bad.yaml").unwrap_err();
+            assert_eq!((err.file.as_str(), err.path.as_str()), ("bad.yaml", path), "{value}: {err}");
+            assert!(err.message.contains(words), "{value}: {err}");
+        }
+        // Exactly at the limits: 45 items and three scalars; 64 devices with a list.
+        let fits = SLICE.replace("{int: 8}", &format!("{{strings: [{}]}}", many[..45].join(", ")));
+        parse_objects(&fits, "ok.yaml").unwrap();
+        let device = "  - name: d{i}\n    attributes:\n      l: {ints: [1]}\n";
+        let slice = |n: usize| {
+            let devices: String = (0..n).map(|i| device.replace("{i}", &i.to_string())).collect();
+            SLICE[..SLICE.find("  - name: basic-device-0").unwrap()].to_string() + &devices
+        };
+        parse_objects(&slice(64), "ok.yaml").unwrap();
+        let err = parse_objects(&slice(65), "bad.yaml").unwrap_err();
+        assert_eq!(err.path, "spec.devices", "{err}");
+        assert!(err.message.contains("at most 64 items"), "{err}");
+    }
+
+    /// The merge intersection against sets: a plain reference.
+    #[test]
+    fn sorted_intersection_matches_sets() {
+        use proptest::prelude::*;
+        use std::collections::BTreeSet;
+        let value = prop_oneof![
+            (0i64..6).prop_map(AttributeValue::Int),
+            any::<bool>().prop_map(AttributeValue::Bool),
+            "[a-c]{1,2}".prop_map(AttributeValue::String),
+            "[1-2]\\.0\\.0".prop_map(AttributeValue::Version),
+        ];
+        let list = proptest::collection::vec(value, 0..12);
+        proptest!(|(a in list.clone(), b in list)| {
+            let (sa, sb): (BTreeSet<_>, BTreeSet<_>) = (a.iter().cloned().collect(), b.iter().cloned().collect());
+            let (va, vb): (Vec<_>, Vec<_>) = (sa.iter().cloned().collect(), sb.iter().cloned().collect());
+            let want: Vec<_> = sa.intersection(&sb).cloned().collect();
+            prop_assert_eq!(intersect_sorted(&va, &vb), want.clone());
+            prop_assert_eq!(intersects_sorted(&va, &vb), !want.is_empty());
+        });
     }
 }

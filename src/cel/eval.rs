@@ -148,7 +148,17 @@ pub(crate) fn run<'a>(expr: &'a Expr, slots: usize, env: &'a DeviceEnv<'a>) -> R
     // As upstream's DeviceMatches, a version attribute that does not parse fails every
     // evaluation, used or not (the API server rejects such slices, so this is for fidelity).
     for (domain, id, v) in env.attributes {
-        if let AttributeValue::Version(s) = v {
+        let versions: &[String] = match v {
+            AttributeValue::Version(s) => {
+                if let Err(m) = semver::parse(s) {
+                    return Err(fail(format!("attribute {domain}/{id}: parse semantic version: {m}")));
+                }
+                continue;
+            }
+            AttributeValue::Versions(list) => list,
+            _ => continue,
+        };
+        for s in versions {
             if let Err(m) = semver::parse(s) {
                 return Err(fail(format!("attribute {domain}/{id}: parse semantic version: {m}")));
             }
@@ -345,6 +355,10 @@ fn attr_value<'a>(v: &AttributeValue<'a>) -> Value<'a> {
         AttributeValue::Bool(b) => Value::Bool(b),
         AttributeValue::String(s) => Value::Str(Str::B(s)),
         AttributeValue::Version(s) => Value::Semver(Str::B(s)),
+        AttributeValue::Ints(l) => Value::List(Rc::new(l.iter().map(|&i| Value::Int(i)).collect())),
+        AttributeValue::Bools(l) => Value::List(Rc::new(l.iter().map(|&b| Value::Bool(b)).collect())),
+        AttributeValue::Strings(l) => Value::List(Rc::new(l.iter().map(|s| Value::Str(Str::B(s))).collect())),
+        AttributeValue::Versions(l) => Value::List(Rc::new(l.iter().map(|s| Value::Semver(Str::B(s))).collect())),
     }
 }
 

@@ -36,8 +36,14 @@
 //!
 //! **Not modelled** (a compile error naming the construct, never a wrong answer): bytes,
 //! timestamps and durations, optional types (`?.`, `[?`), two-variable comprehensions, message
-//! construction, the `sets`, `ip`, `cidr`, `url`, `format`, `authz` libraries, `lists.range`,
-//! list-typed attributes (DRAListTypeAttributes: [`AttributeValue`] has scalars only).
+//! construction, the `sets`, `ip`, `cidr`, `url`, `format`, `authz` libraries, `lists.range`.
+//!
+//! **List-typed attributes** (DRAListTypeAttributes): an `ints`, `bools`, `strings` or `versions`
+//! attribute is a CEL list of int, bool, string or semver (upstream's `getAttributeValue`, which
+//! returns lists whatever the gate: the API server drops them with the gate off); the attribute
+//! type is `dyn`, so `size`, `in`, indexing, `all`/`exists`/..., `indexOf` and `includes` (a list
+//! holding the value, or a scalar equal to it) apply. Such a value is built (one allocation) each
+//! time a selector reads it.
 //! **Cost limit:** upstream stops an evaluation past `CELSelectorExpressionMaxCost` = 1,000,000
 //! cost units ("operation cancelled: actual cost limit exceeded"). Only nested comprehensions
 //! reach it in practice (upstream's own `expensive` case: seven nested `all`s over ten
@@ -84,7 +90,8 @@ impl fmt::Display for CelError {
 
 impl std::error::Error for CelError {}
 
-/// One attribute value of a device.
+/// One attribute value of a device: a scalar or (DRAListTypeAttributes) a list, which a
+/// selector reads as a CEL `list` (`size`, `in`, indexing, `includes`, the macros).
 #[derive(Debug, Clone, Copy)]
 pub enum AttributeValue<'a> {
     Int(i64),
@@ -92,6 +99,11 @@ pub enum AttributeValue<'a> {
     String(&'a str),
     /// A semantic version's text (`1.2.3-rc.1`), parsed by blang/semver's rules when used.
     Version(&'a str),
+    Ints(&'a [i64]),
+    Bools(&'a [bool]),
+    Strings(&'a [String]),
+    /// Each parsed as [`AttributeValue::Version`] is (an unparsable one fails every evaluation).
+    Versions(&'a [String]),
 }
 
 /// The device a selector is evaluated against, borrowed from the caller's tables.

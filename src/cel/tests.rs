@@ -638,3 +638,127 @@ fn string_blow_up_hits_the_cost_limit() {
     let doubling = (0..20).fold(format!("'{a}'"), |acc, i| format!("cel.bind(v{i}, {acc}, v{i} + v{i})"));
     check("bind-doubling", &format!("{doubling}.size() > 0"), &dev(""), MatchError("actual cost limit exceeded"));
 }
+
+/// Upstream's DRAListTypeAttributes cases (`compile_test.go`: `list-*`, `macro-on-list-*`,
+/// `includes-function-*`, `in-operator-on-list`, the `macro-exists-on-*` scalar errors) and ours
+/// (indexing, `in` with strings and semvers, equality with a list literal, an unparsable version
+/// in a list), on attributes of the driver's domain.
+#[test]
+fn list_attribute_cases() {
+    use AttributeValue as V;
+    let fish_bird: &'static [String] = Box::leak(Box::new(["fish".to_string(), "bird".to_string()]));
+    let versions: &'static [String] = Box::leak(Box::new(["1.0.0".to_string(), "2.0.0".to_string()]));
+    let bad_versions: &'static [String] = Box::leak(Box::new(["1.0.0".to_string(), "01.0".to_string()]));
+    let long: &'static [String] =
+        Box::leak((0..48).map(|i| format!("value-{i}")).collect::<Vec<_>>().into_boxed_slice());
+    let d = |v: AttributeValue<'static>| with_attr(dev("dra.example.com"), "name", v);
+    let a = r#"device.attributes["dra.example.com"].name"#;
+    let cases: Vec<(&str, String, AttributeValue<'static>, Want)> = vec![
+        (
+            "list-result-type-causes-match-error",
+            a.to_string(),
+            V::Strings(fish_bird),
+            MatchError("CEL result of type list could not be converted to bool"),
+        ),
+        ("includes-function-can-evaluate", format!(r#"{a}.includes("fish")"#), V::Strings(fish_bird), Match(true)),
+        ("list-of-bool", format!("{a}.size() == 2"), V::Bools(&[true, false]), Match(true)),
+        ("list-of-int", format!("{a}.size() == 2"), V::Ints(&[1, 2]), Match(true)),
+        ("list-of-string", format!("{a}.size() == 2"), V::Strings(fish_bird), Match(true)),
+        ("list-of-semver", format!("{a}.size() == 2"), V::Versions(versions), Match(true)),
+        ("macro-on-list-of-int", format!("{a}.exists(x, x > 0)"), V::Ints(&[1, 2]), Match(true)),
+        ("macro-on-list-of-string", format!(r#"{a}.all(x, x != "")"#), V::Strings(fish_bird), Match(true)),
+        (
+            "macro-on-list-of-semver",
+            format!(r#"{a}.all(x, x.isGreaterThan(semver("0.0.1")))"#),
+            V::Versions(versions),
+            Match(true),
+        ),
+        (
+            "macro-exists-on-int",
+            format!("{a}.exists(x, x > 0)"),
+            V::Int(1),
+            MatchError("got 'types.Int', expected iterable type"),
+        ),
+        (
+            "macro-exists-on-string",
+            format!(r#"{a}.exists(x, x == "fish")"#),
+            V::String("fish"),
+            MatchError("got 'types.String', expected iterable type"),
+        ),
+        (
+            "macro-exists-on-version",
+            format!(r#"{a}.exists(x, x.isGreaterThan(semver("0.0.1")))"#),
+            V::Version("1.0.0"),
+            MatchError("got 'cel.Semver', expected iterable type"),
+        ),
+        ("includes-function-on-bool-scalar-positive", format!("{a}.includes(true)"), V::Bool(true), Match(true)),
+        (
+            "includes-function-on-bool-list-positive",
+            format!("{a}.includes(true)"),
+            V::Bools(&[true, false]),
+            Match(true),
+        ),
+        (
+            "includes-function-on-bool-list-negative",
+            format!("{a}.includes(false)"),
+            V::Bools(&[true, true]),
+            Match(false),
+        ),
+        ("includes-function-on-int-scalar-negative", format!("{a}.includes(1)"), V::Int(2), Match(false)),
+        ("includes-function-on-int-list-positive", format!("{a}.includes(1)"), V::Ints(&[1, 2]), Match(true)),
+        ("includes-function-on-int-list-negative", format!("{a}.includes(3)"), V::Ints(&[1, 2]), Match(false)),
+        (
+            "includes-function-on-string-list-negative",
+            format!(r#"{a}.includes("cat")"#),
+            V::Strings(fish_bird),
+            Match(false),
+        ),
+        (
+            "includes-function-on-semver-list-positive",
+            format!(r#"{a}.includes(semver("1.0.0"))"#),
+            V::Versions(versions),
+            Match(true),
+        ),
+        (
+            "includes-function-on-semver-list-negative",
+            format!(r#"{a}.includes(semver("3.0.0"))"#),
+            V::Versions(versions),
+            Match(false),
+        ),
+        (
+            "includes-function-on-very-long-list-positive",
+            format!(r#"{a}.includes("value-48")"#),
+            V::Strings(long),
+            Match(false),
+        ),
+        ("includes-on-the-last-of-48", format!(r#"{a}.includes("value-47")"#), V::Strings(long), Match(true)),
+        ("in-operator-on-list", format!("1 in {a}"), V::Ints(&[1, 2, 3]), Match(true)),
+        (
+            "in-operator-on-string-list",
+            format!(r#""bird" in {a} && !("cat" in {a})"#),
+            V::Strings(fish_bird),
+            Match(true),
+        ),
+        ("in-operator-on-semver-list", format!(r#"semver("2.0.0") in {a}"#), V::Versions(versions), Match(true)),
+        ("index", format!(r#"{a}[1] == "bird" && {a}[0].startsWith("f")"#), V::Strings(fish_bird), Match(true)),
+        (
+            "index-out-of-range",
+            format!(r#"{a}[2] == "bird""#),
+            V::Strings(fish_bird),
+            MatchError("index out of bounds: 2"),
+        ),
+        ("equals-list-literal", format!("{a} == [1, 2]"), V::Ints(&[1, 2]), Match(true)),
+        ("order-matters-for-equality", format!("{a} == [2, 1]"), V::Ints(&[1, 2]), Match(false)),
+        ("index-of", format!(r#"{a}.indexOf("bird") == 1"#), V::Strings(fish_bird), Match(true)),
+        ("filter-size", format!("{a}.filter(x, x > 1).size() == 2"), V::Ints(&[1, 2, 3]), Match(true)),
+        (
+            "unparsable-version-in-list",
+            "true".to_string(),
+            V::Versions(bad_versions),
+            MatchError("parse semantic version"),
+        ),
+    ];
+    for (name, expression, value, want) in cases {
+        check(name, &expression, &d(value), want);
+    }
+}

@@ -101,13 +101,17 @@ pub struct DraFeatures {
     /// DRAPrioritizedList off (the gate is locked on at v1.37, so only tests turn it off):
     /// PreFilter refuses a claim to allocate with `firstAvailable` subrequests and Score gives 0.
     pub prioritized_list_off: bool,
+    /// DRAListTypeAttributes: list-valued attributes, compared as sets by `matchAttribute` (a
+    /// non-empty running intersection) and `distinctAttribute` (pairwise disjoint); off, the
+    /// scalar comparison of `incubating`.
+    pub list_type_attributes: bool,
 }
 
 impl DraFeatures {
     /// The allocator upstream runs for these features: `experimental` when any is on, else the
     /// first of `stable`/`incubating` supporting v1.37's default features (`incubating`).
     pub fn allocator(&self) -> &'static str {
-        if self.compatibility_groups {
+        if self.compatibility_groups || self.list_type_attributes {
             "experimental"
         } else {
             "incubating"

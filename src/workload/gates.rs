@@ -71,6 +71,13 @@ pub const HONOURED: &[(&str, &str)] = &[
          only while their groups intersect, as upstream's experimental allocator does)",
     ),
     (
+        "DRAListTypeAttributes",
+        "device attributes hold one value, and a ResourceSlice with a list attribute is refused at \
+         creation, as the API server drops the list fields and then finds no value (on: `ints`, \
+         `bools`, `strings`, `versions` attributes; matchAttribute and distinctAttribute compare \
+         sets, as upstream's experimental allocator does)",
+    ),
+    (
         "OpportunisticBatching",
         "every pod runs a full cycle (on: a pod with the same signature as the previous one is first \
          tried on the next node of the previous cycle's ranking)",

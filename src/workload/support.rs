@@ -35,28 +35,12 @@ pub const SUPPORTED_KINDS: &[&str] = &[
     "DeviceTaintRule",
 ];
 
-/// The DRA features beyond the basic ones, by the feature gate a test case (or workload) of
-/// upstream's `dra/` suites sets to name the feature it exercises (most are on by default, so
-/// setting them changes no gate, but it says what the workload needs). DRAPrioritizedList,
-/// DRAConsumableCapacity, DRAPartitionableDevices, DRADeviceTaints, DRAExtendedResource and
-/// DRAWorkloadResourceClaims and DRADeviceCompatibilityGroups are implemented
-/// (`plugins::dynamicresources`: `allocator_prioritized`, `allocator_capacity`, `allocator_counters`,
-/// `allocator_taints`, `extended`, `pod_claims`, `allocator_groups`).
-const DRA_FEATURES: &[(&str, &str)] = &[("DRAListTypeAttributes", "list-typed device attributes")];
-
-/// Why workload `w` of `tc` cannot run, or `None` if it can.
+/// Why workload `w` of `tc` cannot run, or `None` if it can. Every DRA feature upstream's `dra/`
+/// suites exercise is implemented (`plugins::dynamicresources`: DRAPrioritizedList,
+/// DRAConsumableCapacity, DRAPartitionableDevices, DRADeviceTaints, DRAExtendedResource,
+/// DRAWorkloadResourceClaims, DRADeviceCompatibilityGroups, DRAListTypeAttributes), so a DRA
+/// gate skips nothing by itself.
 pub fn skip_reason(tc: &TestCase, w: &Workload) -> Option<String> {
-    // Only a test case that uses DRA (or one already unsupported) is skipped for a DRA feature gate.
-    let dra = tc.uses_dra;
-    if dra || tc.unsupported.is_some() {
-        // The workload's gates override the test case's, as upstream merges them.
-        let mut gates = tc.feature_gates.clone();
-        gates.extend(w.feature_gates.iter().map(|(g, &on)| (g.clone(), on)));
-        let feature = gates.iter().filter(|(_, &on)| on).find_map(|(g, _)| DRA_FEATURES.iter().find(|(n, _)| n == g));
-        if let Some((gate, what)) = feature {
-            return Some(format!("dynamic resource allocation: {what} ({gate}) is not implemented"));
-        }
-    }
     if let Some(r) = &tc.unsupported {
         return Some(r.clone());
     }
@@ -98,9 +82,7 @@ pub fn ops_skip_reason(ops: &[Op], default_pod_template: Option<&Path>) -> Optio
 }
 
 /// Whether `ops` use dynamic resource allocation: an `allocResourceClaims` op, a template holding a
-/// `resource.k8s.io` kind, or a pod template with `resourceClaims`. Only such a test case is
-/// skipped for a DRA feature gate ([`skip_reason`]): a plain one may set such a gate (workloads/misc
-/// SchedulingWithExtendedResource sets DRAExtendedResource) and still run.
+/// `resource.k8s.io` kind, or a pod template with `resourceClaims`.
 pub fn ops_use_dra(ops: &[Op], default_pod_template: Option<&Path>) -> bool {
     ops.iter().any(|op| {
         matches!(op, Op::AllocResourceClaims { .. })

@@ -20,8 +20,13 @@
 //! which decides as `incubating` does for everything else here) is in
 //! [`super::allocator_groups`]: the run's [`DraFeatures`] say whether it is on.
 //!
+//! DRAListTypeAttributes (off by default; on, upstream runs `experimental` too): `matchAttribute`
+//! keeps a stack of running intersections (a scalar is a one-element set; a device joins when the
+//! intersection with its set stays non-empty) and `distinctAttribute` wants each device's set
+//! disjoint from every earlier one; off, the scalar comparisons of `incubating`.
+//!
 //! Not here (the caller refuses such claims and slices before allocating; a workload using them
-//! is skipped): binding conditions, list attributes.
+//! is skipped): binding conditions.
 //!
 //! CEL selectors are evaluated through [`DeviceSelectors`], so each distinct expression is compiled
 //! once by whoever implements it; results are cached per (request, device) as upstream does.
@@ -35,8 +40,8 @@ use super::allocator_prioritized::{self as prioritized, RequestForm, MAX_SIZE_EX
 use super::allocator_taints::taint_prevents_allocation;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
 use crate::api::resource::{
-    AllocationResult, CapacityRequirements, Device, DeviceAllocationMode, DeviceAllocationResult, DeviceClass,
-    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
+    AllocationResult, CapacityRequirements, Device, DeviceAllocationMode, DeviceAllocationResult, DeviceAttribute,
+    DeviceClass, DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
 };
 use crate::api::resource_counters::DeviceToleration;
 pub use crate::snapshot::dra::DraFeatures;
@@ -242,15 +247,27 @@ struct RequestData<'a> {
     subrequests: Vec<RequestData<'a>>,
 }
 
-/// A `matchAttribute` constraint: every device of its requests has the attribute, with one value.
+/// A `matchAttribute` constraint: every device of its requests has the attribute, with one value
+/// (`incubating`'s scalar comparison) or, with DRAListTypeAttributes, values whose running
+/// intersection across the devices is not empty (`experimental`: a scalar is a one-element set).
 struct MatchAttribute<'a> {
     requests: Vec<&'a str>,
     attribute: &'a str,
+    /// Off: the first device's scalar value (`None` when its attribute is a list, which then
+    /// matches no later device, as upstream's type switch falls through).
     value: Option<crate::api::resource::AttributeValue>,
+    /// DRAListTypeAttributes: the intersection after each added device (`intersectionStack`);
+    /// `remove` pops, so backtracking restores the previous one.
+    sets: Option<Vec<Vec<crate::api::resource::AttributeValue>>>,
     num_devices: usize,
 }
 
-impl MatchAttribute<'_> {
+impl<'a> MatchAttribute<'a> {
+    fn new(requests: Vec<&'a str>, attribute: &'a str, features: DraFeatures) -> Self {
+        let sets = features.list_type_attributes.then(Vec::new);
+        MatchAttribute { requests, attribute, value: None, sets, num_devices: 0 }
+    }
+
     fn applies(&self, request: &str, sub: Option<&str>) -> bool {
         prioritized::constraint_applies(&self.requests, request, sub)
     }
@@ -259,15 +276,34 @@ impl MatchAttribute<'_> {
         if !self.applies(request, sub) {
             return true;
         }
-        let Some(value) = lookup_attribute(c.device, &c.id.driver, self.attribute) else {
+        let Some(attribute) = lookup_attribute(c.device, &c.id.driver, self.attribute) else {
             return false;
         };
+        if let Some(sets) = &mut self.sets {
+            let Some(set) = attribute.as_set() else { return false };
+            let next = match sets.last() {
+                None => set,
+                Some(current) => {
+                    let narrowed = crate::api::resource::intersect_sorted(current, &set);
+                    if narrowed.is_empty() {
+                        return false;
+                    }
+                    narrowed
+                }
+            };
+            sets.push(next);
+            self.num_devices += 1;
+            return true;
+        }
+        let value = attribute.value();
         if self.num_devices == 0 {
-            self.value = Some(value);
+            // The first device can always get picked (even with a list value upstream's
+            // scalar switch knows nothing of).
+            self.value = value;
             self.num_devices = 1;
             return true;
         }
-        if self.value.as_ref() != Some(&value) {
+        if value.is_none() || self.value != value {
             return false;
         }
         self.num_devices += 1;
@@ -277,20 +313,23 @@ impl MatchAttribute<'_> {
     fn remove(&mut self, request: &str, sub: Option<&str>) {
         if self.applies(request, sub) {
             self.num_devices -= 1;
+            if let Some(sets) = &mut self.sets {
+                sets.pop();
+            }
         }
     }
 }
 
 /// `lookupAttribute`: the fully qualified name, else its id when the domain is the driver.
-fn lookup_attribute(device: &Device, driver: &str, name: &str) -> Option<crate::api::resource::AttributeValue> {
+pub(super) fn lookup_attribute<'d>(device: &'d Device, driver: &str, name: &str) -> Option<&'d DeviceAttribute> {
     if let Some(a) = device.attributes.get(name) {
-        return a.value();
+        return Some(a);
     }
     let (domain, id) = name.split_once('/')?;
     if domain != driver {
         return None;
     }
-    device.attributes.get(id).and_then(|a| a.value())
+    device.attributes.get(id)
 }
 
 /// The search's state for one `allocate` call.
@@ -489,9 +528,9 @@ pub fn allocate_with(
         for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
             let requests = c.requests.iter().map(String::as_str).collect();
             if let Some(attribute) = c.match_attribute.as_deref() {
-                constraints.push(MatchAttribute { requests, attribute, value: None, num_devices: 0 });
+                constraints.push(MatchAttribute::new(requests, attribute, features));
             } else if let Some(attribute) = c.distinct_attribute.as_deref() {
-                distinct.push(DistinctAttribute { requests, attribute, values: Vec::new() });
+                distinct.push(DistinctAttribute::new(requests, attribute, features.list_type_attributes));
             } else {
                 return Err(format!("claim {key}, constraint #{i}: empty constraint (unsupported constraint type?)"));
             }
@@ -822,9 +861,9 @@ impl<'a> Search<'a, '_> {
         for k in 0..self.distinct[ci].len() {
             let c = &self.distinct[ci][k];
             let applies = prioritized::constraint_applies(&c.requests, name, sub);
-            let value =
+            let attribute =
                 if applies { lookup_attribute(device, &self.candidates[d].id.driver, c.attribute) } else { None };
-            if !self.distinct[ci][k].add(applies, value) {
+            if !self.distinct[ci][k].add(applies, attribute) {
                 self.undo_constraints(ci, name, sub, k);
                 self.rollback(pool, device, counters_reserved, groups_undo.take());
                 return if must { Err(constraint_error(self)) } else { Ok(false) };

@@ -21,7 +21,7 @@ use super::allocator::DeviceId;
 use crate::api::quantity::Quantity;
 use crate::api::resource::{
     AllocationResult, AttributeValue, CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements,
-    DeviceCapacity,
+    DeviceAttribute, DeviceCapacity,
 };
 
 /// Consumed capacity by capacity name (upstream's `ConsumedCapacity`).
@@ -204,23 +204,44 @@ fn violates_policy(q: Quantity, policy: Option<&CapacityRequestPolicy>) -> bool 
 }
 
 /// A `distinctAttribute` constraint: every device of its requests has the attribute, each with a
-/// different value (`distinctAttributeConstraint`).
+/// different value (`distinctAttributeConstraint`); with DRAListTypeAttributes, with values
+/// pairwise disjoint as sets (a scalar is a one-element set).
 pub struct DistinctAttribute<'a> {
     pub requests: Vec<&'a str>,
     pub attribute: &'a str,
-    pub values: Vec<AttributeValue>,
+    /// Off: each added device's scalar value (`None` for a list value, which upstream's type
+    /// switch cannot compare: it is refused unless it is the first).
+    pub values: Vec<Option<AttributeValue>>,
+    /// DRAListTypeAttributes: each added device's value set (`None` when off).
+    pub sets: Option<Vec<Vec<AttributeValue>>>,
 }
 
-impl DistinctAttribute<'_> {
+impl<'a> DistinctAttribute<'a> {
+    pub fn new(requests: Vec<&'a str>, attribute: &'a str, list_type_attributes: bool) -> Self {
+        DistinctAttribute { requests, attribute, values: Vec::new(), sets: list_type_attributes.then(Vec::new) }
+    }
+
     /// Adds a device of `request` (`subrequest` set for a firstAvailable alternative) with
-    /// attribute `value`; false when it has none or a value already taken.
-    pub fn add(&mut self, applies: bool, value: Option<AttributeValue>) -> bool {
+    /// `attribute`; false when it has none or a value already taken.
+    pub fn add(&mut self, applies: bool, attribute: Option<&DeviceAttribute>) -> bool {
         if !applies {
             return true;
         }
-        let Some(value) = value else { return false };
-        if self.values.contains(&value) {
-            return false;
+        let Some(attribute) = attribute else { return false };
+        if let Some(sets) = &mut self.sets {
+            let Some(set) = attribute.as_set() else { return false };
+            if sets.iter().any(|s| crate::api::resource::intersects_sorted(s, &set)) {
+                return false;
+            }
+            sets.push(set);
+            return true;
+        }
+        let value = attribute.value();
+        match &value {
+            // A value upstream's switch does not know: distinct only from nothing.
+            None if !self.values.is_empty() => return false,
+            Some(v) if self.values.iter().any(|x| x.as_ref() == Some(v)) => return false,
+            _ => {}
         }
         self.values.push(value);
         true
@@ -229,7 +250,14 @@ impl DistinctAttribute<'_> {
     /// Undoes the last `add` of an applying device.
     pub fn remove(&mut self, applies: bool) {
         if applies {
-            self.values.pop();
+            match &mut self.sets {
+                Some(sets) => {
+                    sets.pop();
+                }
+                None => {
+                    self.values.pop();
+                }
+            }
         }
     }
 }

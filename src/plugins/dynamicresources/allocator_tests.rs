@@ -1336,3 +1336,428 @@ fn allocation_results_carry_tolerations() {
 
 #[path = "allocator_features_tests.rs"]
 mod features;
+
+/// An attribute's value: a scalar string or (DRAListTypeAttributes) a list.
+enum Attr {
+    S(&'static str),
+    Strings(&'static [&'static str]),
+    Ints(&'static [i64]),
+    Bools(&'static [bool]),
+    Versions(&'static [&'static str]),
+    /// Present with no value (validation refuses it; the allocator must still answer).
+    Empty,
+}
+
+fn with_list_attr(mut d: Device, name: &str, value: &Attr) -> Device {
+    let owned = |l: &[&str]| Some(l.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let a = match value {
+        Attr::S(s) => DeviceAttribute { string: Some(s.to_string()), ..DeviceAttribute::default() },
+        Attr::Strings(l) => DeviceAttribute { strings: owned(l), ..DeviceAttribute::default() },
+        Attr::Ints(l) => DeviceAttribute { ints: Some(l.to_vec()), ..DeviceAttribute::default() },
+        Attr::Bools(l) => DeviceAttribute { bools: Some(l.to_vec()), ..DeviceAttribute::default() },
+        Attr::Versions(l) => DeviceAttribute { versions: owned(l), ..DeviceAttribute::default() },
+        Attr::Empty => DeviceAttribute::default(),
+    };
+    d.attributes.insert(name.into(), a);
+    d
+}
+
+/// Upstream's `list-attributes-*` and `numanode-matchattribute-*` cases (v1.37.2
+/// `allocatortesting/allocator_testing.go`; the experimental allocator with ListTypeAttributes on,
+/// `incubating`'s scalar comparison with it off) as (name, gate on, distinct (else match),
+/// attribute, requests (name, count) all under the constraint, devices (name, value) of one
+/// slice in order, want: the devices allocated in order, `None`: unfit).
+#[test]
+fn list_attribute_cases() {
+    use Attr::*;
+    type ListCase = (
+        &'static str,
+        bool,
+        bool,
+        &'static str,
+        Vec<(&'static str, i64)>,
+        Vec<(&'static str, Attr)>,
+        Option<Vec<&'static str>>,
+    );
+    let one = |n: i64| vec![("req-0", n)];
+    let d = |name: &'static str, a: Attr| (name, a);
+    let s = "stringAttribute";
+    let cases: Vec<ListCase> = vec![
+        (
+            "list-attributes-match-constaint-scalar-string-values",
+            true,
+            false,
+            s,
+            one(2),
+            vec![d("device-1", S("value1")), d("device-2", S("value1"))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-match-constaint-list-of-string-values-with-common-elements",
+            true,
+            false,
+            s,
+            one(2),
+            vec![
+                d("device-1", Strings(&["value1", "value2", "value3"])),
+                d("device-2", Strings(&["value2", "value3", "value4"])),
+            ],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            // Pairwise each shares a value, but no value is common to all three.
+            "list-attributes-match-constaint-list-of-string-values-with-partially-common-elements",
+            true,
+            false,
+            s,
+            one(3),
+            vec![
+                d("device-1", Strings(&["value1", "value2"])),
+                d("device-2", Strings(&["value2", "value3"])),
+                d("device-3", Strings(&["value3", "value1"])),
+            ],
+            None,
+        ),
+        (
+            // device-2 narrows the intersection to {value1}, device-3 then fails; backtracking
+            // must restore {value1, value2} so that device-3 and device-4 fit after device-1.
+            "list-attributes-match-constraint-backtrack-needs-intersection-restore",
+            true,
+            false,
+            s,
+            one(3),
+            vec![
+                d("device-1", Strings(&["value1", "value2"])),
+                d("device-2", Strings(&["value1"])),
+                d("device-3", Strings(&["value2"])),
+                d("device-4", Strings(&["value2"])),
+            ],
+            Some(vec!["device-1", "device-3", "device-4"]),
+        ),
+        (
+            "list-attributes-match-constaint-list-of-string-values-without-common-elements",
+            true,
+            false,
+            s,
+            vec![("req-0", 1), ("req-1", 1)],
+            vec![d("device-1", Strings(&["value1", "value2"])), d("device-2", Strings(&["value3", "value4"]))],
+            None,
+        ),
+        (
+            // A scalar is a one-element set.
+            "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-common-elements",
+            true,
+            false,
+            s,
+            one(2),
+            vec![d("device-1", S("value1")), d("device-2", Strings(&["value1", "value2"]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-partially-common-elements",
+            true,
+            false,
+            s,
+            one(3),
+            vec![
+                d("device-1", S("value1")),
+                d("device-2", Strings(&["value1", "value2"])),
+                d("device-3", Strings(&["value2", "value3"])),
+            ],
+            None,
+        ),
+        (
+            "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-without-common-elements",
+            true,
+            false,
+            s,
+            one(2),
+            vec![d("device-1", S("value1")), d("device-2", Strings(&["value2", "value3"]))],
+            None,
+        ),
+        (
+            "list-attributes-match-constaint-list-of-int-values-with-common-elements",
+            true,
+            false,
+            "numa",
+            one(2),
+            vec![d("device-1", Ints(&[0, 1, 2])), d("device-2", Ints(&[1, 2, 3]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "numanode-matchattribute-overlapping-lists-are-co-placed",
+            true,
+            false,
+            "numaNode",
+            one(2),
+            vec![d("device-1", Ints(&[4])), d("device-2", Ints(&[4, 5, 6, 7]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "numanode-matchattribute-disjoint-lists-are-not-allocated",
+            true,
+            false,
+            "numaNode",
+            one(2),
+            vec![d("device-1", Ints(&[0])), d("device-2", Ints(&[4, 5, 6, 7]))],
+            None,
+        ),
+        (
+            "list-attributes-match-constaint-list-of-bool-values-with-common-elements",
+            true,
+            false,
+            "boolAttribute",
+            one(2),
+            vec![d("device-1", Bools(&[true, false])), d("device-2", Bools(&[true]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-match-constaint-list-of-version-values-with-common-elements",
+            true,
+            false,
+            "driverVersion",
+            one(2),
+            vec![
+                d("device-1", Versions(&["1.0.0", "1.1.0", "2.0.0"])),
+                d("device-2", Versions(&["1.1.0", "2.0.0", "2.1.0"])),
+            ],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            // Ours: values of different types never intersect ("1" the string is not 1 the int).
+            "list-attributes-match-different-types-do-not-intersect",
+            true,
+            false,
+            s,
+            one(2),
+            vec![d("device-1", Ints(&[1])), d("device-2", Strings(&["1"]))],
+            None,
+        ),
+        (
+            // Ours: duplicates and order do not matter.
+            "list-attributes-match-set-semantics",
+            true,
+            false,
+            s,
+            one(2),
+            vec![d("device-1", Strings(&["b", "a", "a"])), d("device-2", Strings(&["a"]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            // Upstream's case expects the class selector's CEL error for the valueless
+            // attribute; ours evaluates no such attribute (validation refuses the slice), so
+            // only the constraint's answer is compared: neither device has a value set.
+            "list-attributes-match-constaint-with-empty-or-unknown-type",
+            true,
+            false,
+            s,
+            one(2),
+            vec![d("device-1", Empty), d("device-2", Strings(&[]))],
+            None,
+        ),
+        (
+            // Gate off: the first device is taken whatever its value, a list then matches nothing.
+            "list-attributes-disabled-match-constraint-with-lists",
+            false,
+            false,
+            s,
+            one(2),
+            vec![
+                d("device-1", Strings(&["value1", "value2", "value3"])),
+                d("device-2", Strings(&["value2", "value3", "value4"])),
+            ],
+            None,
+        ),
+        (
+            // Ours: gate off, one device needs no comparison.
+            "list-attributes-disabled-match-one-device",
+            false,
+            false,
+            s,
+            one(1),
+            vec![d("device-1", Strings(&["value1"]))],
+            Some(vec!["device-1"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-scalar-string-values-all-distinct",
+            true,
+            true,
+            s,
+            one(2),
+            vec![d("device-1", S("value1")), d("device-2", S("value2"))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-scalar-string-values-not-distinct",
+            true,
+            true,
+            s,
+            one(2),
+            vec![d("device-1", S("value1")), d("device-2", S("value1"))],
+            None,
+        ),
+        (
+            "list-attributes-distinct-constraint-single-request-count-3-not-distinct",
+            true,
+            true,
+            s,
+            one(3),
+            vec![d("device-1", S("value1")), d("device-2", S("value2")), d("device-3", S("value1"))],
+            None,
+        ),
+        (
+            "list-attributes-distinct-constraint-single-request-count-3-all-distinct",
+            true,
+            true,
+            s,
+            one(3),
+            vec![d("device-1", S("value1")), d("device-2", S("value2")), d("device-3", S("value3"))],
+            Some(vec!["device-1", "device-2", "device-3"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-list-of-string-values-all-distinct",
+            true,
+            true,
+            s,
+            one(2),
+            vec![
+                d("device-1", Strings(&["value1", "value2"])),
+                d("device-2", Strings(&["value2", "value3"])),
+                d("device-3", Strings(&["value3", "value4"])),
+            ],
+            Some(vec!["device-1", "device-3"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-list-of-string-values-with-common-elements",
+            true,
+            true,
+            s,
+            one(2),
+            vec![
+                d("device-1", Strings(&["value1", "value2", "value3"])),
+                d("device-2", Strings(&["value2", "value4", "value5"])),
+            ],
+            None,
+        ),
+        (
+            "list-attributes-distinct-constraint-mixed-scalar-and-list-all-distinct",
+            true,
+            true,
+            s,
+            one(2),
+            vec![
+                d("device-1", S("value1")),
+                d("device-2", Strings(&["value1", "value2"])),
+                d("device-3", Strings(&["value2", "value3"])),
+            ],
+            Some(vec!["device-1", "device-3"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-mixed-scalar-and-list-with-common-elements",
+            true,
+            true,
+            s,
+            one(2),
+            vec![d("device-1", S("value1")), d("device-2", Strings(&["value1", "value2"]))],
+            None,
+        ),
+        (
+            "list-attributes-distinct-constraint-list-of-int-values-all-distinct",
+            true,
+            true,
+            "numa",
+            one(2),
+            vec![d("device-1", Ints(&[0, 1])), d("device-2", Ints(&[2, 3]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-list-of-bool-values-all-distinct",
+            true,
+            true,
+            "boolAttribute",
+            one(2),
+            vec![d("device-1", Bools(&[true])), d("device-2", Bools(&[false]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-list-of-version-values-all-distinct",
+            true,
+            true,
+            "driverVersion",
+            one(2),
+            vec![d("device-1", Versions(&["1.0.0", "1.1.0"])), d("device-2", Versions(&["2.0.0", "2.1.0"]))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-distinct-constaint-with-empty-or-unknown-type",
+            true,
+            true,
+            s,
+            one(2),
+            vec![d("device-1", Empty), d("device-2", Strings(&[]))],
+            None,
+        ),
+        (
+            // Gate off: the first list is distinct from nothing, the second from nothing known.
+            "list-attributes-disabled-distinct-constraint-with-lists",
+            false,
+            true,
+            s,
+            one(2),
+            vec![
+                d("device-1", Strings(&["value1", "value2", "value3"])),
+                d("device-2", Strings(&["value2", "value3", "value4"])),
+            ],
+            None,
+        ),
+        (
+            // Gate off: a scalar after a list is compared with the scalars only.
+            "list-attributes-disabled-distinct-list-then-scalar",
+            false,
+            true,
+            s,
+            one(2),
+            vec![d("device-1", Strings(&["value1"])), d("device-2", S("value1"))],
+            Some(vec!["device-1", "device-2"]),
+        ),
+        (
+            "list-attributes-distinct-constraint-backtrack-needs-remove",
+            true,
+            true,
+            s,
+            vec![("req-0", 1), ("req-1", 1), ("req-2", 1)],
+            vec![
+                d("device-1", Strings(&["value1", "value2", "value3"])),
+                d("device-2", Strings(&["value3", "value4", "value5"])),
+                d("device-3", Strings(&["value1", "value2"])),
+                d("device-4", Strings(&["value3", "value4"])),
+                d("device-0", Strings(&["value5", "value6"])),
+            ],
+            Some(vec!["device-3", "device-4", "device-0"]),
+        ),
+    ];
+    for (name, on, distinct, attribute, requests, devices, want) in cases {
+        let features = DraFeatures { list_type_attributes: on, ..DraFeatures::default() };
+        let mut constraint = match_attribute(attribute, &[]);
+        if distinct {
+            constraint.distinct_attribute = constraint.match_attribute.take();
+        }
+        let requests = requests.iter().map(|(r, n)| request(r, CLASS_A, *n)).collect();
+        let devices = devices.iter().map(|(n, a)| with_list_attr(device(n), attribute, a)).collect();
+        let c = Case {
+            claims: vec![claim("claim-0", requests, vec![constraint])],
+            slices: vec![slice("slice-1", Reach::Node(NODE1), POOL1, DRIVER_A, devices)],
+            features,
+            ..case(name)
+        };
+        let got = match run(&c) {
+            Ok(Outcome::Allocated(a)) => {
+                Some(a[0].devices.results.iter().map(|r| r.device.clone()).collect::<Vec<_>>())
+            }
+            Ok(Outcome::Unfit) => None,
+            other => panic!("{name}: {other:?}"),
+        };
+        let want = want.map(|w| w.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+        assert_eq!(got, want, "{name}");
+    }
+}

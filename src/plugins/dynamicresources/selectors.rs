@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::allocator::{DeviceSelectors, SelectorError};
-use crate::api::resource::Device;
+use crate::api::resource::{Device, DeviceAttribute};
 use crate::cel::{AttributeValue, DeviceEnv, Selector};
 
 /// Compiled selectors by expression text.
@@ -53,11 +53,16 @@ impl DeviceSelectors for CelSelectors {
         };
         let mut attributes = Vec::with_capacity(device.attributes.len());
         for (name, attribute) in &device.attributes {
-            let value = match (attribute.int, attribute.bool, &attribute.string, &attribute.version) {
-                (Some(v), _, _, _) => AttributeValue::Int(v),
-                (_, Some(v), _, _) => AttributeValue::Bool(v),
-                (_, _, Some(v), _) => AttributeValue::String(v),
-                (_, _, _, Some(v)) => AttributeValue::Version(v),
+            // `getAttributeValue`'s order: the lists first, then the scalars.
+            let value = match attribute {
+                DeviceAttribute { ints: Some(v), .. } => AttributeValue::Ints(v),
+                DeviceAttribute { bools: Some(v), .. } => AttributeValue::Bools(v),
+                DeviceAttribute { strings: Some(v), .. } => AttributeValue::Strings(v),
+                DeviceAttribute { versions: Some(v), .. } => AttributeValue::Versions(v),
+                DeviceAttribute { int: Some(v), .. } => AttributeValue::Int(*v),
+                DeviceAttribute { bool: Some(v), .. } => AttributeValue::Bool(*v),
+                DeviceAttribute { string: Some(v), .. } => AttributeValue::String(v),
+                DeviceAttribute { version: Some(v), .. } => AttributeValue::Version(v),
                 // Refused when loaded (an attribute has exactly one value).
                 _ => continue,
             };

@@ -571,16 +571,23 @@ impl Driver {
                 self.cluster.priority_classes.push(pc.clone());
                 ChurnObject::Other
             }
-            other => {
-                // In the op's namespace when it names one (churn: namespaced kinds only, as
-                // upstream's churn op creates them).
-                let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
-                crate::cluster::register_object(&mut self.snap, &placed);
-                self.storage_event(&placed, StorageAction::Add);
-                self.cluster.add(placed);
-                ChurnObject::Other
+            Object::ResourceSlice(slice) if !self.snap.cluster.dra.features.list_type_attributes => {
+                refuse_list_attributes(slice, file)?;
+                self.create_object_plain(obj, namespace)
             }
+            other => self.create_object_plain(other, namespace),
         })
+    }
+
+    /// `createAny` of a kind registered as it is (DRA, storage, services, ...): in the op's
+    /// namespace when it names one (churn: namespaced kinds only, as upstream's churn op creates
+    /// them).
+    fn create_object_plain(&mut self, other: &Object, namespace: Option<&str>) -> ChurnObject {
+        let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
+        crate::cluster::register_object(&mut self.snap, &placed);
+        self.storage_event(&placed, StorageAction::Add);
+        self.cluster.add(placed);
+        ChurnObject::Other
     }
 
     /// `updateAny`: replaces a node or a pod by name, as upstream's Update + UpdateStatus do.
@@ -705,6 +712,26 @@ pub(crate) fn alloc_resource_claims_in(snap: &mut Snapshot, namespace: &str) -> 
         dra
     };
     snap.cluster.dra = dra;
+    Ok(())
+}
+
+/// With DRAListTypeAttributes off, the API server drops a slice's list fields
+/// (`dropDisableDRAListTypeAttributesFields`) and its validation then finds an attribute without a
+/// value, so the create fails (and upstream's `createAny` op with it): the first such attribute,
+/// named with its file and field.
+fn refuse_list_attributes(slice: &crate::api::resource::ResourceSlice, file: &str) -> Result<(), InputError> {
+    for (d, device) in slice.spec.devices.iter().enumerate() {
+        for (name, attribute) in &device.attributes {
+            if let Some(list) = attribute.list_field() {
+                return Err(InputError::new(
+                    file,
+                    format!("spec.devices[{d}].attributes.{name}.{list}"),
+                    "a list attribute needs the DRAListTypeAttributes feature gate: with it off the API server drops \
+                     the list and the attribute has no value (exactly one value must be specified)",
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

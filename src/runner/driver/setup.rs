@@ -357,5 +357,6 @@ pub(crate) fn dra_features(gates: &BTreeMap<String, bool>) -> crate::snapshot::d
     crate::snapshot::dra::DraFeatures {
         compatibility_groups: gate("DRADeviceCompatibilityGroups"),
         prioritized_list_off: !gate("DRAPrioritizedList"),
+        list_type_attributes: gate("DRAListTypeAttributes"),
     }
 }
