@@ -171,7 +171,7 @@ pub fn claim_change_hint(
     if old.is_some_and(|o| o.status.allocation.is_some()) && new.status.allocation.is_none() {
         return true;
     }
-    if !uids.iter().any(|u| *u == new.metadata.uid) {
+    if !uids.contains(&new.metadata.uid) {
         return false;
     }
     match old {

@@ -46,7 +46,7 @@ impl Driver {
         match obj {
             Object::ResourceClaim(c) => {
                 let old = match old {
-                    Some(DraBefore::Claim(c)) => Some(c),
+                    Some(DraBefore::Claim(c)) => Some(*c),
                     _ => None,
                 };
                 let new = self.stored_claim(c.namespace(), &c.metadata.name).unwrap_or_else(|| c.clone());
@@ -54,10 +54,8 @@ impl Driver {
             }
             Object::ResourceSlice(_) => self.plain_event(ClusterEvent::ResourceSlice { action }),
             // The slice tracker reports the slices whose devices' taints changed as updated.
-            Object::DeviceTaintRule(_) => {
-                if !self.snap.cluster.dra.slices.is_empty() {
-                    self.plain_event(ClusterEvent::ResourceSlice { action: DraAction::Update })
-                }
+            Object::DeviceTaintRule(_) if !self.snap.cluster.dra.slices.is_empty() => {
+                self.plain_event(ClusterEvent::ResourceSlice { action: DraAction::Update })
             }
             Object::DeviceClass(c) => {
                 let old = match old {
@@ -78,7 +76,9 @@ impl Driver {
     /// What [`Driver::dra_object_event`] needs of the object `obj` replaces, read before it does.
     pub(super) fn dra_object_before(&self, obj: &Object) -> Option<DraBefore> {
         match obj {
-            Object::ResourceClaim(c) => self.stored_claim(c.namespace(), &c.metadata.name).map(DraBefore::Claim),
+            Object::ResourceClaim(c) => {
+                self.stored_claim(c.namespace(), &c.metadata.name).map(|c| DraBefore::Claim(Box::new(c)))
+            }
             Object::DeviceClass(c) => self
                 .snap
                 .cluster
@@ -149,6 +149,6 @@ impl Driver {
 
 /// A replaced DRA object as its event's `old` needs it.
 pub(super) enum DraBefore {
-    Claim(ResourceClaim),
+    Claim(Box<ResourceClaim>),
     Class(Arc<DeviceClassObject>),
 }
