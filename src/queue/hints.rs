@@ -28,12 +28,24 @@
 //! `TargetPod` events: scale-down, toleration, label change. NodeName, NodePorts' node add and
 //! NodeResourcesFit's assigned pod delete have no hint function upstream (Queue), as in the coarse
 //! table.
+//!
+//! DynamicResources' hints live in `plugins::dynamicresources::hints` (registered here by name):
+//! node add and label/allocatable updates, DeviceClass and ResourceSlice add/update queue;
+//! ResourceClaim add/update/delete go through `isSchedulableAfterClaimChange` with the pod's
+//! claims resolved against the run's `ClaimLister` ([`HintArgs::dra_claims`]); the pod's own
+//! update through `isSchedulableAfterTargetPodUpdate` when its generated claim names changed; any
+//! other event is skipped. NodeResourcesFit also registers DeviceClass add/update
+//! (`isSchedulableAfterDeviceClassEvent`, DRAExtendedResource being GA): the coarse table queues,
+//! the fine rule reads the class's extended resource names against the pod's requests. For every
+//! other plugin of the table the DRA events are not registered (Skip).
 
 use std::sync::Arc;
 
-use super::{ClusterEvent, EventObjects, HintFn, NodeChange, NodeObject, QueuedPod, QueueingHint};
+use super::{ClusterEvent, DraAction, EventObjects, HintFn, NodeChange, NodeObject, QueuedPod, QueueingHint};
 use crate::framework::Plugin;
 use crate::ids::PodUid;
+use crate::plugins::dynamicresources::hints::{self as dra_hints, ClaimLister};
+use crate::plugins::dynamicresources::plugin as dra;
 use crate::plugins::node_ports::conflicts;
 use crate::plugins::nodedeclaredfeatures as ndf;
 use crate::plugins::volumes::hints as volume_hints;
@@ -67,6 +79,7 @@ pub fn default_hint(plugin: &str, event: &ClusterEvent, pod: PodUid) -> Option<Q
         // Room appears: a new node, more allocatable, a pod leaving, a pod shrinking, the pod shrinking.
         "NodeResourcesFit" => {
             matches!(event, NodeAdd { .. } | AssignedPodDelete { .. })
+                || matches!(event, DeviceClass { action: DraAction::Add | DraAction::Update })
                 || node_update(NodeChange::ALLOCATABLE)
                 || matches!(event, AssignedPodUpdate { resources_scaled_down: true, .. })
                 || own_update
@@ -130,6 +143,9 @@ pub struct HintArgs {
     /// defaults may be hard (their selector comes from the pod's services and controllers, which
     /// the hint does not read), so the coarse table decides.
     pub spread_defaults_soft: bool,
+    /// The claims DynamicResources' hints resolve a pod's claims against (the run's
+    /// [`ClaimLister`]); `None`: a pod's claims count as resolvable once named.
+    pub dra_claims: Option<Arc<ClaimLister>>,
 }
 
 impl HintArgs {
@@ -138,6 +154,7 @@ impl HintArgs {
         HintArgs {
             added_affinity: plugin.enforced_node_selector().cloned().map(Arc::new),
             spread_defaults_soft: plugin.spread_defaults_soft(),
+            dra_claims: None,
         }
     }
 }
@@ -148,6 +165,12 @@ pub fn hint_fn<T: 'static>(plugin: &str, syms: HintSyms, args: HintArgs) -> Opti
     if plugin == ndf::NAME {
         return Some(Box::new(|event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
             hint(node_declared_features_hint(event, objs, pod.uid))
+        }));
+    }
+    if plugin == dra::NAME {
+        let lister = args.dra_claims.clone();
+        return Some(Box::new(move |event: &ClusterEvent, objs: Option<&EventObjects>, pod: &QueuedPod<T>| {
+            hint(dra_hints::hint(event, objs, pod.spec.as_ref().map(|s| &*s.0), pod.uid, lister.as_deref()))
         }));
     }
     if let Some(name) = volume_hints::PLUGINS.iter().copied().find(|p| *p == plugin) {
@@ -195,7 +218,13 @@ pub fn volume_hint(plugin: &str, event: &ClusterEvent, objs: Option<&EventObject
             None => volume_hints::registers_storage(plugin, *kind, *action),
         },
         UnschedulableTimeout => true,
-        AssignedPodAdd { .. } | AssignedPodUpdate { .. } | NodeDelete { .. } | UnscheduledPodUpdate { .. } => false,
+        AssignedPodAdd { .. }
+        | AssignedPodUpdate { .. }
+        | NodeDelete { .. }
+        | UnscheduledPodUpdate { .. }
+        | ResourceClaim { .. }
+        | ResourceSlice { .. }
+        | DeviceClass { .. } => false,
     }
 }
 
@@ -271,6 +300,10 @@ pub fn fine_hint(
     match plugin {
         // `Fit.isSchedulableAfterNodeChange`, `isSchedulableAfterAssignedPodScaleDown`.
         "NodeResourcesFit" => {
+            if let DeviceClass { action: DraAction::Add | DraAction::Update } = event {
+                let new = objs.new_class.as_deref()?;
+                return Some(hint(dra_hints::fit_device_class_hint(objs.old_class.as_deref(), new, &pod.requests)));
+            }
             if let AssignedPodUpdate { resources_scaled_down: true, .. } = event {
                 let (old, new) = (objs.old_pod.as_ref()?, objs.new_pod.as_ref()?);
                 return Some(hint(any_requested_decreased(&pod.requests, &old.requests, &new.requests)));

@@ -46,8 +46,10 @@ use std::sync::Arc;
 
 use ahash::AHashMap as HashMap;
 
+use crate::api::resource::ResourceClaim;
 use crate::framework::{QueueSortFn, QueueSortKey};
 use crate::ids::PodUid;
+use crate::plugins::dynamicresources::hints::DeviceClassObject;
 use crate::snapshot::volumes::{StorageAction, StorageEventObject, StorageKind};
 use crate::snapshot::{NodeSpec, PodInfo};
 
@@ -182,6 +184,29 @@ pub enum ClusterEvent {
         kind: StorageKind,
         action: StorageAction,
     },
+    /// A ResourceClaim was added, updated or deleted (upstream's claim assume cache's events: an
+    /// informer's, the scheduler's own PreBind write, the resourceclaim controller's). The
+    /// objects are `old_claim`/`new_claim`.
+    ResourceClaim {
+        action: DraAction,
+    },
+    /// A ResourceSlice was added, updated (a DeviceTaintRule changing its devices' taints counts,
+    /// as upstream's slice tracker reports it) or deleted.
+    ResourceSlice {
+        action: DraAction,
+    },
+    /// A DeviceClass was added, updated or deleted; the objects are `old_class`/`new_class`.
+    DeviceClass {
+        action: DraAction,
+    },
+}
+
+/// What happened to a DRA object (upstream's `ActionType` Add / Update / Delete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DraAction {
+    Add,
+    Update,
+    Delete,
 }
 
 /// The kind of a [`ClusterEvent`], for tables.
@@ -196,6 +221,9 @@ pub enum EventKind {
     UnscheduledPodUpdate,
     UnschedulableTimeout,
     Storage,
+    ResourceClaim,
+    ResourceSlice,
+    DeviceClass,
 }
 
 impl ClusterEvent {
@@ -210,6 +238,9 @@ impl ClusterEvent {
             ClusterEvent::UnscheduledPodUpdate { .. } => EventKind::UnscheduledPodUpdate,
             ClusterEvent::UnschedulableTimeout => EventKind::UnschedulableTimeout,
             ClusterEvent::Storage { .. } => EventKind::Storage,
+            ClusterEvent::ResourceClaim { .. } => EventKind::ResourceClaim,
+            ClusterEvent::ResourceSlice { .. } => EventKind::ResourceSlice,
+            ClusterEvent::DeviceClass { .. } => EventKind::DeviceClass,
         }
     }
 }
@@ -246,6 +277,14 @@ pub struct EventObjects {
     pub old_storage: Option<Arc<StorageEventObject>>,
     /// The storage object added, or after an update.
     pub new_storage: Option<Arc<StorageEventObject>>,
+    /// The ResourceClaim before an update, or deleted.
+    pub old_claim: Option<Arc<ResourceClaim>>,
+    /// The ResourceClaim added, or after an update.
+    pub new_claim: Option<Arc<ResourceClaim>>,
+    /// The DeviceClass before an update, or deleted.
+    pub old_class: Option<Arc<DeviceClassObject>>,
+    /// The DeviceClass added, or after an update.
+    pub new_class: Option<Arc<DeviceClassObject>>,
 }
 
 /// The queued pod's compiled spec, for the fine hints (compared by identity).

@@ -254,7 +254,7 @@ fn a_second_profiles_rejections_use_its_own_plugins_hints() {
     let mut queue = SchedulingQueue::<()>::new(1_000_000_000, 10_000_000_000);
     let wk = crate::snapshot::WellKnown::new(&mut interner);
     let syms = super::driver::hint_syms(&mut interner, &wk);
-    let bases = super::driver::register_hints(&mut queue, &fws, syms);
+    let bases = super::driver::register_hints(&mut queue, &fws, syms, None);
     assert_eq!(bases, vec![0, 2]);
     // A pod of the second profile rejected by its NodeName, which has the same plugin index as the
     // first profile's NodeResourcesFit.

@@ -109,7 +109,12 @@ pub fn claim_from_template(
 /// `findPodGroupResourceClaim`), or stays unrecorded until the group's claim exists. Returns how
 /// many claims were made.
 pub fn create_pod_claims(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -> usize {
-    let mut made = 0;
+    create_pod_claims_named(pod, namespace, dra).len()
+}
+
+/// [`create_pod_claims`], returning the names of the claims made (their add events).
+pub fn create_pod_claims_named(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -> Vec<String> {
+    let mut made = Vec::new();
     for entry in pod.spec.resource_claims.clone() {
         let Some(template_name) = entry.resource_claim_template_name.as_deref() else { continue };
         if pod.status.resource_claim_statuses.iter().any(|s| s.name == entry.name) {
@@ -136,7 +141,7 @@ pub fn create_pod_claims(pod: &mut Pod, namespace: &str, dra: &mut DraObjects) -
                     attempt += 1;
                 };
                 dra.add_claim(&claim);
-                made += 1;
+                made.push(claim.metadata.name.clone());
                 claim.metadata.name
             }
         };

@@ -123,6 +123,8 @@ impl Driver {
         rec.state = PodState::Bound(node);
         rec.bound_nanos = Some(at_nanos);
         let (created, measured) = (rec.created_nanos, rec.measured);
+        // DynamicResources' PreBind wrote the pod's claims (the claim assume cache's update).
+        self.claims_bound(uid);
         self.counters.scheduled += 1;
         if measured {
             self.hist.record_at(Hist::E2e, at_nanos.saturating_sub(created));

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::api::{self, Object};
 use crate::error::InputError;
 use crate::ids::PodUid;
-use crate::queue::{ClusterEvent, EventObjects, NodeChange, NodeObject, QueuedPod};
+use crate::queue::{ClusterEvent, DraAction, EventObjects, NodeChange, NodeObject, QueuedPod};
 use crate::runner::RunError;
 use crate::snapshot::compile::{compile_node, compile_pod};
 use crate::snapshot::volumes::{StorageAction, StorageEventObject};
@@ -453,11 +453,12 @@ impl Driver {
     ) -> Arc<crate::snapshot::dra::PodClaimRefs> {
         let mut refs = refs.for_pod(name, uid);
         refs.pod.metadata.namespace = namespace.to_string();
-        crate::plugins::dynamicresources::controller::create_pod_claims(
+        let made = crate::plugins::dynamicresources::controller::create_pod_claims_named(
             &mut refs.pod,
             namespace,
             &mut self.snap.cluster.dra,
         );
+        self.claims_made(namespace, &made);
         Arc::new(refs)
     }
 
@@ -471,15 +472,32 @@ impl Driver {
     pub(super) fn delete_pod(&mut self, uid: PodUid) {
         let state = self.rec(uid).state;
         let now = self.now();
+        let mut released = Vec::new();
         if state != PodState::Deleted {
             let info = &self.rec(uid).info;
             if let Some(refs) = info.claims.clone() {
                 let namespace = self.snap.interner.resolve(info.namespace).to_string();
-                crate::plugins::dynamicresources::controller::release_pod_claims(
-                    &refs.pod,
-                    &namespace,
-                    self.snap.cluster.dra.claims.get_mut(),
-                );
+                use crate::plugins::dynamicresources::controller::{claim_name, release_pod_claims, ClaimRef};
+                let store = self.snap.cluster.dra.claims.get_mut();
+                // The pod's claims as they were, for the update events (only when they will be read).
+                let mut before = Vec::new();
+                if self.queue.wants_event_objects() {
+                    for entry in &refs.pod.spec.resource_claims {
+                        if let ClaimRef::Named(name) = claim_name(&refs.pod, entry) {
+                            if let Some(c) = store.get(&(namespace.clone(), name.to_string())) {
+                                before.push(c.clone());
+                            }
+                        }
+                    }
+                }
+                let changed = release_pod_claims(&refs.pod, &namespace, store);
+                for key in changed {
+                    if let Some(i) =
+                        before.iter().position(|c| c.metadata.namespace == key.0 && c.metadata.name == key.1)
+                    {
+                        released.push(before.swap_remove(i));
+                    }
+                }
             }
         }
         match state {
@@ -522,6 +540,8 @@ impl Driver {
         self.trace(now, uid, "deleted", |_| serde_json::Value::Null);
         self.rec_mut(uid).state = PodState::Deleted;
         self.deleted += 1;
+        // The resourceclaim controller's updates reach the queue after the pod's deletion.
+        self.claims_released(released);
     }
 
     pub(super) fn delete_node(&mut self, name: &str) {
@@ -586,6 +606,7 @@ impl Driver {
         let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
         crate::cluster::register_object(&mut self.snap, &placed);
         self.storage_event(&placed, StorageAction::Add);
+        self.dra_object_event(&placed, DraAction::Add, None);
         self.cluster.add(placed);
         ChurnObject::Other
     }
@@ -681,8 +702,10 @@ impl Driver {
                 // Objects the scheduler reads as a whole (services, PDBs, namespaces) are replaced,
                 // in the op's namespace when it names one.
                 let placed = namespace.and_then(|ns| other.in_namespace(ns)).unwrap_or_else(|| other.clone());
+                let before = self.dra_object_before(&placed);
                 crate::cluster::register_object(&mut self.snap, &placed);
                 self.storage_event(&placed, StorageAction::Update);
+                self.dra_object_event(&placed, DraAction::Update, before);
             }
         }
         Ok(())

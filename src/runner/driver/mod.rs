@@ -10,6 +10,7 @@ mod background;
 mod binding;
 mod cluster_ops;
 mod cycle;
+mod dra_events;
 mod event_loop;
 mod ops;
 mod podgroup;
@@ -269,6 +270,9 @@ struct Driver {
         (crate::snapshot::volumes::StorageKind, String),
         Arc<crate::snapshot::volumes::StorageEventObject>,
     >,
+    /// The claims DynamicResources' queueing hints resolve a pod's claims against (upstream's
+    /// claim lister as the hints read it), kept by `dra_events`.
+    claim_lister: Arc<crate::plugins::dynamicresources::hints::ClaimLister>,
     /// Position of the op being run, for failure messages.
     op_index: usize,
     /// SchedulerAsyncPreemption: victims are deleted after the preemptor's cycle.

@@ -180,12 +180,19 @@ impl Driver {
             } else {
                 group.metadata.uid.clone()
             };
+            let statuses = |d: &Self| {
+                d.snap.cluster.dra.pod_groups.get(&key).map(|g| g.statuses.values().cloned().collect::<Vec<_>>())
+            };
+            let before = statuses(self).unwrap_or_default();
             crate::plugins::dynamicresources::controller::create_pod_group_claims(
                 group,
                 &key.0,
                 &uid,
                 &mut self.snap.cluster.dra,
             );
+            let made: Vec<String> =
+                statuses(self).unwrap_or_default().into_iter().filter(|n| !before.contains(n)).collect();
+            self.claims_made(&key.0, &made);
         }
         let now = self.now();
         for uid in self.groups.incomplete.remove(&key).unwrap_or_default() {

@@ -17,6 +17,7 @@ use crate::error::InputError;
 use crate::framework::{Framework, Plugin, WaitingPods};
 use crate::metrics::{cpu_seconds, Histograms};
 use crate::plugins::compile_args;
+use crate::plugins::dynamicresources::hints::ClaimLister;
 use crate::queue::{hint_fn, HintArgs, HintSyms, QueuedPod, SchedulingQueue};
 use crate::report::{Counters, RunReport};
 use crate::runner::objects::Templates;
@@ -34,6 +35,7 @@ pub(crate) fn register_hints(
     queue: &mut SchedulingQueue<()>,
     frameworks: &[Arc<Framework>],
     syms: HintSyms,
+    dra_claims: Option<Arc<ClaimLister>>,
 ) -> Vec<usize> {
     let mut bases = Vec::with_capacity(frameworks.len());
     let mut next = 0;
@@ -43,7 +45,8 @@ pub(crate) fn register_hints(
             if next + p >= 63 {
                 break;
             }
-            let args = HintArgs::of(&**plugin);
+            let mut args = HintArgs::of(&**plugin);
+            args.dra_claims.clone_from(&dra_claims);
             if let Some(h) = hint_fn::<()>(plugin.name(), syms, args) {
                 queue.register_hint((next + p) as u8, h);
             }
@@ -136,7 +139,9 @@ pub(crate) fn run_workload_with(
     if let Some(less) = frameworks[0].queue_sort_fn() {
         queue = queue.with_queue_sort(less);
     }
-    let hint_base = register_hints(&mut queue, &frameworks, hint_syms(&mut snap.interner, &snap.wk));
+    let claim_lister = Arc::new(ClaimLister::default());
+    let hint_base =
+        register_hints(&mut queue, &frameworks, hint_syms(&mut snap.interner, &snap.wk), Some(claim_lister.clone()));
     let (agent_tx, agent_rx) = crossbeam_channel::unbounded::<AgentEvent>();
     let agent: Arc<dyn NodeAgent> = match &opts.agent {
         AgentSpec::Sim(cfg) => {
@@ -245,6 +250,7 @@ pub(crate) fn run_workload_with(
         node_fingerprints: cluster.nodes.iter().map(|n| (n.metadata.name.clone(), node_fingerprint(n))).collect(),
         node_objects: Default::default(),
         storage_objects: Default::default(),
+        claim_lister,
         op_index: 0,
         async_preemption: gate("SchedulerAsyncPreemption"),
         preemptions: Vec::new(),
@@ -277,6 +283,8 @@ pub(crate) fn run_workload_with(
     d.snap.pod_groups.set_enabled(d.groups.enabled);
     // DRAWorkloadResourceClaims depends on GenericWorkload (upstream's gate dependencies): only with it.
     d.snap.cluster.dra.workload_claims = d.groups.enabled && gate("DRAWorkloadResourceClaims");
+    d.claim_lister.fill(d.snap.cluster.dra.claims.get_mut());
+    d.claim_lister.set_accept_group_owner(d.snap.cluster.dra.workload_claims);
     if d.groups.enabled {
         for g in &cluster.pod_groups {
             d.add_pod_group(g, g.namespace());
