@@ -422,6 +422,15 @@ pub enum AttributeValue {
     Version(String),
 }
 
+/// One value of an attribute's set, borrowed from it (see [`DeviceAttribute::as_set`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttrRef<'a> {
+    Int(i64),
+    Bool(bool),
+    String(&'a str),
+    Version(&'a str),
+}
+
 /// `DeviceAttribute.String()`'s limit on a string or version value (`DeviceAttributeMaxValueLength`).
 pub const DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH: usize = 64;
 /// `ResourceSliceMaxAttributeValuesPerDevice`: scalar attributes plus every list item.
@@ -479,20 +488,20 @@ impl DeviceAttribute {
     }
 
     /// The experimental allocator's `attributeAsSet`: a non-empty list (ints, bools, strings,
-    /// versions, in that order) else the scalar, as a sorted set without duplicates; `None` when
-    /// the attribute has no value. Upstream compares sets of one Go type, so two sets of
-    /// different types never intersect; here a set's values are of one variant and
-    /// `AttributeValue`'s order sorts by variant first, which gives the same answers.
-    pub fn as_set(&self) -> Option<Vec<AttributeValue>> {
-        let mut set: Vec<AttributeValue> = match self {
-            Self { ints: Some(v), .. } if !v.is_empty() => v.iter().map(|&i| AttributeValue::Int(i)).collect(),
-            Self { bools: Some(v), .. } if !v.is_empty() => v.iter().map(|&b| AttributeValue::Bool(b)).collect(),
-            Self { strings: Some(v), .. } if !v.is_empty() => v.iter().cloned().map(AttributeValue::String).collect(),
-            Self { versions: Some(v), .. } if !v.is_empty() => v.iter().cloned().map(AttributeValue::Version).collect(),
-            Self { int: Some(i), .. } => vec![AttributeValue::Int(*i)],
-            Self { bool: Some(b), .. } => vec![AttributeValue::Bool(*b)],
-            Self { string: Some(s), .. } => vec![AttributeValue::String(s.clone())],
-            Self { version: Some(s), .. } => vec![AttributeValue::Version(s.clone())],
+    /// versions, in that order) else the scalar, as a sorted set without duplicates of values
+    /// borrowed from the attribute; `None` when it has no value. Upstream compares sets of one Go
+    /// type, so two sets of different types never intersect; here a set's values are of one
+    /// variant and [`AttrRef`]'s order sorts by variant first, which gives the same answers.
+    pub fn as_set(&self) -> Option<Vec<AttrRef<'_>>> {
+        let mut set: Vec<AttrRef<'_>> = match self {
+            Self { ints: Some(v), .. } if !v.is_empty() => v.iter().map(|&i| AttrRef::Int(i)).collect(),
+            Self { bools: Some(v), .. } if !v.is_empty() => v.iter().map(|&b| AttrRef::Bool(b)).collect(),
+            Self { strings: Some(v), .. } if !v.is_empty() => v.iter().map(|s| AttrRef::String(s)).collect(),
+            Self { versions: Some(v), .. } if !v.is_empty() => v.iter().map(|s| AttrRef::Version(s)).collect(),
+            Self { int: Some(i), .. } => vec![AttrRef::Int(*i)],
+            Self { bool: Some(b), .. } => vec![AttrRef::Bool(*b)],
+            Self { string: Some(s), .. } => vec![AttrRef::String(s)],
+            Self { version: Some(s), .. } => vec![AttrRef::Version(s)],
             _ => return None,
         };
         set.sort_unstable();
@@ -518,7 +527,7 @@ impl DeviceAttribute {
 
 /// The intersection of two sorted sets without duplicates (as [`DeviceAttribute::as_set`]
 /// returns them), sorted: a merge in O(|a| + |b|).
-pub fn intersect_sorted(a: &[AttributeValue], b: &[AttributeValue]) -> Vec<AttributeValue> {
+pub fn intersect_sorted<T: Ord + Clone>(a: &[T], b: &[T]) -> Vec<T> {
     let (mut i, mut j) = (0, 0);
     let mut out = Vec::new();
     while i < a.len() && j < b.len() {
@@ -536,7 +545,7 @@ pub fn intersect_sorted(a: &[AttributeValue], b: &[AttributeValue]) -> Vec<Attri
 }
 
 /// Whether two sorted sets without duplicates share a value.
-pub fn intersects_sorted(a: &[AttributeValue], b: &[AttributeValue]) -> bool {
+pub fn intersects_sorted<T: Ord>(a: &[T], b: &[T]) -> bool {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -999,10 +1008,11 @@ status:
         assert_eq!(m.strings.as_deref(), Some(&["shared-value".to_string(), "device-0-value-0".to_string()][..]));
         assert_eq!(m.value(), None, "a list is no scalar");
         assert_eq!(m.list_field(), Some("strings"));
-        assert_eq!(a["numa"].as_set(), Some(vec![AttributeValue::Int(4), AttributeValue::Int(5)]));
-        assert_eq!(a["ok"].as_set(), Some(vec![AttributeValue::Bool(true)]));
+        assert_eq!(a["numa"].as_set(), Some(vec![AttrRef::Int(4), AttrRef::Int(5)]));
+        assert_eq!(a["ok"].as_set(), Some(vec![AttrRef::Bool(true)]));
+        assert_eq!(m.as_set(), Some(vec![AttrRef::String("device-0-value-0"), AttrRef::String("shared-value")]));
         assert_eq!(a["v"].list_field(), Some("versions"));
-        assert_eq!(a["cores"].as_set(), Some(vec![AttributeValue::Int(8)]));
+        assert_eq!(a["cores"].as_set(), Some(vec![AttrRef::Int(8)]));
         assert!(!a["cores"].has_list());
     }
 

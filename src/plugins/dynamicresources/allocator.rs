@@ -40,8 +40,8 @@ use super::allocator_prioritized::{self as prioritized, RequestForm, MAX_SIZE_EX
 use super::allocator_taints::taint_prevents_allocation;
 use crate::api::objects::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
 use crate::api::resource::{
-    AllocationResult, CapacityRequirements, Device, DeviceAllocationMode, DeviceAllocationResult, DeviceAttribute,
-    DeviceClass, DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
+    AllocationResult, AttrRef, CapacityRequirements, Device, DeviceAllocationMode, DeviceAllocationResult,
+    DeviceAttribute, DeviceClass, DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
 };
 use crate::api::resource_counters::DeviceToleration;
 pub use crate::snapshot::dra::DraFeatures;
@@ -258,7 +258,7 @@ struct MatchAttribute<'a> {
     value: Option<crate::api::resource::AttributeValue>,
     /// DRAListTypeAttributes: the intersection after each added device (`intersectionStack`);
     /// `remove` pops, so backtracking restores the previous one.
-    sets: Option<Vec<Vec<crate::api::resource::AttributeValue>>>,
+    sets: Option<Vec<Vec<AttrRef<'a>>>>,
     num_devices: usize,
 }
 
@@ -272,7 +272,7 @@ impl<'a> MatchAttribute<'a> {
         prioritized::constraint_applies(&self.requests, request, sub)
     }
 
-    fn add(&mut self, request: &str, sub: Option<&str>, c: &Candidate<'_>) -> bool {
+    fn add(&mut self, request: &str, sub: Option<&str>, c: &Candidate<'a>) -> bool {
         if !self.applies(request, sub) {
             return true;
         }

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use super::allocator::DeviceId;
 use crate::api::quantity::Quantity;
 use crate::api::resource::{
-    AllocationResult, AttributeValue, CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements,
+    AllocationResult, AttrRef, AttributeValue, CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements,
     DeviceAttribute, DeviceCapacity,
 };
 
@@ -213,7 +213,7 @@ pub struct DistinctAttribute<'a> {
     /// switch cannot compare: it is refused unless it is the first).
     pub values: Vec<Option<AttributeValue>>,
     /// DRAListTypeAttributes: each added device's value set (`None` when off).
-    pub sets: Option<Vec<Vec<AttributeValue>>>,
+    pub sets: Option<Vec<Vec<AttrRef<'a>>>>,
 }
 
 impl<'a> DistinctAttribute<'a> {
@@ -223,7 +223,7 @@ impl<'a> DistinctAttribute<'a> {
 
     /// Adds a device of `request` (`subrequest` set for a firstAvailable alternative) with
     /// `attribute`; false when it has none or a value already taken.
-    pub fn add(&mut self, applies: bool, attribute: Option<&DeviceAttribute>) -> bool {
+    pub fn add(&mut self, applies: bool, attribute: Option<&'a DeviceAttribute>) -> bool {
         if !applies {
             return true;
         }
