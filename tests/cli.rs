@@ -72,8 +72,9 @@ fn explain_json_has_the_documented_shape() {
     assert!(nodes[0]["scores"].is_null() && nodes[0]["totalScore"].is_null());
     assert_eq!(nodes[1]["feasible"], true);
     assert!(nodes[1]["filter"].is_null());
-    // One intolerable PreferNoSchedule taint on the only feasible node: normalized (reverse) to 0.
-    assert_eq!(nodes[1]["scores"]["TaintToleration"], serde_json::json!({"score": 0, "weight": 3}));
+    // One intolerable PreferNoSchedule taint on the only feasible node: raw 1 (the count),
+    // normalized (reverse) to 0.
+    assert_eq!(nodes[1]["scores"]["TaintToleration"], serde_json::json!({"raw": 1, "score": 0, "weight": 3}));
     let total: i64 = nodes[1]["scores"]
         .as_object()
         .unwrap()

@@ -29,7 +29,7 @@
 //! NodeResourcesFit's assigned pod delete have no hint function upstream (Queue), as in the coarse
 //! table.
 //!
-//! DynamicResources' hints live in `plugins::dynamicresources::hints` (registered here by name):
+//! DynamicResources' hints live in `queue::dra_hints` (registered here by name):
 //! node add and label/allocatable updates, DeviceClass and ResourceSlice add/update queue;
 //! ResourceClaim add/update/delete go through `isSchedulableAfterClaimChange` with the pod's
 //! claims resolved against the run's `ClaimLister` ([`HintArgs::dra_claims`]); the pod's own
@@ -41,10 +41,10 @@
 
 use std::sync::Arc;
 
+use super::dra_hints::{self as dra_hints, ClaimLister};
 use super::{ClusterEvent, DraAction, EventObjects, HintFn, NodeChange, NodeObject, QueuedPod, QueueingHint};
 use crate::framework::Plugin;
 use crate::ids::PodUid;
-use crate::plugins::dynamicresources::hints::{self as dra_hints, ClaimLister};
 use crate::plugins::dynamicresources::plugin as dra;
 use crate::plugins::node_ports::conflicts;
 use crate::plugins::nodedeclaredfeatures as ndf;

@@ -36,6 +36,7 @@
 //!
 //! [`done`]: SchedulingQueue::done
 
+pub mod dra_hints;
 mod hints;
 
 pub use hints::{default_hint, default_hint_fn, fine_hint, hint_fn, HintArgs, HintSyms, DEFAULT_HINT_PLUGINS};
@@ -49,9 +50,9 @@ use ahash::AHashMap as HashMap;
 use crate::api::resource::ResourceClaim;
 use crate::framework::{QueueSortFn, QueueSortKey};
 use crate::ids::PodUid;
-use crate::plugins::dynamicresources::hints::DeviceClassObject;
 use crate::snapshot::volumes::{StorageAction, StorageEventObject, StorageKind};
 use crate::snapshot::{NodeSpec, PodInfo};
+use dra_hints::DeviceClassObject;
 
 /// kube-scheduler's `podInitialBackoffSeconds` default: 1 s.
 pub const DEFAULT_INITIAL_BACKOFF_NANOS: u64 = 1_000_000_000;

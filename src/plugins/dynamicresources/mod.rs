@@ -8,9 +8,8 @@
 //! Reserve/Unreserve and PreBind for one pod as functions over the snapshot's DRA objects
 //! (`cycle`), its Score and NormalizeScore (`score`: DRAPrioritizedList's ranking of the
 //! subrequests Filter allocated), and the plugin over them (`plugin`); extended resources backed by DRA, the special
-//! claim of a pod that requests them and what NodeResourcesFit reads of them (`extended`); the
-//! plugin's registered cluster events and queueing hints, and NodeResourcesFit's DeviceClass hint
-//! (`hints`).
+//! claim of a pod that requests them and what NodeResourcesFit reads of them (`extended`). The
+//! plugin's registered cluster events and queueing hints are `crate::queue::dra_hints`.
 
 pub mod allocator;
 pub mod allocator_capacity;
@@ -23,7 +22,6 @@ mod allocator_tests;
 pub mod controller;
 pub mod cycle;
 pub mod extended;
-pub mod hints;
 pub mod plugin;
 pub mod pod_claims;
 pub mod score;

@@ -5,14 +5,14 @@
 //! group creation) and its release of a deleted pod's claims (`reservedFor` and, for a claim
 //! nobody uses, the allocation), and the scheduler's own PreBind write of `reservedFor` (reported
 //! when the pod is bound). The queue reads the objects only when some pod is unschedulable or in
-//! flight. Every claim made also enters the hints' [`ClaimLister`](crate::plugins::dynamicresources::hints::ClaimLister).
+//! flight. Every claim made also enters the hints' [`ClaimLister`](crate::queue::dra_hints::ClaimLister).
 
 use std::sync::Arc;
 
 use crate::api::resource::ResourceClaim;
 use crate::api::Object;
 use crate::ids::PodUid;
-use crate::plugins::dynamicresources::hints::DeviceClassObject;
+use crate::queue::dra_hints::DeviceClassObject;
 use crate::queue::{ClusterEvent, DraAction, EventObjects};
 
 use super::Driver;

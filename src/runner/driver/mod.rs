@@ -272,7 +272,7 @@ struct Driver {
     >,
     /// The claims DynamicResources' queueing hints resolve a pod's claims against (upstream's
     /// claim lister as the hints read it), kept by `dra_events`.
-    claim_lister: Arc<crate::plugins::dynamicresources::hints::ClaimLister>,
+    claim_lister: Arc<crate::queue::dra_hints::ClaimLister>,
     /// Position of the op being run, for failure messages.
     op_index: usize,
     /// SchedulerAsyncPreemption: victims are deleted after the preemptor's cycle.

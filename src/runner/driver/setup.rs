@@ -17,7 +17,7 @@ use crate::error::InputError;
 use crate::framework::{Framework, Plugin, WaitingPods};
 use crate::metrics::{cpu_seconds, Histograms};
 use crate::plugins::compile_args;
-use crate::plugins::dynamicresources::hints::ClaimLister;
+use crate::queue::dra_hints::ClaimLister;
 use crate::queue::{hint_fn, HintArgs, HintSyms, QueuedPod, SchedulingQueue};
 use crate::report::{Counters, RunReport};
 use crate::runner::objects::Templates;

@@ -267,7 +267,11 @@ fn queue_moves_a_dra_rejected_pod_only_on_a_relevant_event() {
     let claims = Arc::new(ClaimLister::default());
     let mut q = SchedulingQueue::<()>::new(1_000_000_000, 10_000_000_000);
     let args = HintArgs { dra_claims: Some(claims.clone()), ..HintArgs::default() };
-    q.register_hint(0, hint_fn(super::super::plugin::NAME, syms(&mut s), args).expect("DynamicResources has hints"));
+    q.register_hint(
+        0,
+        hint_fn(crate::plugins::dynamicresources::plugin::NAME, syms(&mut s), args)
+            .expect("DynamicResources has hints"),
+    );
     let named = Arc::new(pod(&mut s, CLAIM_NAME, ""));
     let (p, o) = (pending(), other_allocated());
     claims.insert(&p);

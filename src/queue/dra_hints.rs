@@ -19,15 +19,15 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::{ClusterEvent, DraAction, EventObjects, NodeChange};
 use crate::api::resource::{DeviceClass, ResourceClaim};
 use crate::ids::PodUid;
-use crate::queue::{ClusterEvent, DraAction, EventObjects, NodeChange};
 use crate::snapshot::dra::{ClaimStore, Claims};
 use crate::snapshot::{Interner, PodInfo, Resources, Sym};
 
-use super::controller::{claim_name, ClaimRef};
-use super::extended::DEVICE_CLASS_PREFIX;
-use super::pod_claims::pod_resource_claims_with;
+use crate::plugins::dynamicresources::controller::{claim_name, ClaimRef};
+use crate::plugins::dynamicresources::extended::DEVICE_CLASS_PREFIX;
+use crate::plugins::dynamicresources::pod_claims::pod_resource_claims_with;
 
 /// The claims as `foreachPodResourceClaim` reads them in a hint: which exist, their uid, owners
 /// and deletion mark (status and spec are not kept). The driver adds each claim where it
@@ -203,5 +203,5 @@ pub fn fit_device_class_hint(old: Option<&DeviceClassObject>, new: &DeviceClassO
 }
 
 #[cfg(test)]
-#[path = "hints_tests.rs"]
+#[path = "dra_hints_tests.rs"]
 mod tests;
