@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -163,17 +162,6 @@ func (l *lockstep) close() {
 	l.e.close()
 }
 
-// atLeastVersion reports whether resourceVersion have is rv or newer (the apiserver's versions are
-// increasing integers); equal strings when either is not one.
-func atLeastVersion(have, rv string) bool {
-	h, err1 := strconv.ParseUint(have, 10, 64)
-	w, err2 := strconv.ParseUint(rv, 10, 64)
-	if err1 != nil || err2 != nil {
-		return have == rv
-	}
-	return h >= w
-}
-
 // waitFor polls cond until it holds.
 func waitFor(what string, cond func() bool) error {
 	deadline := time.Now().Add(settleTimeout)
@@ -280,7 +268,7 @@ func (l *lockstep) waitSeen(gvr schema.GroupVersionResource, obj k8sruntime.Obje
 		// At least this version: the scheduler may have written the group's status since.
 		return waitFor("PodGroup "+o.Namespace+"/"+o.Name+" in the scheduler's cache", func() bool {
 			pg, err := s.Cache.PodGroups().Get(o.Namespace, o.Name)
-			return err == nil && atLeastVersion(pg.ResourceVersion, rv)
+			return err == nil && rvAtLeast(pg.ResourceVersion, rv)
 		})
 	case *v1.Pod:
 		key := podKey(o)
